@@ -1,0 +1,37 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings shared by every target of ours: Swift 6 language mode comes from the tools
+/// version; warnings are errors so the tree stays at zero warnings.
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "workout-engine",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WorkoutModel", targets: ["WorkoutModel"]),
+        .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
+        .executable(name: "workout", targets: ["WorkoutCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "WorkoutModel", swiftSettings: strict),
+        .target(name: "WorkoutEngine", dependencies: ["WorkoutModel"], swiftSettings: strict),
+        .executableTarget(
+            name: "WorkoutCLI",
+            dependencies: [
+                "WorkoutEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
+        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
+        .testTarget(name: "WorkoutCLITests", dependencies: ["WorkoutCLI"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import WorkoutModel
+
+/// One accepted change to a recording, in the order it happened.
+///
+/// A sink receives these as they are accepted; applying the same sequence to a new builder
+/// (`LiveWorkoutBuilder.apply(_:)`) rebuilds the same workout and statistics, which is how the
+/// journal recovers a session after a crash. Rejected input never appears here; dropped input
+/// appears only as counts.
+public enum RecordingChange: Sendable, Hashable, Codable {
+    case sessionState(SessionStateChange)
+    case collectionBegan(Date)
+    case samples([QuantitySample])
+    case events([WorkoutEvent])
+    case route([RoutePoint])
+    case activityBegan(WorkoutActivity)
+    case activityUpdated(id: UUID, end: Date?, metadata: Metadata)
+    case metadata(Metadata)
+    /// Inputs dropped by the call that produced the preceding changes, by reason.
+    case dropped([DropReason: Int])
+    case collectionEnded(Date)
+    case finished(Workout)
+    case discarded
+}
+
+/// Receives every accepted change, synchronously and in order.
+///
+/// Called while the builder holds its lock, so that the order seen is the order applied: do little
+/// (append to a buffer, hand to a writer) and never call back into the same session or builder,
+/// which would deadlock.
+public protocol WorkoutRecordingSink: Sendable {
+    func record(_ change: RecordingChange)
+}
+
+/// A sink that keeps every change in memory; for tests, small tools and replays that want the samples.
+public final class InMemoryRecording: WorkoutRecordingSink {
+    private let storage = Mutex<[RecordingChange]>([])
+
+    public init() {}
+
+    public func record(_ change: RecordingChange) {
+        storage.withLock { $0.append(change) }
+    }
+
+    /// Every change so far, in order.
+    public var changes: [RecordingChange] { storage.withLock { $0 } }
+
+    /// Every accepted sample so far, in arrival order.
+    public var samples: [QuantitySample] {
+        storage.withLock { changes in
+            changes.flatMap { change -> [QuantitySample] in
+                if case .samples(let samples) = change { return samples }
+                return []
+            }
+        }
+    }
+}
+
+/// What to do with a sample that fails validation.
+public enum InvalidInputPolicy: String, Sendable, Codable, Hashable {
+    /// Drop it, count it under its reason, keep the rest of the batch (live sensors).
+    case dropAndCount
+    /// Throw a typed error and take nothing from the batch (imports, tests, strict callers).
+    case reject
+}
+
+/// Tunables of a live builder; every default is stated here.
+public struct BuilderOptions: Sendable {
+    /// How long a discrete value holds, at most, when no newer sample of its stream arrives:
+    /// 5 s by default. Longer gaps (dropouts) leave time uncovered in the average.
+    public var holdCap: TimeInterval = 5
+    /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
+    /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
+    /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
+    public var reorderWindow: TimeInterval = 2
+    /// Invalid samples, events and route points: dropped and counted (default) or rejected.
+    public var invalidInput: InvalidInputPolicy = .dropAndCount
+    /// Which types each activity collects.
+    public var dataSource = WorkoutDataSource()
+    /// Where workout and activity ids come from.
+    public var identifiers: IdentifierSource = .random
+
+    public init(
+        holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
+        dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random
+    ) {
+        self.holdCap = holdCap
+        self.reorderWindow = reorderWindow
+        self.invalidInput = invalidInput
+        self.dataSource = dataSource
+        self.identifiers = identifiers
+    }
+
+    func validate() throws(EngineError) {
+        guard holdCap.isFinite, holdCap >= 0 else {
+            throw .invalidOption("holdCap must be a finite number of seconds >= 0, got \(holdCap)")
+        }
+        guard reorderWindow.isFinite, reorderWindow >= 0 else {
+            throw .invalidOption("reorderWindow must be a finite number of seconds >= 0, got \(reorderWindow)")
+        }
+    }
+}
+
+/// What one `add` call took and dropped.
+public struct IngestReport: Sendable, Hashable {
+    public var accepted = 0
+    public var dropped: [DropReason: Int] = [:]
+    /// The first validation problem seen, to show the user why data was dropped.
+    public var firstProblem: String?
+
+    public init() {}
+
+    public var droppedCount: Int { dropped.values.reduce(0, +) }
+}

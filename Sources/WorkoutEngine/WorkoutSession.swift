@@ -1,0 +1,174 @@
+import Foundation
+import WorkoutModel
+
+/// A live workout session (DESIGN §4), as HKWorkoutSession, with its associated live builder.
+///
+/// Calls follow the state table; an illegal call throws `EngineError.illegalTransition` naming the
+/// call and the state, and changes nothing. The session drives its builder: `start` begins
+/// collection (and, for swim-bike-run, the first leg), `pause`/`resume` add pause and resume
+/// events, `stop` ends collection at the stop instant (the end of exercise), `end` ends it if
+/// still collecting. `finishWorkout` stays with the caller (the store saves what it returns).
+/// Dates default to the injected clock's `now()`; each call's date must not precede the previous
+/// state change. Thread-safe; every call is atomic across session and builder.
+public final class WorkoutSession: Sendable {
+    let storage: RecordingStorage
+    /// The builder collecting this session's data.
+    public let builder: LiveWorkoutBuilder
+
+    /// Creates a session in state notStarted.
+    ///
+    /// - Parameters:
+    ///   - configuration: what the workout is; swimBikeRun plans swim, T1, bike, T2, run.
+    ///   - clock: the source of "now" for calls without a date.
+    ///   - options: the builder's tunables (hold cap, reorder window, invalid-input policy …).
+    ///   - sink: receives every accepted change in order (the journal).
+    public init(
+        configuration: WorkoutConfiguration, clock: any WorkoutClock = SystemClock(),
+        options: BuilderOptions = BuilderOptions(), sink: (any WorkoutRecordingSink)? = nil
+    ) throws(EngineError) {
+        let core = try BuilderCore(configuration: configuration, options: options, recordsChanges: sink != nil)
+        storage = RecordingStorage(
+            core: RecordingCore(machine: SessionStateMachine(), builder: core), clock: clock, sink: sink)
+        builder = LiveWorkoutBuilder(storage: storage)
+    }
+
+    public var configuration: WorkoutConfiguration { storage.read { $0.builder.configuration } }
+    public var state: SessionState { storage.read { $0.machine?.state ?? .notStarted } }
+    public var startDate: Date? { storage.read { $0.machine?.startDate } }
+    /// When exercise stopped (stop, or end straight from running or paused).
+    public var stopDate: Date? { storage.read { $0.machine?.stopDate } }
+    public var endDate: Date? { storage.read { $0.machine?.endDate } }
+    public var endReason: SessionEndReason? { storage.read { $0.machine?.endReason } }
+    /// The planned legs of a multisport configuration (empty for single sports).
+    public var plannedLegs: [WorkoutConfiguration] { configuration.plannedLegs }
+    /// Index in `plannedLegs` of the current leg, once the plan runs.
+    public var currentLegIndex: Int? { storage.read { $0.legIndex } }
+
+    /// State changes from now on, with their dates; the stream finishes after `ended`.
+    /// Each call returns an independent stream, so several observers can watch one session.
+    public func stateChanges() -> AsyncStream<SessionStateChange> { storage.stateChanges() }
+
+    private func now(_ date: Date?) -> Date { date ?? storage.clock.now() }
+
+    public func prepare(at date: Date? = nil) throws(EngineError) {
+        try perform(.prepare(at: now(date)))
+    }
+
+    public func start(at date: Date? = nil) throws(EngineError) {
+        try perform(.start(at: now(date)))
+    }
+
+    public func pause(at date: Date? = nil) throws(EngineError) {
+        try perform(.pause(at: now(date)))
+    }
+
+    public func resume(at date: Date? = nil) throws(EngineError) {
+        try perform(.resume(at: now(date)))
+    }
+
+    /// Stops exercise at `date`: the builder's collection ends there (the workout's end).
+    public func stop(at date: Date? = nil) throws(EngineError) {
+        try perform(.stop(at: now(date)))
+    }
+
+    public func end(at date: Date? = nil, reason: SessionEndReason = .user) throws(EngineError) {
+        try perform(.end(at: now(date), reason: reason))
+    }
+
+    /// Applies a session call with its effects on the builder, all or nothing.
+    public func perform(_ call: SessionCall) throws(EngineError) {
+        try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
+            try core.perform(call)
+        }
+    }
+
+    /// Ends the current activity (if any) at `date` and begins one with `configuration` there.
+    @discardableResult
+    public func beginNewActivity(
+        configuration: WorkoutConfiguration, at date: Date? = nil, metadata: Metadata = [:]
+    ) throws(EngineError) -> WorkoutActivity {
+        let at = now(date)
+        return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
+            try core.beginNewActivity(configuration: configuration, at: at, metadata: metadata, call: .beginNewActivity)
+        }
+    }
+
+    /// Ends the current activity at `date`; the session goes on between activities.
+    public func endCurrentActivity(at date: Date? = nil) throws(EngineError) {
+        let at = now(date)
+        try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
+            try core.requireActivityCall(.endCurrentActivity, at: at)
+            guard let index = core.builder.currentActivityIndex else { throw .noCurrentActivity }
+            try core.builder.updateActivity(id: core.builder.activities[index].id, end: at, metadata: [:])
+        }
+    }
+
+    /// Moves a planned multisport to its next leg at `date` (the lap / transition button).
+    ///
+    /// - Throws: `.noNextLeg` after the last leg, or for a configuration without a plan.
+    @discardableResult
+    public func advanceToNextLeg(at date: Date? = nil) throws(EngineError) -> WorkoutActivity {
+        let at = now(date)
+        return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
+            let plan = core.builder.configuration.plannedLegs
+            let next = (core.legIndex ?? -1) + 1
+            guard next < plan.count else { throw .noNextLeg(core.builder.configuration.activityType) }
+            return try core.beginNewActivity(configuration: plan[next], at: at, metadata: [:], call: .advanceLeg)
+        }
+    }
+}
+
+extension RecordingCore {
+    /// A session call and its builder effects; runs on a transaction copy.
+    mutating func perform(_ call: SessionCall) throws(EngineError) {
+        guard var machine else { return }
+        let change = try machine.apply(call)
+        self.machine = machine
+        builder.emit(.sessionState(change))
+        switch call {
+        case .start(let at):
+            if builder.state == .notStarted { try builder.beginCollection(at: at) }
+            let plan = builder.configuration.plannedLegs
+            if let first = plan.first, builder.activities.isEmpty, builder.state == .collecting {
+                _ = try builder.addActivity(
+                    id: builder.identifiers.next(), configuration: first, start: at, end: nil, metadata: [:])
+                legIndex = 0
+            }
+        case .pause(let at):
+            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .pause, start: at)]) }
+        case .resume(let at):
+            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .resume, start: at)]) }
+        case .stop(let at), .end(let at, _):
+            if builder.state == .collecting { try builder.endCollection(at: at) }
+        case .prepare:
+            break
+        }
+    }
+
+    /// Checks an activity call is legal in the current state and not dated before the last change.
+    func requireActivityCall(_ call: SessionCallKind, at date: Date) throws(EngineError) {
+        let state = machine?.state ?? .notStarted
+        guard SessionStateMachine.target(of: call, from: state) != nil else {
+            throw .illegalTransition(call: call, state: state)
+        }
+        if let last = machine?.lastChange, date < last {
+            throw .dateBeforePrevious(call: call, date: date, previous: last)
+        }
+    }
+
+    mutating func beginNewActivity(
+        configuration: WorkoutConfiguration, at date: Date, metadata: Metadata, call: SessionCallKind
+    ) throws(EngineError) -> WorkoutActivity {
+        try requireActivityCall(call, at: date)
+        if let index = builder.currentActivityIndex {
+            try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
+        }
+        let activity = try builder.addActivity(
+            id: builder.identifiers.next(), configuration: configuration, start: date, end: nil, metadata: metadata)
+        let plan = builder.configuration.plannedLegs
+        if !plan.isEmpty {
+            legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: plan, beginning: configuration)
+        }
+        return activity
+    }
+}
