@@ -152,8 +152,14 @@ struct BuilderCore: Sendable {
         self.recordsChanges = recordsChanges
     }
 
+    /// Queues an accepted change for the sink. Session state changes are always queued, since
+    /// state-change subscribers need them even when there is no sink.
     mutating func emit(_ change: RecordingChange) {
-        if recordsChanges { outbox.append(change) }
+        if recordsChanges {
+            outbox.append(change)
+        } else if case .sessionState = change {
+            outbox.append(change)
+        }
     }
 
     mutating func takeOutbox() -> [RecordingChange] {
@@ -694,7 +700,8 @@ struct BuilderCore: Sendable {
         activities.enumerated().map { offset, record in
             let stop = Swift.min(record.end ?? end, end)
             return WorkoutActivity(
-                id: record.id, configuration: record.configuration, start: date(record.start), end: record.end.map(date),
+                id: record.id, configuration: record.configuration, start: date(record.start),
+                end: record.end.map(date),
                 metadata: record.metadata, duration: activeLength(record.start, Swift.max(record.start, stop)),
                 statistics: statistics(span: offset + 1, start: record.start, end: Swift.max(record.start, stop)))
         }

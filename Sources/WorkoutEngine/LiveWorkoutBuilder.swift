@@ -201,7 +201,8 @@ extension RecordingCore {
                 switch stateChange.to {
                 case .notStarted: .prepare(at: stateChange.date)
                 case .prepared: .prepare(at: stateChange.date)
-                case .running: stateChange.from == .paused ? .resume(at: stateChange.date) : .start(at: stateChange.date)
+                case .running:
+                    stateChange.from == .paused ? .resume(at: stateChange.date) : .start(at: stateChange.date)
                 case .paused: .pause(at: stateChange.date)
                 case .stopped: .stop(at: stateChange.date)
                 case .ended: .end(at: stateChange.date, reason: stateChange.endReason ?? .user)
@@ -241,7 +242,9 @@ extension RecordingCore {
     }
 
     /// The leg index after beginning an activity with `configuration` in a planned multisport.
-    static func nextLegIndex(after current: Int?, plan: [WorkoutConfiguration], beginning configuration: WorkoutConfiguration)
+    static func nextLegIndex(
+        after current: Int?, plan: [WorkoutConfiguration], beginning configuration: WorkoutConfiguration
+    )
         -> Int?
     {
         let next = (current ?? -1) + 1

@@ -1,0 +1,28 @@
+// swift-tools-version: 6.2
+// Performance benchmarks (package-benchmark). Run from this folder:
+//   swift package benchmark --target Ingest
+// See ../README.md "Benchmarks" for the figures and how they were measured.
+import PackageDescription
+
+let package = Package(
+    name: "WorkoutBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "../"),
+        // Only the MallocInterposer trait: the default set also pulls in a runtime interposer that
+        // the local package mirror does not carry.
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "Ingest",
+            dependencies: [
+                .product(name: "WorkoutEngine", package: "workout-engine"),
+                .product(name: "WorkoutModel", package: "workout-engine"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Ingest",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)

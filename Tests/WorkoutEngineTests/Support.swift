@@ -1,0 +1,31 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+/// Seconds after a fixed reference instant, so tests read in race time.
+func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
+
+let strap = SourceDevice(name: "HRM", identifier: "ant:120:1")
+let bikeSensor = SourceDevice(name: "Bike", identifier: "ant:121:2")
+let footPod = SourceDevice(name: "Pod", identifier: "ant:124:3")
+
+func hr(_ bpm: Double, at seconds: Double, source: SourceDevice = strap) -> QuantitySample {
+    QuantitySample(.heartRate, bpm, at: t(seconds), source: source)
+}
+
+/// A builder already collecting from t(0), with a manual clock.
+func collectingBuilder(
+    _ type: WorkoutActivityType = .running, options: BuilderOptions = BuilderOptions(),
+    sink: (any WorkoutRecordingSink)? = nil
+) throws -> (LiveWorkoutBuilder, ManualClock) {
+    let clock = ManualClock(t(0))
+    let builder = try LiveWorkoutBuilder(
+        configuration: WorkoutConfiguration(activityType: type), clock: clock, options: options, sink: sink)
+    try builder.beginCollection(at: t(0))
+    return (builder, clock)
+}
+
+extension Statistics {
+    var averageValue: Double? { average?.value }
+    var sumValue: Double? { sum?.value }
+}
