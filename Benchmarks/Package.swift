@@ -8,7 +8,7 @@ let package = Package(
     name: "WorkoutBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "../"),
+        .package(name: "workout-engine", path: "../"),
         // Only the MallocInterposer trait: the default set also pulls in a runtime interposer that
         // the local package mirror does not carry.
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
