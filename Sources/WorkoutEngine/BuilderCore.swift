@@ -23,6 +23,8 @@ struct StreamState: Sendable, Hashable {
     var head = 0
     var maxStart = -Double.infinity
     var last: PendingSample?
+    /// Values of the folded samples that share `last.start` (duplicate detection after folding).
+    var valuesAtLast: [Double] = []
 
     init(type: QuantityType, source: SourceDevice) {
         self.type = type
@@ -37,7 +39,7 @@ struct StreamState: Sendable, Hashable {
     mutating func insert(_ sample: PendingSample) -> Insertion {
         if let last {
             if sample.start < last.start { return .tooLate }
-            if sample.start == last.start, sample.value == last.value { return .duplicate }
+            if sample.start == last.start, valuesAtLast.contains(sample.value) { return .duplicate }
         }
         if head == pending.count || sample.start >= pending[pending.count - 1].start {
             // In order: the common case. Check the run of equal starts at the tail for duplicates.
@@ -104,8 +106,9 @@ struct BuilderCore: Sendable {
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
     let workoutMask: UInt32
-    let workoutID: UUID
-    let identifiers: IdentifierSource
+    var workoutID: UUID
+    /// Position of the seeded id sequence (nil: random ids); a value, so failed calls roll it back.
+    var idState: UInt64?
 
     var state: BuilderState = .notStarted
     var workoutStart: Seconds = 0
@@ -119,8 +122,10 @@ struct BuilderCore: Sendable {
     var metadata: Metadata = [:]
     var streams: [StreamState] = []
     var streamLookup: [StreamKey: Int] = [:]
-    /// Latest end of any folded sample: the timeline may not change before it.
+    /// Latest end of any folded interval amount: the timeline may not change before it.
     var settledThrough = -Double.infinity
+    /// Latest instant of any folded reading: the timeline may not change at or before it.
+    var settledInstant = -Double.infinity
     /// Latest end of anything accepted (samples, events, route, activities).
     var latestData = -Double.infinity
     var counters = IngestCounters()
@@ -146,14 +151,19 @@ struct BuilderCore: Sendable {
         policy = options.invalidInput
         dataSource = options.dataSource
         workoutMask = options.dataSource.mask(for: configuration)
-        identifiers = options.identifiers
-        workoutID = options.identifiers.next()
+        idState = options.identifiers.seed
+        // Always draw, so a seeded sequence is in the same place whether or not the id was given.
+        let drawn = IdentifierSource.next(&idState)
+        workoutID = options.workoutID ?? drawn
         accumulators = Array(repeating: Accumulator(), count: Self.typeCount)
         self.recordsChanges = recordsChanges
     }
 
     /// Queues an accepted change for the sink. Session state changes are always queued, since
     /// state-change subscribers need them even when there is no sink.
+    /// The next workout or activity id.
+    mutating func nextID() -> UUID { IdentifierSource.next(&idState) }
+
     mutating func emit(_ change: RecordingChange) {
         if recordsChanges {
             outbox.append(change)
@@ -171,9 +181,12 @@ struct BuilderCore: Sendable {
         guard state == .collecting || state == .ended else { throw .builderState(operation: operation, state: state) }
     }
 
+    /// A boundary or pause at `time` must not move data already folded into statistics: it must lie
+    /// at or after every folded interval's end and strictly after every folded reading's instant.
     private func requireUnsettled(_ operation: String, at time: Seconds) throws(EngineError) {
-        if time < settledThrough {
-            throw .beforeSettledData(operation: operation, date: date(time), settled: date(settledThrough))
+        if time < settledThrough || time <= settledInstant {
+            throw .beforeSettledData(
+                operation: operation, date: date(time), settled: date(Swift.max(settledThrough, settledInstant)))
         }
     }
 
@@ -187,7 +200,7 @@ struct BuilderCore: Sendable {
         state = .collecting
         workoutStart = seconds(start)
         latestData = workoutStart
-        emit(.collectionBegan(start))
+        emit(.collectionBegan(start, workoutID: workoutID))
     }
 
     mutating func endCollection(at end: Date) throws(EngineError) {
@@ -317,7 +330,7 @@ struct BuilderCore: Sendable {
     private mutating func foldSettled(stream index: Int) {
         let threshold = streams[index].maxStart - reorderWindow
         while streams[index].head < streams[index].pending.count,
-            streams[index].pending[streams[index].head].start <= threshold
+            streams[index].pending[streams[index].head].start < threshold
         {
             let sample = streams[index].pending[streams[index].head]
             streams[index].head += 1
@@ -342,19 +355,26 @@ struct BuilderCore: Sendable {
     @inline(__always)
     private mutating func fold(_ sample: PendingSample, stream index: Int) {
         let typeIndex = streams[index].typeIndex
-        if streams[index].cumulative {
+        if streams[index].cumulative, sample.end > sample.start {
             distributeAmount(sample.value, from: sample.start, to: sample.end, typeIndex: typeIndex)
+            if sample.end > settledThrough { settledThrough = sample.end }
         } else {
-            if let previous = streams[index].last {
-                let holdEnd = Swift.min(sample.start, previous.start + holdCap)
-                if holdEnd > previous.start {
-                    distributeHold(previous.value, from: previous.start, to: holdEnd, typeIndex: typeIndex)
+            if streams[index].cumulative {
+                distributeAmount(sample.value, from: sample.start, to: sample.end, typeIndex: typeIndex)
+            } else {
+                if let previous = streams[index].last {
+                    hold(previous.value, from: previous.start, until: sample.start, typeIndex: typeIndex)
                 }
+                addReading(sample.value, at: sample.start, typeIndex: typeIndex)
             }
-            addReading(sample.value, at: sample.start, typeIndex: typeIndex)
+            if sample.start > settledInstant { settledInstant = sample.start }
+        }
+        if let last = streams[index].last, last.start == sample.start {
+            streams[index].valuesAtLast.append(sample.value)
+        } else {
+            streams[index].valuesAtLast = [sample.value]
         }
         streams[index].last = sample
-        if sample.end > settledThrough { settledThrough = sample.end }
     }
 
     // MARK: attribution
@@ -422,13 +442,34 @@ struct BuilderCore: Sendable {
         }
     }
 
+    /// Credits a reading taken at `a` with the time it holds: until `next` (the stream's next
+    /// reading), for at most the hold cap, and never across a pause, an activity boundary or the
+    /// workout's end, so a value only ever counts in the spans whose min and max it is part of. A
+    /// reading taken while paused or outside the workout holds nothing.
     @inline(__always)
-    private mutating func distributeHold(_ value: Double, from a: Seconds, to b: Seconds, typeIndex: Int) {
-        Self.forEachOverlap(
-            a, b, workoutStart: workoutStart, workoutEnd: workoutEnd, activities: activities, inactive: inactive
-        ) { span, active in
-            accumulators[span * Self.typeCount + typeIndex].addHold(value, seconds: active)
+    private mutating func hold(_ value: Double, from a: Seconds, until next: Seconds, typeIndex: Int) {
+        guard a >= workoutStart, a < workoutEnd ?? .infinity, !inactive.isInactive(a) else { return }
+        var end = Swift.min(next, a + holdCap)
+        if let workoutEnd, workoutEnd < end { end = workoutEnd }
+        if let pause = inactive.nextInactiveStart(after: a), pause < end { end = pause }
+        let activity = activityIndex(at: a)
+        if let activity {
+            if let activityEnd = activities[activity].end, activityEnd < end { end = activityEnd }
+        } else if let next = nextActivityStart(after: a), next < end {
+            end = next
         }
+        guard end > a else { return }
+        accumulators[typeIndex].addHold(value, seconds: end - a)
+        if let activity {
+            accumulators[(activity + 1) * Self.typeCount + typeIndex].addHold(value, seconds: end - a)
+        }
+    }
+
+    /// Start of the first activity starting after `t`.
+    @inline(__always)
+    private func nextActivityStart(after t: Seconds) -> Seconds? {
+        let index = (lastActivity(startingAtOrBefore: t) ?? -1) + 1
+        return index < activities.count ? activities[index].start : nil
     }
 
     @inline(__always)
@@ -674,10 +715,7 @@ struct BuilderCore: Sendable {
         copy.foldAll()
         for index in copy.streams.indices where !copy.streams[index].cumulative {
             guard let last = copy.streams[index].last else { continue }
-            let holdEnd = Swift.min(last.start + copy.holdCap, end)
-            if holdEnd > last.start {
-                copy.distributeHold(last.value, from: last.start, to: holdEnd, typeIndex: copy.streams[index].typeIndex)
-            }
+            copy.hold(last.value, from: last.start, until: end, typeIndex: copy.streams[index].typeIndex)
         }
         return copy
     }

@@ -35,35 +35,31 @@ public final class ManualClock: WorkoutClock {
     }
 }
 
-/// Makes the identifiers of workouts and activities.
+/// How the identifiers of workouts and activities are made.
 ///
-/// The default draws random UUIDs; `seeded` gives the same sequence for the same seed, so a replay
-/// saves a bit-identical workout.
-public struct IdentifierSource: Sendable {
-    /// The generator's state, shared by copies of one source; nil for random ids.
-    private let seed: SeedState?
-
-    private final class SeedState: Sendable {
-        let value: Mutex<UInt64>
-        init(_ seed: UInt64) { value = Mutex(seed) }
-    }
+/// `random` draws random UUIDs; `seeded(n)` gives the same sequence for the same seed, so a replay
+/// saves a bit-identical workout. The sequence's position lives in the builder itself, so a call that
+/// throws does not consume an id and two builders with the same options draw the same ids.
+public struct IdentifierSource: Sendable, Hashable {
+    /// The seed of a deterministic sequence; nil for random ids.
+    public let seed: UInt64?
 
     /// Random version-4 UUIDs.
-    public static var random: IdentifierSource { IdentifierSource(seed: nil) }
+    public static let random = IdentifierSource(seed: nil)
 
     /// A deterministic sequence of version-4-shaped UUIDs derived from `seed` (SplitMix64).
-    public static func seeded(_ seed: UInt64) -> IdentifierSource { IdentifierSource(seed: SeedState(seed)) }
+    public static func seeded(_ seed: UInt64) -> IdentifierSource { IdentifierSource(seed: seed) }
 
-    private init(seed: SeedState?) {
+    private init(seed: UInt64?) {
         self.seed = seed
     }
 
-    /// The next identifier.
-    public func next() -> UUID {
-        guard let seed else { return UUID() }
-        let (a, b) = seed.value.withLock { state -> (UInt64, UInt64) in
-            (Self.splitMix(&state), Self.splitMix(&state))
-        }
+    /// The next identifier of a sequence whose position is `state` (nil: random), advancing it.
+    static func next(_ state: inout UInt64?) -> UUID {
+        guard var position = state else { return UUID() }
+        let a = splitMix(&position)
+        let b = splitMix(&position)
+        state = position
         var bytes = [UInt8](repeating: 0, count: 16)
         for i in 0..<8 {
             bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i)))

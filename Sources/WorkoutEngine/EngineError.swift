@@ -32,7 +32,6 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     case activityEndBeforeStart(start: Date, end: Date)
     case activityStillOpen(start: Date)
     case activityNotFound(UUID)
-    case activityAlreadyEnded(UUID)
     case noCurrentActivity
     case noNextLeg(WorkoutActivityType)
     case endBeforeStart(start: Date, end: Date)
@@ -99,8 +98,6 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "(or use the session's beginNewActivity, which does both at one instant)"
         case .activityNotFound(let id):
             return "no activity with id \(id) in this workout"
-        case .activityAlreadyEnded(let id):
-            return "activity \(id) has already ended"
         case .noCurrentActivity:
             return "there is no current activity to end; begin one first"
         case .noNextLeg(let type):

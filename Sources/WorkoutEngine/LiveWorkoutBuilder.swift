@@ -131,9 +131,8 @@ public final class LiveWorkoutBuilder: Sendable {
         configuration: WorkoutConfiguration, start: Date, end: Date? = nil, metadata: Metadata = [:]
     ) throws(EngineError) -> WorkoutActivity {
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
-            try core.builder.addActivity(
-                id: core.builder.identifiers.next(), configuration: configuration, start: start, end: end,
-                metadata: metadata)
+            try core.addActivity(
+                id: core.builder.nextID(), configuration: configuration, start: start, end: end, metadata: metadata)
         }
     }
 
@@ -149,6 +148,11 @@ public final class LiveWorkoutBuilder: Sendable {
     /// Replaying a builder's changes in order into a new builder with the same configuration and
     /// options gives the same workout, activities and statistics.
     public func apply(_ change: RecordingChange) throws(EngineError) {
+        if case .samples(let samples) = change {
+            // The sample path is applied in place, as `add` does (it never throws after mutating).
+            _ = try add(samples)
+            return
+        }
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
             try core.apply(change)
         }
@@ -210,7 +214,8 @@ extension RecordingCore {
             let applied = try machine.apply(call)
             self.machine = machine
             builder.emit(.sessionState(applied))
-        case .collectionBegan(let start):
+        case .collectionBegan(let start, let workoutID):
+            builder.workoutID = workoutID
             try builder.beginCollection(at: start)
         case .samples(let samples):
             _ = try builder.add(samples: samples)
@@ -219,12 +224,11 @@ extension RecordingCore {
         case .route(let points):
             _ = try builder.add(route: points)
         case .activityBegan(let activity):
-            _ = try builder.addActivity(
+            // Keep a seeded id sequence in step with the original run, whose activity drew an id.
+            _ = builder.nextID()
+            _ = try addActivity(
                 id: activity.id, configuration: activity.configuration, start: activity.start, end: activity.end,
                 metadata: activity.metadata)
-            if let plan = machine.map({ _ in builder.configuration.plannedLegs }), !plan.isEmpty {
-                legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: plan, beginning: activity.configuration)
-            }
         case .activityUpdated(let id, let end, let metadata):
             try builder.updateActivity(id: id, end: end, metadata: metadata)
         case .metadata(let metadata):
@@ -239,6 +243,22 @@ extension RecordingCore {
         case .discarded:
             try builder.discard()
         }
+    }
+
+    /// Adds an activity and, in a session with a multisport plan, moves the plan along when the
+    /// activity is the plan's next leg: one rule for every path (session, builder, replay).
+    mutating func addActivity(
+        id: UUID, configuration: WorkoutConfiguration, start: Date, end: Date?, metadata: Metadata
+    ) throws(EngineError) -> WorkoutActivity {
+        let activity = try builder.addActivity(
+            id: id, configuration: configuration, start: start, end: end, metadata: metadata)
+        if machine != nil {
+            let plan = builder.configuration.plannedLegs
+            if !plan.isEmpty {
+                legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: plan, beginning: configuration)
+            }
+        }
+        return activity
     }
 
     /// The leg index after beginning an activity with `configuration` in a planned multisport.

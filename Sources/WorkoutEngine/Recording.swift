@@ -10,7 +10,8 @@ import WorkoutModel
 /// appears only as counts.
 public enum RecordingChange: Sendable, Hashable, Codable {
     case sessionState(SessionStateChange)
-    case collectionBegan(Date)
+    /// Collection began at the date; the workout has the given id.
+    case collectionBegan(Date, workoutID: UUID)
     case samples([QuantitySample])
     case events([WorkoutEvent])
     case route([RoutePoint])
@@ -80,11 +81,15 @@ public struct BuilderOptions: Sendable {
     public var dataSource = WorkoutDataSource()
     /// Where workout and activity ids come from.
     public var identifiers: IdentifierSource = .random
+    /// The workout's id; nil draws it from `identifiers`. Recovery sets it to the journaled id.
+    public var workoutID: UUID?
 
     public init(
         holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
-        dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random
+        dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random,
+        workoutID: UUID? = nil
     ) {
+        self.workoutID = workoutID
         self.holdCap = holdCap
         self.reorderWindow = reorderWindow
         self.invalidInput = invalidInput

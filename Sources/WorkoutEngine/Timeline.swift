@@ -61,6 +61,20 @@ struct InactiveTimeline: Sendable, Hashable {
         return false
     }
 
+    /// Start of the first inactive span beginning after the active instant `t`, if any.
+    func nextInactiveStart(after t: Seconds) -> Seconds? {
+        var result = openStart.flatMap { $0 > t ? $0 : nil }
+        guard !closed.isEmpty else { return result }
+        var low = 0
+        var high = closed.count
+        while low < high {
+            let mid = (low + high) / 2
+            if closed[mid].start <= t { low = mid + 1 } else { high = mid }
+        }
+        if low < closed.count, result.map({ closed[low].start < $0 }) ?? true { result = closed[low].start }
+        return result
+    }
+
     /// Length of [a, b) that is active.
     @inline(__always)
     func activeLength(_ a: Seconds, _ b: Seconds) -> Seconds {

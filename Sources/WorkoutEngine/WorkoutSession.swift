@@ -130,9 +130,7 @@ extension RecordingCore {
             if builder.state == .notStarted { try builder.beginCollection(at: at) }
             let plan = builder.configuration.plannedLegs
             if let first = plan.first, builder.activities.isEmpty, builder.state == .collecting {
-                _ = try builder.addActivity(
-                    id: builder.identifiers.next(), configuration: first, start: at, end: nil, metadata: [:])
-                legIndex = 0
+                _ = try addActivity(id: builder.nextID(), configuration: first, start: at, end: nil, metadata: [:])
             }
         case .pause(let at):
             if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .pause, start: at)]) }
@@ -163,12 +161,6 @@ extension RecordingCore {
         if let index = builder.currentActivityIndex {
             try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
         }
-        let activity = try builder.addActivity(
-            id: builder.identifiers.next(), configuration: configuration, start: date, end: nil, metadata: metadata)
-        let plan = builder.configuration.plannedLegs
-        if !plan.isEmpty {
-            legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: plan, beginning: configuration)
-        }
-        return activity
+        return try addActivity(id: builder.nextID(), configuration: configuration, start: date, end: nil, metadata: metadata)
     }
 }

@@ -70,6 +70,7 @@ public struct QuantitySample: Sendable, Hashable, Codable {
             throw .invalidDate(type)
         }
         guard end >= start else { throw .endBeforeStart(type, start: start, end: end) }
+        guard end.timeIntervalSince(start).isFinite else { throw .invalidDate(type) }
         guard quantity.value.isFinite else { throw .notFinite(type, quantity.value) }
         guard let value = canonicalValue else {
             throw .wrongDimension(type, unit: quantity.unit, expected: type.canonicalUnit.dimension)
