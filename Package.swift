@@ -14,24 +14,38 @@ let package = Package(
     products: [
         .library(name: "WorkoutModel", targets: ["WorkoutModel"]),
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
+        .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
+        .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
         .target(name: "WorkoutEngine", dependencies: ["WorkoutModel"], swiftSettings: strict),
+        .target(
+            name: "WorkoutStore",
+            dependencies: ["WorkoutEngine", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(name: "WorkoutSimulator", dependencies: ["WorkoutModel"], path: "Simulators/WorkoutSimulator", swiftSettings: strict),
         .executableTarget(
             name: "WorkoutCLI",
             dependencies: [
                 "WorkoutEngine",
+                "WorkoutStore",
+                "WorkoutSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutStoreTests", dependencies: ["WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
         .testTarget(name: "WorkoutCLITests", dependencies: ["WorkoutCLI"], swiftSettings: strict),
     ]
 )

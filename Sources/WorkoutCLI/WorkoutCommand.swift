@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import WorkoutStore
 
 /// The `workout` command: a thin shell over the engine and store.
 @main
@@ -10,8 +12,41 @@ struct WorkoutCommand: ParsableCommand {
         abstract: "Record, replay and query workouts from wearable sensors.",
         discussion: """
             A workout session recording engine: a live session state machine and builder with \
-            per-activity statistics for swim-bike-run races and single sports.
+            per-activity statistics for swim-bike-run races and single sports, stored in SQLite.
             """,
-        version: version
+        version: version,
+        subcommands: [DebugRecordCommand.self]
     )
+}
+
+/// The `--db` option every store command takes.
+struct StoreOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store file (default: $\(StoreLocation.environmentVariable), else $XDG_DATA_HOME/workout-engine/workouts.sqlite).",
+            valueName: "path"))
+    var db: String?
+
+    /// Opens the store; a store error becomes a clear message and a non-zero exit.
+    func open() throws -> WorkoutStore {
+        do {
+            return try WorkoutStore(explicitPath: db)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+/// Prints a store or engine error as the tool's one-line message.
+struct UserFacingError: Error, CustomStringConvertible {
+    var description: String
+    init(_ error: any Error) {
+        description = String(describing: error)
+    }
+}
+
+/// Writes a line to standard output at once (unbuffered), for scripts and supervising processes.
+func emitLine(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -161,6 +161,7 @@ extension RecordingCore {
         if let index = builder.currentActivityIndex {
             try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
         }
-        return try addActivity(id: builder.nextID(), configuration: configuration, start: date, end: nil, metadata: metadata)
+        return try addActivity(
+            id: builder.nextID(), configuration: configuration, start: date, end: nil, metadata: metadata)
     }
 }

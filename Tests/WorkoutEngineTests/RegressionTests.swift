@@ -153,8 +153,11 @@ struct RegressionTests {
         let builder = try LiveWorkoutBuilder(
             configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)))
         try builder.beginCollection(at: Date(timeIntervalSinceReferenceDate: -1e308))
-        try builder.add([QuantitySample(.distanceWalkingRunning, 5, at: Date(timeIntervalSinceReferenceDate: -1e308),
-                                        end: Date(timeIntervalSinceReferenceDate: 1e308), source: footPod)])
+        try builder.add([
+            QuantitySample(
+                .distanceWalkingRunning, 5, at: Date(timeIntervalSinceReferenceDate: -1e308),
+                end: Date(timeIntervalSinceReferenceDate: 1e308), source: footPod)
+        ])
         #expect(builder.counters[.badInterval] == 1)
         #expect(builder.statistics(for: .distanceWalkingRunning) == nil)
     }

@@ -1,0 +1,393 @@
+import Foundation
+import GRDB
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+
+/// What the journal needs to rebuild a session's builder exactly.
+struct JournalOptions: Codable, Sendable {
+    var holdCap: TimeInterval
+    var reorderWindow: TimeInterval
+    var invalidInput: InvalidInputPolicy
+    var explicitTypes: [QuantityType]?
+    var seed: UInt64?
+
+    init(_ options: BuilderOptions) {
+        holdCap = options.holdCap
+        reorderWindow = options.reorderWindow
+        invalidInput = options.invalidInput
+        explicitTypes = options.dataSource.explicitTypes.map { $0.sorted { $0.rawValue < $1.rawValue } }
+        seed = options.identifiers.seed
+    }
+
+    func builderOptions(workoutID: UUID) -> BuilderOptions {
+        BuilderOptions(
+            holdCap: holdCap, reorderWindow: reorderWindow, invalidInput: invalidInput,
+            dataSource: WorkoutDataSource(explicitTypes: explicitTypes.map(Set.init)),
+            identifiers: seed.map { IdentifierSource.seeded($0) } ?? .random, workoutID: workoutID)
+    }
+}
+
+/// The journal sink: buffers accepted changes in memory and commits them in groups.
+///
+/// `record` only appends under a lock (it runs while the builder holds its own lock); `commit`
+/// writes the buffer in one transaction. A background thread commits at most `interval` apart.
+final class JournalWriter: WorkoutRecordingSink {
+    private struct State: Sendable {
+        var buffer: [RecordingChange] = []
+        var nextSeq: Int64
+        var replaying: Bool
+        var committedSamples: Int
+        var lastError: StoreError?
+    }
+
+    let store: WorkoutStore
+    let session: UUID
+    private let state: Mutex<State>
+    /// Serialises commits (the background thread and explicit flushes).
+    private let commitLock = Mutex(())
+    /// Called after each commit with the total number of samples committed so far.
+    let onCommit: (@Sendable (Int) -> Void)?
+
+    init(
+        store: WorkoutStore, session: UUID, nextSeq: Int64, committedSamples: Int, replaying: Bool,
+        onCommit: (@Sendable (Int) -> Void)?
+    ) {
+        self.store = store
+        self.session = session
+        self.onCommit = onCommit
+        state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples))
+    }
+
+    func record(_ change: RecordingChange) {
+        switch change {
+        case .finished, .discarded: return  // the store's finish/discard handle these atomically
+        default: break
+        }
+        state.withLock { state in
+            if !state.replaying { state.buffer.append(change) }
+        }
+    }
+
+    func endReplay() { state.withLock { $0.replaying = false } }
+
+    var lastError: StoreError? { state.withLock { $0.lastError } }
+
+    /// Commits everything buffered so far in one transaction.
+    func commit() throws(StoreError) {
+        try commitLock.withLock { (_: inout Void) throws(StoreError) in
+            try commitLocked()
+        }
+    }
+
+    private func commitLocked() throws(StoreError) {
+        let (changes, seq) = state.withLock { state in
+            defer { state.buffer.removeAll(keepingCapacity: true) }
+            return (state.buffer, state.nextSeq)
+        }
+        guard !changes.isEmpty else { return }
+        let written: (Int64, Int)
+        do {
+            written = try store.write { db in try self.write(changes, from: seq, db) }
+        } catch {
+            // Nothing was written: put the changes back in front, in order, for the next commit.
+            state.withLock { state in
+                state.buffer.insert(contentsOf: changes, at: 0)
+                state.lastError = error
+            }
+            throw error
+        }
+        let total = state.withLock { state in
+            state.nextSeq = written.0
+            state.committedSamples += written.1
+            state.lastError = nil
+            return state.committedSamples
+        }
+        onCommit?(total)
+    }
+
+    /// Writes `changes` numbered from `seq`; returns the next seq and how many samples were written.
+    private func write(_ changes: [RecordingChange], from seq: Int64, _ db: Database) throws -> (Int64, Int) {
+        var seq = seq
+        var samples = 0
+        var inserter = try SampleInserter(db, table: "journal_sample", ownerColumn: "session")
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO journal_change(session, seq, kind, payload) VALUES (?, ?, ?, ?)")
+        let owner = SampleInserter.Owner.text(session.uuidString)
+        for change in changes {
+            if case .samples(let batch) = change {
+                try statement.execute(arguments: [session.uuidString, seq, "samples", nil as String?])
+                for sample in batch { try inserter.insert(sample, owner: owner, seq: seq) }
+                samples += batch.count
+            } else {
+                try statement.execute(arguments: [session.uuidString, seq, "change", try JSON.encode(change)])
+            }
+            seq += 1
+        }
+        return (seq, samples)
+    }
+
+    /// Writes what is buffered inside a transaction the caller owns (finish).
+    func commitPending(in db: Database) throws {
+        let (changes, seq) = state.withLock { state in
+            defer { state.buffer.removeAll() }
+            return (state.buffer, state.nextSeq)
+        }
+        _ = try write(changes, from: seq, db)
+    }
+}
+
+/// A background thread that commits a journal at a fixed interval until stopped.
+final class PeriodicCommitter: Sendable {
+    private let stopped = Mutex(false)
+    private let condition = NSCondition()
+
+    init(interval: TimeInterval, writer: JournalWriter) {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                if !isStopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
+                condition.unlock()
+                if isStopped { return }
+                try? writer.commit()  // a failure stays in writer.lastError and is retried next time
+            }
+        }
+        thread.name = "workout-journal"
+        thread.start()
+    }
+
+    private var isStopped: Bool { stopped.withLock { $0 } }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// A session recording into the store's journal: crash-safe, finished atomically into a workout.
+///
+/// Every accepted change is committed within `commitInterval` (1 s by default); after a crash,
+/// `WorkoutStore.recoverActiveSession` rebuilds the session and builder from the journal and
+/// recording goes on. `finish()` saves the workout and removes the journal in one transaction.
+public final class JournaledRecording: Sendable {
+    public let session: WorkoutSession
+    public let store: WorkoutStore
+    public var id: UUID { writer.session }
+    let writer: JournalWriter
+    private let committer: PeriodicCommitter?
+
+    init(session: WorkoutSession, store: WorkoutStore, writer: JournalWriter, commitInterval: TimeInterval) {
+        self.session = session
+        self.store = store
+        self.writer = writer
+        committer = commitInterval > 0 ? PeriodicCommitter(interval: commitInterval, writer: writer) : nil
+    }
+
+    public var builder: LiveWorkoutBuilder { session.builder }
+
+    /// The last background commit's error, if the latest attempt failed (it is retried).
+    public var journalError: StoreError? { writer.lastError }
+
+    /// Commits everything recorded so far now.
+    public func commit() throws(StoreError) { try writer.commit() }
+
+    /// Stops background commits without finishing (the journal stays for recovery).
+    public func close() {
+        committer?.stop()
+    }
+
+    /// Finishes the builder and saves the workout, moving the journal's samples and route into it
+    /// and deleting the journal, in one transaction. The session must have stopped or ended.
+    @discardableResult
+    public func finish() throws(StoreError) -> Workout {
+        guard session.builder.state == .ended else { throw .sessionNotEnded(state: session.state.rawValue) }
+        let workout: Workout
+        do {
+            workout = try session.builder.finishWorkout()
+        } catch {
+            throw .engine(error)
+        }
+        committer?.stop()
+        let id = writer.session.uuidString
+        try store.write { db in
+            try writer.commitPending(in: db)
+            let row = try store.insertWorkout(db, workout)
+            try db.execute(
+                sql: """
+                    INSERT INTO sample(workout_id, type, start, "end", value, unit, canonical, source_id, metadata)
+                    SELECT ?, type, start, "end", value, unit, canonical, source_id, metadata
+                    FROM journal_sample WHERE session = ? ORDER BY seq, rowid
+                    """, arguments: [row, id])
+            var route: [RoutePoint] = []
+            for payload in try String.fetchAll(
+                db, sql: "SELECT payload FROM journal_change WHERE session = ? AND kind = 'change' ORDER BY seq",
+                arguments: [id])
+            {
+                if case .route(let points) = try JSON.decode(RecordingChange.self, payload) { route += points }
+            }
+            try store.insertRoute(db, workout: row, points: route)
+            try WorkoutStore.deleteJournal(db, id: id)
+        }
+        store.broadcaster.publish(.added([workout.id]))
+        return workout
+    }
+
+    /// Discards the recording and deletes its journal.
+    public func discard() throws(StoreError) {
+        committer?.stop()
+        if session.builder.state != .discarded, session.builder.state != .finished {
+            do { try session.builder.discardWorkout() } catch { throw .engine(error) }
+        }
+        let id = writer.session.uuidString
+        try store.write { db in try WorkoutStore.deleteJournal(db, id: id) }
+    }
+}
+
+/// A session found in the journal.
+public struct JournalSessionInfo: Sendable, Hashable {
+    public var id: UUID
+    public var configuration: WorkoutConfiguration
+    public var created: Date
+}
+
+extension WorkoutStore {
+    /// Starts a session that records into the journal.
+    ///
+    /// - Parameters:
+    ///   - commitInterval: the longest time between group commits (seconds; 0 = only explicit commits).
+    ///   - onCommit: called after each commit with the number of samples committed so far.
+    public func beginRecording(
+        configuration: WorkoutConfiguration, clock: any WorkoutClock = SystemClock(),
+        options: BuilderOptions = BuilderOptions(), commitInterval: TimeInterval = 1,
+        onCommit: (@Sendable (Int) -> Void)? = nil
+    ) throws(StoreError) -> JournaledRecording {
+        let writerBox = WriterBox()
+        let session: WorkoutSession
+        do {
+            session = try WorkoutSession(configuration: configuration, clock: clock, options: options, sink: writerBox)
+        } catch {
+            throw .engine(error)
+        }
+        let id = session.builder.workoutID
+        let storedOptions = JournalOptions(options)
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO journal_session(uuid, configuration, options, created) VALUES (?, ?, ?, ?)",
+                arguments: [
+                    id.uuidString, try JSON.encode(configuration), try JSON.encode(storedOptions),
+                    clock.now().timeIntervalSinceReferenceDate,
+                ])
+        }
+        let writer = JournalWriter(
+            store: self, session: id, nextSeq: 0, committedSamples: 0, replaying: false, onCommit: onCommit)
+        writerBox.set(writer)
+        return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
+    }
+
+    /// Sessions with a journal (recording, or interrupted by a crash), oldest first.
+    public func journaledSessions() throws(StoreError) -> [JournalSessionInfo] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, configuration, created FROM journal_session ORDER BY created")
+                .map { row in
+                    JournalSessionInfo(
+                        id: try Self.uuid(row["uuid"]),
+                        configuration: try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
+                        created: Date(timeIntervalSinceReferenceDate: row["created"]))
+                }
+        }
+    }
+
+    /// Rebuilds the session and builder of a journaled session (the newest when `id` is nil) after a
+    /// crash; recording goes on from there. Nil when there is no journaled session.
+    ///
+    /// The rebuilt session has every change committed before the crash, in order, and nothing else.
+    public func recoverActiveSession(
+        id: UUID? = nil, clock: any WorkoutClock = SystemClock(), commitInterval: TimeInterval = 1,
+        onCommit: (@Sendable (Int) -> Void)? = nil
+    ) throws(StoreError) -> JournaledRecording? {
+        let loaded = try read { db -> (UUID, WorkoutConfiguration, JournalOptions, [RecordingChange], Int)? in
+            let row: Row?
+            if let id {
+                row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM journal_session WHERE uuid = ?", arguments: [id.uuidString])
+            } else {
+                row = try Row.fetchOne(db, sql: "SELECT * FROM journal_session ORDER BY created DESC LIMIT 1")
+            }
+            guard let row else { return nil }
+            let session: String = row["uuid"]
+            let changes = try Self.loadJournal(db, session: session)
+            let sampleCount =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM journal_sample WHERE session = ?", arguments: [session]) ?? 0
+            return (
+                try Self.uuid(session), try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
+                try JSON.decode(JournalOptions.self, row["options"]), changes, sampleCount
+            )
+        }
+        guard let (sessionID, configuration, options, changes, sampleCount) = loaded else {
+            if let id { throw .sessionNotFound(id) }
+            return nil
+        }
+        let writer = JournalWriter(
+            store: self, session: sessionID, nextSeq: Int64(changes.count), committedSamples: sampleCount,
+            replaying: true, onCommit: onCommit)
+        let session: WorkoutSession
+        do {
+            session = try WorkoutSession(
+                configuration: configuration, clock: clock, options: options.builderOptions(workoutID: sessionID),
+                sink: writer)
+            for change in changes { try session.builder.apply(change) }
+        } catch {
+            throw .engine(error)
+        }
+        writer.endReplay()
+        return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
+    }
+
+    /// Every committed change of a session, in order, with samples read from their table.
+    static func loadJournal(_ db: Database, session: String) throws -> [RecordingChange] {
+        var samplesBySeq: [Int64: [QuantitySample]] = [:]
+        var sources: [String: SourceDevice] = [:]
+        let cursor = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT j.type, j.start, j."end", j.value, j.unit, j.canonical, j.metadata,
+                       src.name, src.manufacturer, src.model, src.identifier, j.seq
+                FROM journal_sample j JOIN source src ON src.id = j.source_id
+                WHERE j.session = ? ORDER BY j.seq, j.rowid
+                """, arguments: [session])
+        while let row = try cursor.next() {
+            if let sample = try decodeSample(row, offset: 0, sources: &sources) {
+                samplesBySeq[row[11], default: []].append(sample)
+            }
+        }
+        var changes: [RecordingChange] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT seq, kind, payload FROM journal_change WHERE session = ? ORDER BY seq",
+            arguments: [session])
+        while let row = try rows.next() {
+            let kind: String = row["kind"]
+            if kind == "samples" {
+                changes.append(.samples(samplesBySeq[row["seq"]] ?? []))
+            } else {
+                changes.append(try JSON.decode(RecordingChange.self, row["payload"]))
+            }
+        }
+        return changes
+    }
+
+    static func deleteJournal(_ db: Database, id: String) throws {
+        try db.execute(sql: "DELETE FROM journal_sample WHERE session = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
+    }
+}
+
+/// Lets the session be created (it needs its sink) before the writer (which needs the session's id).
+final class WriterBox: WorkoutRecordingSink {
+    private let writer = Mutex<JournalWriter?>(nil)
+    func set(_ writer: JournalWriter) { self.writer.withLock { $0 = writer } }
+    func record(_ change: RecordingChange) { writer.withLock { $0 }?.record(change) }
+}

@@ -1,0 +1,83 @@
+import GRDB
+
+/// The store's schema, as versioned migrations. Never edit a shipped migration: add a new one and
+/// raise `Schema.version`.
+enum Schema {
+    /// The newest schema this build writes; files with a higher `user_version` are refused.
+    static let version = 1
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    INSERT INTO meta(key, value) VALUES ('anchor', 0);
+                    CREATE TABLE source(
+                        id INTEGER PRIMARY KEY, name TEXT NOT NULL, manufacturer TEXT, model TEXT, identifier TEXT);
+                    CREATE UNIQUE INDEX source_identity ON source(
+                        name, ifnull(manufacturer, ''), ifnull(model, ''), ifnull(identifier, ''));
+                    CREATE TABLE workout(
+                        id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, activity_type TEXT NOT NULL,
+                        start REAL NOT NULL, "end" REAL NOT NULL, duration REAL NOT NULL, elapsed REAL NOT NULL,
+                        configuration TEXT NOT NULL, metadata TEXT NOT NULL, counters TEXT NOT NULL,
+                        anchor INTEGER NOT NULL);
+                    CREATE INDEX workout_start ON workout(start);
+                    CREATE INDEX workout_anchor ON workout(anchor);
+                    CREATE INDEX workout_type_duration ON workout(activity_type, duration);
+                    CREATE TABLE activity(
+                        id INTEGER PRIMARY KEY, uuid TEXT NOT NULL,
+                        workout_id INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL, implicit INTEGER NOT NULL, activity_type TEXT NOT NULL,
+                        start REAL NOT NULL, "end" REAL, duration REAL NOT NULL, configuration TEXT NOT NULL,
+                        metadata TEXT NOT NULL);
+                    CREATE INDEX activity_workout ON activity(workout_id);
+                    CREATE TABLE statistic(
+                        workout_id INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        activity_id INTEGER REFERENCES activity(id) ON DELETE CASCADE,
+                        activity_type TEXT NOT NULL, quantity_type TEXT NOT NULL,
+                        minimum REAL, maximum REAL, average REAL, sum REAL, most_recent REAL, most_recent_date REAL,
+                        start REAL NOT NULL, "end" REAL NOT NULL, duration REAL NOT NULL, covered REAL NOT NULL,
+                        sample_count INTEGER NOT NULL);
+                    CREATE INDEX statistic_workout ON statistic(workout_id);
+                    CREATE INDEX statistic_activity ON statistic(activity_id, quantity_type);
+                    CREATE INDEX statistic_average ON statistic(quantity_type, activity_type, average)
+                        WHERE activity_id IS NOT NULL;
+                    CREATE INDEX statistic_minimum ON statistic(quantity_type, activity_type, minimum)
+                        WHERE activity_id IS NOT NULL;
+                    CREATE INDEX statistic_maximum ON statistic(quantity_type, activity_type, maximum)
+                        WHERE activity_id IS NOT NULL;
+                    CREATE INDEX statistic_sum ON statistic(quantity_type, activity_type, sum)
+                        WHERE activity_id IS NOT NULL;
+                    CREATE TABLE event(
+                        workout_id INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL, type TEXT NOT NULL, start REAL NOT NULL, duration REAL NOT NULL,
+                        metadata TEXT NOT NULL);
+                    CREATE INDEX event_workout ON event(workout_id);
+                    CREATE TABLE sample(
+                        id INTEGER PRIMARY KEY, workout_id INTEGER NOT NULL, type TEXT NOT NULL,
+                        start REAL NOT NULL, "end" REAL NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,
+                        canonical REAL NOT NULL, source_id INTEGER NOT NULL, metadata TEXT);
+                    CREATE INDEX sample_type_start ON sample(type, start);
+                    CREATE INDEX sample_workout ON sample(workout_id);
+                    CREATE TABLE route_point(
+                        workout_id INTEGER NOT NULL, date REAL NOT NULL, latitude REAL NOT NULL,
+                        longitude REAL NOT NULL, altitude REAL, speed REAL, course REAL, horizontal_accuracy REAL);
+                    CREATE INDEX route_workout ON route_point(workout_id);
+                    CREATE TABLE deleted_object(anchor INTEGER PRIMARY KEY, kind TEXT NOT NULL, uuid TEXT NOT NULL);
+                    CREATE TABLE journal_session(
+                        uuid TEXT PRIMARY KEY, configuration TEXT NOT NULL, options TEXT NOT NULL,
+                        created REAL NOT NULL);
+                    CREATE TABLE journal_change(
+                        session TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, payload BLOB,
+                        PRIMARY KEY(session, seq)) WITHOUT ROWID;
+                    CREATE TABLE journal_sample(
+                        session TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, start REAL NOT NULL,
+                        "end" REAL NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, canonical REAL NOT NULL,
+                        source_id INTEGER NOT NULL, metadata TEXT);
+                    CREATE INDEX journal_sample_session ON journal_sample(session, seq);
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import WorkoutEngine
+
+/// Everything that can go wrong with a store file or a store call; each says what and what to do.
+///
+/// When one is thrown while opening, the file was not modified.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notADatabase(path: String)
+    case corrupt(path: String, detail: String)
+    case newerSchema(path: String, found: Int, supported: Int)
+    case readOnly(path: String)
+    case cannotCreate(path: String, detail: String)
+    case locked(path: String)
+    case workoutNotFound(UUID)
+    case workoutExists(UUID)
+    case sessionNotFound(UUID)
+    case sessionNotEnded(state: String)
+    case invalidQuery(String)
+    case database(path: String, detail: String)
+    case engine(EngineError)
+
+    public var description: String {
+        switch self {
+        case .notADatabase(let path):
+            "\(path) is not a SQLite database; point --db (or WORKOUT_DB) at a workout store or at a new file"
+        case .corrupt(let path, let detail):
+            "\(path) is damaged (\(detail)); restore it from a backup, or start a new store with --db"
+        case .newerSchema(let path, let found, let supported):
+            "\(path) was written by a newer version (schema \(found), this build knows up to \(supported)); "
+                + "upgrade the workout tool to open it"
+        case .readOnly(let path):
+            "\(path) cannot be written (read-only file or folder); check its permissions or choose another --db"
+        case .cannotCreate(let path, let detail):
+            "cannot create the store at \(path) (\(detail)); choose a writable location with --db"
+        case .locked(let path):
+            "\(path) is locked by another program; close it (or wait for it to finish) and try again"
+        case .workoutNotFound(let id):
+            "no workout with id \(id) in this store; `workout list` shows the ids"
+        case .workoutExists(let id):
+            "a workout with id \(id) is already stored; delete it first to replace it"
+        case .sessionNotFound(let id):
+            "no recording session \(id) in the journal"
+        case .sessionNotEnded(let state):
+            "the session is \(state); stop and end it before finishing the workout"
+        case .invalidQuery(let detail):
+            "invalid query: \(detail)"
+        case .database(let path, let detail):
+            "database error on \(path): \(detail)"
+        case .engine(let error):
+            error.description
+        }
+    }
+
+    /// Maps a GRDB/SQLite error on `path` to the store error a user can act on.
+    static func from(_ error: any Error, path: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? EngineError { return .engine(error) }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB: return .notADatabase(path: path)
+            case .SQLITE_CORRUPT: return .corrupt(path: path, detail: error.message ?? "malformed")
+            case .SQLITE_BUSY, .SQLITE_LOCKED: return .locked(path: path)
+            case .SQLITE_READONLY, .SQLITE_PERM: return .readOnly(path: path)
+            case .SQLITE_CANTOPEN: return .cannotCreate(path: path, detail: error.message ?? "cannot open")
+            default: return .database(path: path, detail: error.description)
+            }
+        }
+        return .database(path: path, detail: String(describing: error))
+    }
+}
+
+/// Where the store lives unless told otherwise.
+public enum StoreLocation {
+    /// Environment variable naming the store file; `--db` wins over it.
+    public static let environmentVariable = "WORKOUT_DB"
+
+    /// `$WORKOUT_DB`, else `$XDG_DATA_HOME/workout-engine/workouts.sqlite`, else
+    /// `~/.local/share/workout-engine/workouts.sqlite`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment[environmentVariable], !path.isEmpty { return path }
+        let base: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            base = xdg
+        } else {
+            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+            base = home + "/.local/share"
+        }
+        return base + "/workout-engine/workouts.sqlite"
+    }
+}
