@@ -49,7 +49,10 @@ struct DebugRecordCommand: ParsableCommand {
             while index < total {
                 let second = index / SyntheticRide.streams
                 clock.set(ride.date(second))
-                if second % leg == 0, index % SyntheticRide.streams == 0 {
+                // A recovered session may already have begun this second's activity.
+                if second % leg == 0, index % SyntheticRide.streams == 0,
+                    session.builder.currentActivity()?.start != ride.date(second)
+                {
                     try session.beginNewActivity(
                         configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
                 }

@@ -193,6 +193,17 @@ public final class JournaledRecording: Sendable {
     /// Commits everything recorded so far now.
     public func commit() throws(StoreError) { try writer.commit() }
 
+    /// The samples committed to the journal so far, in the order they were accepted.
+    public func committedSamples() throws(StoreError) -> [QuantitySample] {
+        let id = writer.session.uuidString
+        return try store.read { db in
+            try WorkoutStore.loadJournal(db, session: id).flatMap { change -> [QuantitySample] in
+                if case .samples(let samples) = change { return samples }
+                return []
+            }
+        }
+    }
+
     /// Stops background commits without finishing (the journal stays for recovery).
     public func close() {
         committer?.stop()

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutSimulator
+import WorkoutStore
+
+/// The built `workout` executable, next to the test bundle.
+func workoutExecutable() -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
+        directory.pathComponents.count > 1
+    {
+        directory.deleteLastPathComponent()
+    }
+    return directory.appendingPathComponent("workout")
+}
+
+/// Line-by-line reader of a child's standard output.
+final class LineReader: @unchecked Sendable {
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line, or nil at end of file.
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+}
+
+private let rideSeconds = 600
+private let legSeconds = 120
+
+/// Continues (or starts) the synthetic ride in-process exactly as `workout debug-record` does.
+private func drive(_ session: WorkoutSession, ride: SyntheticRide, clock: ManualClock) throws {
+    var index = session.builder.counters.accepted
+    let total = rideSeconds * SyntheticRide.streams
+    while index < total {
+        let second = index / SyntheticRide.streams
+        clock.set(ride.date(second))
+        if second % legSeconds == 0, index % SyntheticRide.streams == 0,
+            session.builder.currentActivity()?.start != ride.date(second)
+        {
+            try session.beginNewActivity(configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
+        }
+        let end = min(total, (second + 1) * SyntheticRide.streams)
+        try session.builder.add(ride.samples(index..<end))
+        index = end
+    }
+    try session.stop(at: ride.date(rideSeconds))
+    try session.end(at: ride.date(rideSeconds))
+}
+
+@Suite("Store: crash safety")
+struct CrashRecoveryTests {
+    /// The workout an uninterrupted recording of the ride gives.
+    private func reference(seed: UInt64) throws -> Workout {
+        let ride = SyntheticRide(seed: seed)
+        let clock = ManualClock(ride.start)
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(identifiers: .seeded(seed)))
+        try session.start(at: ride.start)
+        try drive(session, ride: ride, clock: clock)
+        return try session.builder.finishWorkout()
+    }
+
+    @Test("SIGKILL at 24 random points: recovery has exactly the committed samples and finishes")
+    func killedRecorderRecovers() throws {
+        var generator = SystemRandomNumberGenerator()
+        var summary: [String] = []
+        for trial in 0..<24 {
+            let folder = try temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("crash.sqlite").path
+            let seed = UInt64(trial + 1)
+            let process = Process()
+            process.executableURL = workoutExecutable()
+            process.arguments = [
+                "debug-record", "--db", path, "--seed", "\(seed)", "--seconds", "\(rideSeconds)", "--speed", "1500",
+                "--commit-interval", "0.01", "--leg", "\(legSeconds)",
+            ]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let reader = LineReader(pipe.fileHandleForReading)
+            // Kill after a random number of reported commits, plus a random few milliseconds.
+            let commitsBeforeKill = Int.random(in: 1...25, using: &generator)
+            var lastReported = 0
+            var seen = 0
+            while seen < commitsBeforeKill, let line = reader.next() {
+                if line.hasPrefix("committed "), let count = Int(line.dropFirst("committed ".count)) {
+                    lastReported = count
+                    seen += 1
+                }
+                if line.hasPrefix("saved ") { break }
+            }
+            Thread.sleep(forTimeInterval: Double.random(in: 0...0.03, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "trial \(trial): the recorder finished before the kill")
+
+            let store = try WorkoutStore(path: path)
+            let ride = SyntheticRide(seed: seed)
+            let clock = ManualClock(ride.start)
+            let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+            let committed = try recovered.committedSamples()
+            // Nothing reported as committed is lost, nothing is duplicated, the order is the ride's.
+            #expect(committed.count >= lastReported, "trial \(trial)")
+            #expect(committed == ride.samples(0..<committed.count), "trial \(trial)")
+            #expect(recovered.builder.counters.accepted == committed.count)
+            // Recording goes on and the finished workout saves, equal to an uninterrupted recording.
+            try drive(recovered.session, ride: ride, clock: clock)
+            let workout = try recovered.finish()
+            #expect(workout == (try reference(seed: seed)), "trial \(trial)")
+            #expect(try store.samples(workout: workout.id) == ride.samples(0..<(rideSeconds * SyntheticRide.streams)))
+            #expect(try store.journaledSessions().isEmpty)
+            summary.append("\(lastReported)/\(committed.count)")
+        }
+        print("crash trials (reported/recovered samples): \(summary.joined(separator: " "))")
+    }
+
+    @Test func journalCommitsAndRecoversInProcess() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ride = SyntheticRide(seed: 5)
+        let clock = ManualClock(ride.start)
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(identifiers: .seeded(5)), commitInterval: 0)
+        try recording.session.start(at: ride.start)
+        try recording.session.beginNewActivity(configuration: WorkoutConfiguration(activityType: .cycling), at: ride.start)
+        try recording.builder.add(ride.samples(0..<50))
+        try recording.session.pause(at: ride.date(10))
+        try recording.session.resume(at: ride.date(20))
+        try recording.builder.add(ride.samples(100..<150))
+        try recording.commit()
+        try recording.builder.add(ride.samples(150..<200))  // never committed: lost in the "crash"
+        recording.close()
+        let before = recording.builder.snapshot(at: ride.date(30))
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(recovered.id == recording.id)
+        #expect(recovered.session.state == .running)
+        #expect(try recovered.committedSamples() == ride.samples(0..<50) + ride.samples(100..<150))
+        let after = recovered.builder.snapshot(at: ride.date(30))
+        #expect(after.events == before.events)
+        #expect(after.activities.map(\.id) == before.activities.map(\.id))
+        #expect(recovered.builder.activeDuration(at: ride.date(30)) == 20)
+        try recovered.discard()
+        #expect(try store.journaledSessions().isEmpty)
+        #expect(try store.recoverActiveSession() == nil)
+    }
+}
