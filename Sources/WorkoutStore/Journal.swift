@@ -80,15 +80,26 @@ final class JournalWriter: WorkoutRecordingSink {
         }
     }
 
-    private func commitLocked() throws(StoreError) {
+    /// Commits what is buffered, then runs `then` in the same transaction (finish, discard).
+    func commit(then final: @escaping (Database) throws -> Void) throws(StoreError) {
+        try commitLock.withLock { (_: inout Void) throws(StoreError) in
+            try commitLocked(then: final)
+        }
+    }
+
+    private func commitLocked(then final: ((Database) throws -> Void)? = nil) throws(StoreError) {
         let (changes, seq) = state.withLock { state in
             defer { state.buffer.removeAll(keepingCapacity: true) }
             return (state.buffer, state.nextSeq)
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty || final != nil else { return }
         let written: (Int64, Int)
         do {
-            written = try store.write { db in try self.write(changes, from: seq, db) }
+            written = try store.write { db in
+                let written = try self.write(changes, from: seq, db)
+                try final?(db)
+                return written
+            }
         } catch {
             // Nothing was written: put the changes back in front, in order, for the next commit.
             state.withLock { state in
@@ -127,14 +138,6 @@ final class JournalWriter: WorkoutRecordingSink {
         return (seq, samples)
     }
 
-    /// Writes what is buffered inside a transaction the caller owns (finish).
-    func commitPending(in db: Database) throws {
-        let (changes, seq) = state.withLock { state in
-            defer { state.buffer.removeAll() }
-            return (state.buffer, state.nextSeq)
-        }
-        _ = try write(changes, from: seq, db)
-    }
 }
 
 /// A background thread that commits a journal at a fixed interval until stopped.
@@ -187,6 +190,10 @@ public final class JournaledRecording: Sendable {
 
     public var builder: LiveWorkoutBuilder { session.builder }
 
+    deinit {
+        committer?.stop()
+    }
+
     /// The last background commit's error, if the latest attempt failed (it is retried).
     public var journalError: StoreError? { writer.lastError }
 
@@ -222,8 +229,10 @@ public final class JournaledRecording: Sendable {
         }
         committer?.stop()
         let id = writer.session.uuidString
-        try store.write { db in
-            try writer.commitPending(in: db)
+        let store = self.store
+        // The journal's tail, the saved workout and the journal's removal: one transaction, taken
+        // under the commit lock so that no background commit can land after it.
+        try writer.commit { db in
             let row = try store.insertWorkout(db, workout)
             try db.execute(
                 sql: """
@@ -252,7 +261,7 @@ public final class JournaledRecording: Sendable {
             do { try session.builder.discardWorkout() } catch { throw .engine(error) }
         }
         let id = writer.session.uuidString
-        try store.write { db in try WorkoutStore.deleteJournal(db, id: id) }
+        try writer.commit { db in try WorkoutStore.deleteJournal(db, id: id) }
     }
 }
 
