@@ -19,13 +19,7 @@ final class RecordingStorage: Sendable {
     let clock: any WorkoutClock
     let sink: (any WorkoutRecordingSink)?
     private let core: Mutex<RecordingCore>
-    private let subscribers = Mutex<Subscribers>(Subscribers())
-
-    private struct Subscribers: Sendable {
-        var continuations: [Int: AsyncStream<SessionStateChange>.Continuation] = [:]
-        var nextID = 0
-        var finished = false
-    }
+    private let stateChangeBroadcaster = AsyncBroadcaster<SessionStateChange>()
 
     init(core: RecordingCore, clock: any WorkoutClock, sink: (any WorkoutRecordingSink)?) {
         self.clock = clock
@@ -70,35 +64,10 @@ final class RecordingStorage: Sendable {
     }
 
     private func publish(_ change: SessionStateChange) {
-        let ended = change.to == .ended
-        let toFinish: [AsyncStream<SessionStateChange>.Continuation] = subscribers.withLock { subscribers in
-            for continuation in subscribers.continuations.values { continuation.yield(change) }
-            guard ended else { return [] }
-            subscribers.finished = true
-            defer { subscribers.continuations.removeAll() }
-            return Array(subscribers.continuations.values)
-        }
-        // Finished outside the subscribers lock: finishing runs onTermination, which takes it.
-        for continuation in toFinish { continuation.finish() }
+        stateChangeBroadcaster.publish(change)
+        if change.to == .ended { stateChangeBroadcaster.finish() }
     }
 
     /// A new stream of state changes from now on; it finishes after the change to `ended`.
-    func stateChanges() -> AsyncStream<SessionStateChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SessionStateChange.self)
-        let id: Int? = subscribers.withLock { subscribers in
-            guard !subscribers.finished else { return nil }
-            let id = subscribers.nextID
-            subscribers.nextID += 1
-            subscribers.continuations[id] = continuation
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    func stateChanges() -> AsyncStream<SessionStateChange> { stateChangeBroadcaster.subscribe() }
 }

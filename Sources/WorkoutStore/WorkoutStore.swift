@@ -14,7 +14,7 @@ public final class WorkoutStore: Sendable {
     /// The store file.
     public let path: String
     let pool: DatabasePool
-    let broadcaster = StoreBroadcaster()
+    let broadcaster = AsyncBroadcaster<StoreChange>()
 
     /// Opens (creating when missing) the store at `path`.
     ///
