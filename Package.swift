@@ -46,6 +46,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests", dependencies: ["WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
-        .testTarget(name: "WorkoutCLITests", dependencies: ["WorkoutCLI"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),
     ]
 )

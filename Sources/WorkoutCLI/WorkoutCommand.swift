@@ -15,7 +15,9 @@ struct WorkoutCommand: ParsableCommand {
             per-activity statistics for swim-bike-run races and single sports, stored in SQLite.
             """,
         version: version,
-        subcommands: [DebugRecordCommand.self]
+        subcommands: [
+            ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self, DebugRecordCommand.self,
+        ]
     )
 }
 
@@ -28,12 +30,12 @@ struct StoreOptions: ParsableArguments {
             valueName: "path"))
     var db: String?
 
-    /// Opens the store; a store error becomes a clear message and a non-zero exit.
+    /// Opens the store; a store error becomes a one-line message and exit status 1.
     func open() throws -> WorkoutStore {
         do {
             return try WorkoutStore(explicitPath: db)
         } catch {
-            throw ValidationError(error.description)
+            throw UserFacingError(error)
         }
     }
 }
