@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import WorkoutEngine
 import WorkoutModel
 
@@ -152,6 +153,14 @@ public struct WorkoutQuery: Sendable, Hashable {
     }
 }
 
+extension WorkoutQuery {
+    /// Only activity predicates, each with at least one statistic condition: the index-only path.
+    var isActivityOnly: Bool {
+        activityType == nil && minimumDuration == nil && maximumDuration == nil && dates.start == nil
+            && dates.end == nil && !activities.isEmpty && activities.allSatisfy { !$0.conditions.isEmpty }
+    }
+}
+
 /// A persistable position in the store's history of changes (HKQueryAnchor).
 public struct QueryAnchor: Sendable, Hashable, Codable, Comparable {
     public var value: Int64
@@ -271,14 +280,70 @@ extension WorkoutStore {
     /// Ids of the workouts matching `query`, in the query's order: the lean path (an index lookup
     /// on the statistics table for activity predicates).
     public func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        if query.isActivityOnly {
+            let matches = try query.activities.map { (predicate) throws(StoreError) in try Self.matchSQL(predicate) }
+            return try read { db in try Self.activityOnlyIDs(db, matches, query) }
+        }
         let (sql, arguments) = try Self.workoutSQL(query, columns: "w.uuid")
         return try read { db in
             try String.fetchAll(db, sql: sql, arguments: arguments).map(Self.uuid)
         }
     }
 
+    /// Answers a query made only of activity predicates from the statistics index alone: each
+    /// predicate is one covering-index range scan giving (workout id, workout start); the sets are
+    /// intersected, ordered and limited here rather than by SQLite's slower temporary B-trees.
+    static func activityOnlyIDs(
+        _ db: Database, _ matches: [(String, [any DatabaseValueConvertible])], _ query: WorkoutQuery
+    ) throws -> [UUID] {
+        var result: [UUID: Double]?
+        for (condition, values) in matches {
+            let statement = try db.makeStatement(
+                sql: "SELECT s0.workout_uuid, s0.workout_start FROM statistic s0 WHERE \(condition)")
+            try statement.setArguments(StatementArguments(values))
+            let handle = statement.sqliteStatement
+            var found: [UUID: Double] = [:]
+            var code = sqlite3_step(handle)
+            while code == SQLITE_ROW {
+                let count = Int(sqlite3_column_bytes(handle, 0))
+                if let text = sqlite3_column_text(handle, 0),
+                    let id = fastUUID(UnsafeBufferPointer(start: text, count: count))
+                {
+                    if let previous = result {
+                        if previous[id] != nil { found[id] = sqlite3_column_double(handle, 1) }
+                    } else {
+                        found[id] = sqlite3_column_double(handle, 1)
+                    }
+                }
+                code = sqlite3_step(handle)
+            }
+            sqlite3_reset(handle)
+            guard code == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            result = found
+        }
+        var ordered = (result ?? [:]).map { (id: $0.key, start: $0.value) }
+        ordered.sort { lhs, rhs in
+            if lhs.start != rhs.start { return query.ascending ? lhs.start < rhs.start : lhs.start > rhs.start }
+            return query.ascending ? lhs.id.uuidString < rhs.id.uuidString : lhs.id.uuidString > rhs.id.uuidString
+        }
+        if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
+        return ordered.map(\.id)
+    }
+
     /// The workouts matching `query`, fully loaded (activities, events, statistics).
     public func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
+        if query.isActivityOnly {
+            let ids = try workoutIDs(matching: query)
+            return try read { db in
+                try ids.compactMap { id in
+                    try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE uuid = ?", arguments: [id.uuidString])
+                        .map { try Self.decodeWorkout(db, $0) }
+                }
+            }
+        }
         let (sql, arguments) = try Self.workoutSQL(query, columns: "w.*")
         return try read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.decodeWorkout(db, $0) }
@@ -311,7 +376,7 @@ extension WorkoutStore {
         }
         var sql = "SELECT \(columns) FROM workout w"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += query.ascending ? " ORDER BY w.start, w.id" : " ORDER BY w.start DESC, w.id DESC"
+        sql += query.ascending ? " ORDER BY w.start, w.uuid" : " ORDER BY w.start DESC, w.uuid DESC"
         if let limit = query.limit {
             sql += " LIMIT ?"
             arguments.append(max(0, limit))
@@ -319,29 +384,30 @@ extension WorkoutStore {
         return (sql, StatementArguments(arguments))
     }
 
-    /// "w.id IN (activities matching every condition)"; column names and operators come from enums.
-    static func activitySQL(
-        _ predicate: ActivityPredicate
-    ) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
-        var arguments: [any DatabaseValueConvertible] = []
-        guard let first = predicate.conditions.first else {
+    /// "w.id IN (workouts with an activity matching every condition)".
+    static func activitySQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
+        guard !predicate.conditions.isEmpty else {
             guard let type = predicate.activityType else { return ("1", []) }
             return ("w.id IN (SELECT workout_id FROM activity WHERE activity_type = ?)", [type.rawValue])
         }
+        let (condition, arguments) = try matchSQL(predicate)
+        return ("w.id IN (SELECT s0.workout_id FROM statistic s0 WHERE \(condition))", arguments)
+    }
+
+    /// The WHERE clause on statistics row `s0` for an activity matching every condition of a predicate
+    /// with at least one condition. Column names and operators come from enums; values are bound.
+    static func matchSQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
+        guard let first = predicate.conditions.first else { throw .invalidQuery("an activity predicate without conditions") }
         func value(_ condition: StatisticCondition) throws(StoreError) -> Double {
-            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite
-            else {
+            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite else {
                 throw .invalidQuery(
                     "\(condition.quantityType.rawValue) compared with \(condition.value): needs a finite value in "
                         + "a \(condition.quantityType.canonicalUnit.dimension.rawValue) unit")
             }
             return value
         }
-        var sql = """
-            w.id IN (SELECT s0.workout_id FROM statistic s0 WHERE s0.activity_id IS NOT NULL
-            AND s0.quantity_type = ?
-            """
-        arguments.append(first.quantityType.rawValue)
+        var arguments: [any DatabaseValueConvertible] = [first.quantityType.rawValue]
+        var sql = "s0.activity_id IS NOT NULL AND s0.quantity_type = ?"
         if let type = predicate.activityType {
             sql += " AND s0.activity_type = ?"
             arguments.append(type.rawValue)
@@ -357,7 +423,6 @@ extension WorkoutStore {
             arguments.append(condition.quantityType.rawValue)
             arguments.append(try value(condition))
         }
-        sql += ")"
         return (sql, arguments)
     }
 

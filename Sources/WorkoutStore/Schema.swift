@@ -38,16 +38,23 @@ enum Schema {
                         activity_type TEXT NOT NULL, quantity_type TEXT NOT NULL,
                         minimum REAL, maximum REAL, average REAL, sum REAL, most_recent REAL, most_recent_date REAL,
                         start REAL NOT NULL, "end" REAL NOT NULL, duration REAL NOT NULL, covered REAL NOT NULL,
-                        sample_count INTEGER NOT NULL);
+                        sample_count INTEGER NOT NULL,
+                        -- The workout's start and id, copied so that activity queries are answered from
+                        -- one covering index without touching the workout table.
+                        workout_start REAL NOT NULL, workout_uuid TEXT NOT NULL);
                     CREATE INDEX statistic_workout ON statistic(workout_id);
                     CREATE INDEX statistic_activity ON statistic(activity_id, quantity_type);
-                    CREATE INDEX statistic_average ON statistic(quantity_type, activity_type, average)
+                    CREATE INDEX statistic_average ON statistic(
+                        quantity_type, activity_type, average, workout_start, workout_uuid, workout_id, activity_id)
                         WHERE activity_id IS NOT NULL;
-                    CREATE INDEX statistic_minimum ON statistic(quantity_type, activity_type, minimum)
+                    CREATE INDEX statistic_minimum ON statistic(
+                        quantity_type, activity_type, minimum, workout_start, workout_uuid, workout_id, activity_id)
                         WHERE activity_id IS NOT NULL;
-                    CREATE INDEX statistic_maximum ON statistic(quantity_type, activity_type, maximum)
+                    CREATE INDEX statistic_maximum ON statistic(
+                        quantity_type, activity_type, maximum, workout_start, workout_uuid, workout_id, activity_id)
                         WHERE activity_id IS NOT NULL;
-                    CREATE INDEX statistic_sum ON statistic(quantity_type, activity_type, sum)
+                    CREATE INDEX statistic_sum ON statistic(
+                        quantity_type, activity_type, sum, workout_start, workout_uuid, workout_id, activity_id)
                         WHERE activity_id IS NOT NULL;
                     CREATE TABLE event(
                         workout_id INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,

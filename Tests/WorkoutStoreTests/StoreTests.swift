@@ -82,6 +82,19 @@ struct StoreTests {
                 conditions: [StatisticCondition(.heartRate, .average, .greaterThan, Quantity(2.5, .hertz))])
         ])
         #expect(try store.workouts(matching: cyclingOver150).map(\.id) == [hard.id])
+        // The index-only path (activity predicates alone) and the general path agree, order included.
+        for query in [both, separate, cyclingOver150] {
+            var general = query
+            general.minimumDuration = 0
+            #expect(try store.workoutIDs(matching: query) == store.workoutIDs(matching: general))
+            var oldestFirst = query
+            oldestFirst.ascending = true
+            general.ascending = true
+            #expect(try store.workoutIDs(matching: oldestFirst) == store.workoutIDs(matching: general))
+        }
+        var one = separate
+        one.limit = 1
+        #expect(try store.workoutIDs(matching: one) == [hard.id], "newest first, then the limit")
         #expect(throws: StoreError.self) {
             try store.workoutIDs(
                 matching: WorkoutQuery(activities: [
