@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 // Performance benchmarks (package-benchmark). Run from this folder:
 //   swift package benchmark --target Ingest
+//   swift package benchmark --target Store
 // See ../README.md "Benchmarks" for the figures and how they were measured.
 import PackageDescription
 
@@ -12,6 +13,8 @@ let package = Package(
         // Only the MallocInterposer trait: the default set also pulls in a runtime interposer that
         // the local package mirror does not carry.
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        // For the raw-SQLite baseline of the Store benchmarks (the store itself already depends on it).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +26,19 @@ let package = Package(
             ],
             path: "Benchmarks/Ingest",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "Store",
+            dependencies: [
+                .product(name: "WorkoutStore", package: "workout-engine"),
+                .product(name: "WorkoutEngine", package: "workout-engine"),
+                .product(name: "WorkoutModel", package: "workout-engine"),
+                .product(name: "WorkoutSimulator", package: "workout-engine"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Store",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )
