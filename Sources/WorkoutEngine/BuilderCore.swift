@@ -369,11 +369,10 @@ struct BuilderCore: Sendable {
             }
             if sample.start > settledInstant { settledInstant = sample.start }
         }
-        if let last = streams[index].last, last.start == sample.start {
-            streams[index].valuesAtLast.append(sample.value)
-        } else {
-            streams[index].valuesAtLast = [sample.value]
+        if let last = streams[index].last, last.start != sample.start {
+            streams[index].valuesAtLast.removeAll(keepingCapacity: true)  // no allocation per sample
         }
+        streams[index].valuesAtLast.append(sample.value)
         streams[index].last = sample
     }
 

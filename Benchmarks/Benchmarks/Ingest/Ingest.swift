@@ -53,7 +53,8 @@ private func ingest(_ batches: [[QuantitySample]], sink: (any WorkoutRecordingSi
     for batch in batches {
         if let first = batch.first, first.start >= origin.addingTimeInterval(Double(nextBoundary)) {
             try session.beginNewActivity(
-                configuration: WorkoutConfiguration(activityType: .cycling), at: origin.addingTimeInterval(Double(nextBoundary)))
+                configuration: WorkoutConfiguration(activityType: .cycling),
+                at: origin.addingTimeInterval(Double(nextBoundary)))
             nextBoundary += legSeconds
         }
         count += try session.builder.add(batch).accepted
