@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
         .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
+        .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
     ],
     dependencies: [
@@ -30,13 +31,19 @@ let package = Package(
             dependencies: ["WorkoutEngine", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
-        .target(name: "WorkoutSimulator", dependencies: ["WorkoutModel"], path: "Simulators/WorkoutSimulator", swiftSettings: strict),
+        .target(
+            name: "WorkoutSimulator", dependencies: ["WorkoutModel"], path: "Simulators/WorkoutSimulator",
+            resources: [.copy("Scenarios")], swiftSettings: strict),
+        .target(
+            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator"],
+            swiftSettings: strict),
         .executableTarget(
             name: "WorkoutCLI",
             dependencies: [
                 "WorkoutEngine",
                 "WorkoutStore",
                 "WorkoutSimulator",
+                "WorkoutReplay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -45,6 +52,9 @@ let package = Package(
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests", dependencies: ["WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutReplayTests", dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),

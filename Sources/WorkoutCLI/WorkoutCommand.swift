@@ -16,7 +16,8 @@ struct WorkoutCommand: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self, DebugRecordCommand.self,
+            ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
+            DebugRecordCommand.self,
         ]
     )
 }
@@ -45,6 +46,10 @@ struct UserFacingError: Error, CustomStringConvertible {
     var description: String
     init(_ error: any Error) {
         description = String(describing: error)
+    }
+
+    init(_ message: String) {
+        description = message
     }
 }
 

@@ -554,10 +554,13 @@ struct BuilderCore: Sendable {
             let mid = (low + high) / 2
             if laps[mid].start <= lap.start { low = mid + 1 } else { high = mid }
         }
-        if low > 0, laps[low - 1].end > lap.start || laps[low - 1].start == lap.start {
+        // Laps that touch may disagree by rounding (an end computed as start + duration): overlaps
+        // under a millisecond are not overlaps.
+        let tolerance = 0.001
+        if low > 0, laps[low - 1].end > lap.start + tolerance || laps[low - 1].start == lap.start {
             throw .overlappingLap(start: date(lap.start), end: date(lap.end))
         }
-        if low < laps.count, laps[low].start < lap.end {
+        if low < laps.count, laps[low].start < lap.end - tolerance {
             throw .overlappingLap(start: date(lap.start), end: date(lap.end))
         }
         laps.insert(lap, at: low)

@@ -130,6 +130,9 @@ final class JournalWriter: WorkoutRecordingSink {
                 try statement.execute(arguments: [session.uuidString, seq, "samples", nil as String?])
                 for sample in batch { try inserter.insert(sample, owner: owner, seq: seq) }
                 samples += batch.count
+            } else if case .route(let points) = change {
+                try statement.execute(arguments: [session.uuidString, seq, "route", nil as String?])
+                try store.insertRoute(db, table: "journal_route", owner: session.uuidString, seq: seq, points: points)
             } else {
                 try statement.execute(arguments: [session.uuidString, seq, "change", try JSON.encode(change)])
             }
@@ -240,14 +243,13 @@ public final class JournaledRecording: Sendable {
                     SELECT ?, type, start, "end", value, unit, canonical, source_id, metadata
                     FROM journal_sample WHERE session = ? ORDER BY seq, rowid
                     """, arguments: [row, id])
-            var route: [RoutePoint] = []
-            for payload in try String.fetchAll(
-                db, sql: "SELECT payload FROM journal_change WHERE session = ? AND kind = 'change' ORDER BY seq",
-                arguments: [id])
-            {
-                if case .route(let points) = try JSON.decode(RecordingChange.self, payload) { route += points }
-            }
-            try store.insertRoute(db, workout: row, points: route)
+            try db.execute(
+                sql: """
+                    INSERT INTO route_point(workout_id, date, latitude, longitude, altitude, speed, course,
+                                            horizontal_accuracy)
+                    SELECT ?, date, latitude, longitude, altitude, speed, course, horizontal_accuracy
+                    FROM journal_route WHERE session = ? ORDER BY seq, rowid
+                    """, arguments: [row, id])
             try WorkoutStore.deleteJournal(db, id: id)
         }
         store.broadcaster.publish(.added([workout.id]))
@@ -383,6 +385,12 @@ extension WorkoutStore {
                 samplesBySeq[row[11], default: []].append(sample)
             }
         }
+        var routeBySeq: [Int64: [RoutePoint]] = [:]
+        let routeRows = try Row.fetchCursor(
+            db, sql: "SELECT * FROM journal_route WHERE session = ? ORDER BY seq, rowid", arguments: [session])
+        while let row = try routeRows.next() {
+            routeBySeq[row["seq"], default: []].append(decodeRoutePoint(row))
+        }
         var changes: [RecordingChange] = []
         let rows = try Row.fetchCursor(
             db, sql: "SELECT seq, kind, payload FROM journal_change WHERE session = ? ORDER BY seq",
@@ -391,6 +399,8 @@ extension WorkoutStore {
             let kind: String = row["kind"]
             if kind == "samples" {
                 changes.append(.samples(samplesBySeq[row["seq"]] ?? []))
+            } else if kind == "route" {
+                changes.append(.route(routeBySeq[row["seq"]] ?? []))
             } else {
                 changes.append(try JSON.decode(RecordingChange.self, row["payload"]))
             }
@@ -400,6 +410,7 @@ extension WorkoutStore {
 
     static func deleteJournal(_ db: Database, id: String) throws {
         try db.execute(sql: "DELETE FROM journal_sample WHERE session = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM journal_route WHERE session = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
     }

@@ -320,7 +320,8 @@ extension WorkoutStore {
             sqlite3_reset(handle)
             guard code == SQLITE_DONE else {
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
             result = found
         }
@@ -385,7 +386,9 @@ extension WorkoutStore {
     }
 
     /// "w.id IN (workouts with an activity matching every condition)".
-    static func activitySQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
+    static func activitySQL(
+        _ predicate: ActivityPredicate
+    ) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
         guard !predicate.conditions.isEmpty else {
             guard let type = predicate.activityType else { return ("1", []) }
             return ("w.id IN (SELECT workout_id FROM activity WHERE activity_type = ?)", [type.rawValue])
@@ -396,10 +399,14 @@ extension WorkoutStore {
 
     /// The WHERE clause on statistics row `s0` for an activity matching every condition of a predicate
     /// with at least one condition. Column names and operators come from enums; values are bound.
-    static func matchSQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
-        guard let first = predicate.conditions.first else { throw .invalidQuery("an activity predicate without conditions") }
+    static func matchSQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible])
+    {
+        guard let first = predicate.conditions.first else {
+            throw .invalidQuery("an activity predicate without conditions")
+        }
         func value(_ condition: StatisticCondition) throws(StoreError) -> Double {
-            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite else {
+            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite
+            else {
                 throw .invalidQuery(
                     "\(condition.quantityType.rawValue) compared with \(condition.value): needs a finite value in "
                         + "a \(condition.quantityType.canonicalUnit.dimension.rawValue) unit")

@@ -83,6 +83,10 @@ enum Schema {
                         "end" REAL NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, canonical REAL NOT NULL,
                         source_id INTEGER NOT NULL, metadata TEXT);
                     CREATE INDEX journal_sample_session ON journal_sample(session, seq);
+                    CREATE TABLE journal_route(
+                        session TEXT NOT NULL, seq INTEGER NOT NULL, date REAL NOT NULL, latitude REAL NOT NULL,
+                        longitude REAL NOT NULL, altitude REAL, speed REAL, course REAL, horizontal_accuracy REAL);
+                    CREATE INDEX journal_route_session ON journal_route(session, seq);
                     """)
         }
         return migrator

@@ -228,18 +228,37 @@ public final class WorkoutStore: Sendable {
     }
 
     func insertRoute(_ db: Database, workout: Int64, points: [RoutePoint]) throws {
+        try insertRoute(db, table: "route_point", owner: workout, seq: nil, points: points)
+    }
+
+    /// Inserts route points into `route_point` (owner: workout row) or `journal_route` (owner: session).
+    func insertRoute(
+        _ db: Database, table: String, owner: any DatabaseValueConvertible, seq: Int64?, points: [RoutePoint]
+    ) throws {
         guard !points.isEmpty else { return }
+        let ownerColumn = table == "journal_route" ? "session, seq" : "workout_id"
+        let ownerValues = table == "journal_route" ? "?, ?" : "?"
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO route_point(workout_id, date, latitude, longitude, altitude, speed, course,
-                                        horizontal_accuracy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO \(table)(\(ownerColumn), date, latitude, longitude, altitude, speed, course,
+                                        horizontal_accuracy) VALUES (\(ownerValues), ?, ?, ?, ?, ?, ?, ?)
                 """)
         for point in points {
-            try statement.execute(arguments: [
-                workout, point.date.timeIntervalSinceReferenceDate, point.latitude, point.longitude, point.altitude,
-                point.speed, point.course, point.horizontalAccuracy,
-            ])
+            var arguments: [(any DatabaseValueConvertible)?] = [owner]
+            if let seq { arguments.append(seq) }
+            arguments += [
+                point.date.timeIntervalSinceReferenceDate, point.latitude, point.longitude, point.altitude, point.speed,
+                point.course, point.horizontalAccuracy,
+            ]
+            try statement.execute(arguments: StatementArguments(arguments))
         }
+    }
+
+    static func decodeRoutePoint(_ row: Row) -> RoutePoint {
+        RoutePoint(
+            date: Date(timeIntervalSinceReferenceDate: row["date"]), latitude: row["latitude"],
+            longitude: row["longitude"], altitude: row["altitude"], speed: row["speed"], course: row["course"],
+            horizontalAccuracy: row["horizontal_accuracy"])
     }
 
     func nextAnchor(_ db: Database) throws -> Int64 {
@@ -293,12 +312,7 @@ public final class WorkoutStore: Sendable {
                     SELECT r.* FROM route_point r JOIN workout w ON w.id = r.workout_id
                     WHERE w.uuid = ? ORDER BY r.date, r.rowid
                     """, arguments: [id.uuidString]
-            ).map { row in
-                RoutePoint(
-                    date: Date(timeIntervalSinceReferenceDate: row["date"]), latitude: row["latitude"],
-                    longitude: row["longitude"], altitude: row["altitude"], speed: row["speed"], course: row["course"],
-                    horizontalAccuracy: row["horizontal_accuracy"])
-            }
+            ).map(Self.decodeRoutePoint)
         }
     }
 
@@ -363,8 +377,11 @@ public final class WorkoutStore: Sendable {
     /// Foundation's parser costs over a microsecond per id on Linux, which dominates large results.
     static func fastUUID<Bytes: Collection<UInt8>>(_ text: Bytes) -> UUID? {
         guard text.count == 36 else { return nil }
-        var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-            UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var bytes:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var index = 0
         var high: UInt8? = nil
         var position = 0

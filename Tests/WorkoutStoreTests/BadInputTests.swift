@@ -12,7 +12,9 @@ private func populatedStore(in folder: URL) throws -> String {
     let path = folder.appendingPathComponent("store.sqlite").path
     do {
         let store = try WorkoutStore(path: path)
-        let (workout, samples) = try recordWorkout([LegPlan(type: .cycling, seconds: 2000, heartRate: 140, maxHeartRate: 160)])
+        let (workout, samples) = try recordWorkout([
+            LegPlan(type: .cycling, seconds: 2000, heartRate: 140, maxHeartRate: 160)
+        ])
         try store.save(workout, samples: samples)
     }
     let queue = try DatabaseQueue(path: path)

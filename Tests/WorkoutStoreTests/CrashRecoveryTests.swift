@@ -51,7 +51,8 @@ private func drive(_ session: WorkoutSession, ride: SyntheticRide, clock: Manual
         if second % legSeconds == 0, index % SyntheticRide.streams == 0,
             session.builder.currentActivity()?.start != ride.date(second)
         {
-            try session.beginNewActivity(configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
+            try session.beginNewActivity(
+                configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
         }
         let end = min(total, (second + 1) * SyntheticRide.streams)
         try session.builder.add(ride.samples(index..<end))
@@ -109,7 +110,8 @@ struct CrashRecoveryTests {
             Thread.sleep(forTimeInterval: Double.random(in: 0...0.03, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "trial \(trial): the recorder finished before the kill")
+            #expect(
+                process.terminationReason == .uncaughtSignal, "trial \(trial): the recorder finished before the kill")
 
             let store = try WorkoutStore(path: path)
             let ride = SyntheticRide(seed: seed)
@@ -140,7 +142,8 @@ struct CrashRecoveryTests {
             configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
             options: BuilderOptions(identifiers: .seeded(5)), commitInterval: 0)
         try recording.session.start(at: ride.start)
-        try recording.session.beginNewActivity(configuration: WorkoutConfiguration(activityType: .cycling), at: ride.start)
+        try recording.session.beginNewActivity(
+            configuration: WorkoutConfiguration(activityType: .cycling), at: ride.start)
         try recording.builder.add(ride.samples(0..<50))
         try recording.session.pause(at: ride.date(10))
         try recording.session.resume(at: ride.date(20))

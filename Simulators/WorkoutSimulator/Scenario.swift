@@ -1,0 +1,210 @@
+import Foundation
+import WorkoutModel
+
+/// A race or session to simulate, as a Codable JSON document (see `Scenarios/*.json`).
+///
+/// A scenario is a list of legs; each leg a list of segments with a distance or a duration and an
+/// intensity (0 = rest, 1 = all out: the fraction of heart-rate reserve the athlete works at).
+/// Swimming segments in a pool are whole lengths, with a stroke style and a kind (active, drill,
+/// rest). Everything else (speeds, cadences, power, strokes) follows from the athlete.
+public struct Scenario: Codable, Sendable, Hashable {
+    public var name: String
+    public var summary: String
+    /// The workout's type: swimBikeRun for triathlons, else the single sport.
+    public var activityType: WorkoutActivityType
+    public var swimmingLocation: SwimmingLocationType?
+    /// Pool length in metres (pool swims).
+    public var lapLength: Double?
+    public var athlete: Athlete
+    public var legs: [Leg]
+    /// Seconds of heart rate recorded after the finish (recovery), at least 120 by default.
+    public var recoverySeconds: Int?
+    /// Per-second heart-rate noise (standard deviation, bpm); 0 for none.
+    public var heartRateNoise: Double?
+    /// Sensor dropouts: no samples from that sensor for that span of race time.
+    public var dropouts: [Dropout]?
+
+    public struct Athlete: Codable, Sendable, Hashable {
+        public var restingHeartRate: Double
+        public var maxHeartRate: Double
+        /// Seconds for heart rate to cover 63 % of a step change during exercise.
+        public var heartRateTimeConstant: Double
+        /// Seconds for heart rate to cover 63 % of its fall to rest after the finish.
+        public var recoveryTimeConstant: Double
+        /// Pace per 100 m swum at intensity 0.7, seconds.
+        public var swimPace100m: Double
+        /// Cycling speed at intensity 0.7, m/s.
+        public var cyclingSpeed: Double
+        /// Functional threshold power, W (power at intensity 0.9).
+        public var thresholdPower: Double
+        /// Running pace per km at intensity 0.7, seconds.
+        public var runPaceKm: Double
+    }
+
+    public struct Leg: Codable, Sendable, Hashable {
+        public var type: WorkoutActivityType
+        public var segments: [Segment]
+    }
+
+    public struct Segment: Codable, Sendable, Hashable {
+        /// Metres; for pool swims a whole number of lengths.
+        public var distance: Double?
+        /// Seconds (used when there is no distance, and for rests).
+        public var duration: Double?
+        public var intensity: Double
+        public var style: StrokeStyle?
+        public var kind: SegmentKind?
+    }
+
+    public enum StrokeStyle: String, Codable, Sendable, Hashable, CaseIterable {
+        case freestyle, backstroke, breaststroke, butterfly, mixed
+    }
+
+    public enum SegmentKind: String, Codable, Sendable, Hashable {
+        case active, drill, rest
+    }
+
+    public struct Dropout: Codable, Sendable, Hashable {
+        public enum Sensor: String, Codable, Sendable, Hashable { case heartRate, bike, footPod, gps }
+        public var sensor: Sensor
+        /// Race seconds from the start.
+        public var start: Double
+        public var duration: Double
+    }
+}
+
+/// Why a scenario file cannot be used; names the file and the field.
+public struct ScenarioError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var field: String
+    public var problem: String
+
+    public var description: String { "\(file): \(field): \(problem)" }
+}
+
+extension Scenario {
+    /// Names of the scenarios shipped with the simulator.
+    public static var builtInNames: [String] {
+        guard let folder = scenarioFolder,
+            let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
+        else { return [] }
+        return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
+    }
+
+    /// The folder of shipped scenarios inside the module's resources.
+    static var scenarioFolder: URL? { Bundle.module.resourceURL?.appendingPathComponent("Scenarios") }
+
+    /// A shipped scenario by name (`olympic`, `sprint`, …) or a scenario file by path.
+    public static func load(_ nameOrPath: String) throws(ScenarioError) -> Scenario {
+        let url: URL
+        if let builtIn = scenarioFolder?.appendingPathComponent(nameOrPath + ".json"),
+            !nameOrPath.contains("/"), FileManager.default.fileExists(atPath: builtIn.path)
+        {
+            url = builtIn
+        } else {
+            url = URL(fileURLWithPath: nameOrPath)
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                throw ScenarioError(
+                    file: nameOrPath, field: "-",
+                    problem:
+                        "no such scenario file or built-in scenario (built in: \(builtInNames.joined(separator: ", ")))"
+                )
+            }
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw ScenarioError(file: url.path, field: "-", problem: "cannot read the file")
+        }
+        return try decode(data, file: url.lastPathComponent)
+    }
+
+    /// Decodes and validates a scenario; errors name the field.
+    public static func decode(_ data: Data, file: String) throws(ScenarioError) -> Scenario {
+        let scenario: Scenario
+        do {
+            scenario = try JSONDecoder().decode(Scenario.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw ScenarioError(file: file, field: path(context.codingPath + [key]), problem: "missing")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw ScenarioError(file: file, field: path(context.codingPath), problem: context.debugDescription)
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw ScenarioError(file: file, field: path(context.codingPath), problem: "missing value")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw ScenarioError(file: file, field: path(context.codingPath), problem: context.debugDescription)
+        } catch {
+            throw ScenarioError(file: file, field: "-", problem: "not a scenario: \(error)")
+        }
+        try scenario.validate(file: file)
+        return scenario
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: ["."])
+    }
+
+    /// Checks the values make a race that can be simulated.
+    public func validate(file: String) throws(ScenarioError) {
+        func fail(_ field: String, _ problem: String) -> ScenarioError {
+            ScenarioError(file: file, field: field, problem: problem)
+        }
+        let a = athlete
+        guard a.restingHeartRate >= 25, a.maxHeartRate <= 230, a.restingHeartRate < a.maxHeartRate else {
+            throw fail("athlete.restingHeartRate/maxHeartRate", "need 25 ≤ resting < max ≤ 230 bpm")
+        }
+        for (field, value) in [
+            ("heartRateTimeConstant", a.heartRateTimeConstant), ("recoveryTimeConstant", a.recoveryTimeConstant),
+            ("swimPace100m", a.swimPace100m), ("cyclingSpeed", a.cyclingSpeed), ("thresholdPower", a.thresholdPower),
+            ("runPaceKm", a.runPaceKm),
+        ] where !(value.isFinite && value > 0) {
+            throw fail("athlete.\(field)", "must be a positive number")
+        }
+        guard !legs.isEmpty else { throw fail("legs", "at least one leg is needed") }
+        if activityType == .swimBikeRun {
+            let expected: [WorkoutActivityType] = [.swimming, .transition, .cycling, .transition, .running]
+            guard legs.map(\.type) == expected else {
+                throw fail(
+                    "legs", "a swimBikeRun scenario has the legs swimming, transition, cycling, transition, running")
+            }
+        }
+        if swimmingLocation == .pool {
+            guard let lapLength, lapLength.isFinite, lapLength > 0 else {
+                throw fail("lapLength", "a pool swim needs a positive lap length in metres")
+            }
+        }
+        for (l, leg) in legs.enumerated() {
+            guard !leg.segments.isEmpty else { throw fail("legs[\(l)].segments", "at least one segment is needed") }
+            for (s, segment) in leg.segments.enumerated() {
+                let field = "legs[\(l)].segments[\(s)]"
+                guard segment.intensity.isFinite, (0...1).contains(segment.intensity) else {
+                    throw fail("\(field).intensity", "must be between 0 and 1")
+                }
+                let hasDistance = segment.distance.map { $0.isFinite && $0 > 0 } ?? false
+                let hasDuration = segment.duration.map { $0.isFinite && $0 > 0 } ?? false
+                guard hasDistance || hasDuration else {
+                    throw fail(field, "needs a positive distance (m) or duration (s)")
+                }
+                if leg.type == .swimming, swimmingLocation == .pool, segment.kind != .rest, let lapLength {
+                    guard let distance = segment.distance,
+                        (distance / lapLength).rounded() == distance / lapLength
+                    else {
+                        throw fail("\(field).distance", "pool segments are whole lengths of \(lapLength) m")
+                    }
+                }
+            }
+        }
+        for (d, dropout) in (dropouts ?? []).enumerated() where !(dropout.start >= 0 && dropout.duration > 0) {
+            throw fail("dropouts[\(d)]", "needs start ≥ 0 and a positive duration")
+        }
+        if let recoverySeconds, recoverySeconds < 0 { throw fail("recoverySeconds", "must not be negative") }
+        if let heartRateNoise, !(heartRateNoise >= 0 && heartRateNoise.isFinite) {
+            throw fail("heartRateNoise", "must be ≥ 0")
+        }
+    }
+
+    /// The workout configuration the scenario records with.
+    public var configuration: WorkoutConfiguration {
+        WorkoutConfiguration(
+            activityType: activityType,
+            locationType: swimmingLocation == .pool && activityType == .swimming ? .indoor : .outdoor,
+            swimmingLocationType: swimmingLocation ?? .unknown, lapLength: lapLength.map { Quantity($0, .meter) })
+    }
+}
