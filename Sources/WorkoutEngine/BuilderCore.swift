@@ -505,6 +505,7 @@ struct BuilderCore: Sendable {
         let end = workoutEnd ?? .infinity
         var redundant = 0
         for event in newEvents {
+            if let key = firstNonFiniteKey(event.metadata) { throw .invalidMetadata(key: key) }
             let start = seconds(event.start)
             guard event.duration.isFinite, event.duration >= 0, event.type.hasDuration || event.duration == 0 else {
                 throw .invalidEventDuration(event.type, duration: event.duration)
@@ -601,6 +602,7 @@ struct BuilderCore: Sendable {
 
     mutating func add(metadata newMetadata: Metadata) throws(EngineError) {
         try requireAccepting("add metadata")
+        if let key = firstNonFiniteKey(newMetadata) { throw .invalidMetadata(key: key) }
         metadata.merge(newMetadata) { _, new in new }
         emit(.metadata(newMetadata))
     }
@@ -612,6 +614,7 @@ struct BuilderCore: Sendable {
         metadata activityMetadata: Metadata
     ) throws(EngineError) -> WorkoutActivity {
         try requireAccepting("add an activity")
+        if let key = firstNonFiniteKey(activityMetadata) { throw .invalidMetadata(key: key) }
         if let lap = activityConfiguration.lapLength {
             guard lap.unit.dimension == .length, lap.value.isFinite, lap.value > 0 else {
                 throw .invalidConfiguration("lapLength must be a positive length such as 25 m, got \(lap)")
@@ -659,6 +662,7 @@ struct BuilderCore: Sendable {
 
     mutating func updateActivity(id: UUID, end endDate: Date?, metadata newMetadata: Metadata) throws(EngineError) {
         try requireAccepting("update an activity")
+        if let key = firstNonFiniteKey(newMetadata) { throw .invalidMetadata(key: key) }
         guard let index = activities.firstIndex(where: { $0.id == id }) else { throw .activityNotFound(id) }
         if let endDate {
             let end = seconds(endDate)

@@ -38,6 +38,7 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     case endBeforeRecordedData(end: Date, latest: Date)
     case invalidConfiguration(String)
     case invalidOption(String)
+    case invalidMetadata(key: String)
 
     public var description: String {
         switch self {
@@ -111,6 +112,8 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid workout configuration: \(detail)"
         case .invalidOption(let detail):
             return "invalid builder option: \(detail)"
+        case .invalidMetadata(let key):
+            return "metadata '\(key)' is not a finite value (NaN or infinite); drop the key or fix the value"
         }
     }
 }

@@ -12,11 +12,21 @@ public struct SourceDevice: Sendable, Hashable, Codable, CustomStringConvertible
     /// A stable hardware identifier (ANT device number, BLE address, serial number).
     public var identifier: String?
 
+    /// Empty optional fields are treated as absent, so "" and nil name the same source.
     public init(name: String, manufacturer: String? = nil, model: String? = nil, identifier: String? = nil) {
         self.name = name
-        self.manufacturer = manufacturer
-        self.model = model
-        self.identifier = identifier
+        self.manufacturer = manufacturer.flatMap { $0.isEmpty ? nil : $0 }
+        self.model = model.flatMap { $0.isEmpty ? nil : $0 }
+        self.identifier = identifier.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            manufacturer: try container.decodeIfPresent(String.self, forKey: .manufacturer),
+            model: try container.decodeIfPresent(String.self, forKey: .model),
+            identifier: try container.decodeIfPresent(String.self, forKey: .identifier))
     }
 
     public var description: String { identifier.map { "\(name) (\($0))" } ?? name }
@@ -79,6 +89,7 @@ public struct QuantitySample: Sendable, Hashable, Codable {
         guard range.contains(value) else {
             throw .outOfRange(type, value: value, unit: type.canonicalUnit, range: range)
         }
+        if !metadata.isEmpty, let key = firstNonFiniteKey(metadata) { throw .invalidMetadata(type, key: key) }
         return value
     }
 }
@@ -90,6 +101,7 @@ public enum SampleValidationError: Error, Sendable, Equatable, CustomStringConve
     case outOfRange(QuantityType, value: Double, unit: QuantityUnit, range: ClosedRange<Double>)
     case endBeforeStart(QuantityType, start: Date, end: Date)
     case invalidDate(QuantityType)
+    case invalidMetadata(QuantityType, key: String)
 
     /// The short name used for drop counters.
     public var reason: DropReason {
@@ -98,6 +110,7 @@ public enum SampleValidationError: Error, Sendable, Equatable, CustomStringConve
         case .wrongDimension: .wrongDimension
         case .outOfRange: .outOfRange
         case .endBeforeStart, .invalidDate: .badInterval
+        case .invalidMetadata: .invalidMetadata
         }
     }
 
@@ -114,7 +127,9 @@ public enum SampleValidationError: Error, Sendable, Equatable, CustomStringConve
         case .endBeforeStart(let type, let start, let end):
             "\(type.rawValue) sample ends (\(end)) before it starts (\(start)); swap or fix the dates"
         case .invalidDate(let type):
-            "\(type.rawValue) sample has a non-finite date; fix the timestamp at the source"
+            "\(type.rawValue) sample has a non-finite date or duration; fix the timestamp at the source"
+        case .invalidMetadata(let type, let key):
+            "\(type.rawValue) sample's metadata '\(key)' is not a finite value; drop the key or fix the value"
         }
     }
 }
@@ -137,6 +152,8 @@ public enum DropReason: String, Sendable, Codable, Hashable, CaseIterable, Codin
     case redundantPauseOrResume
     /// A route point with an impossible coordinate.
     case badLocation
+    /// Metadata with a NaN or infinite value.
+    case invalidMetadata
 }
 
 /// A point of the GPS route.

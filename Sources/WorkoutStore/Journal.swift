@@ -39,6 +39,8 @@ final class JournalWriter: WorkoutRecordingSink {
         var replaying: Bool
         var committedSamples: Int
         var lastError: StoreError?
+        /// Set once the journal was moved into a workout or discarded: nothing more is written.
+        var closed = false
     }
 
     let store: WorkoutStore
@@ -65,7 +67,7 @@ final class JournalWriter: WorkoutRecordingSink {
         default: break
         }
         state.withLock { state in
-            if !state.replaying { state.buffer.append(change) }
+            if !state.replaying, !state.closed { state.buffer.append(change) }
         }
     }
 
@@ -75,29 +77,34 @@ final class JournalWriter: WorkoutRecordingSink {
 
     /// Commits everything buffered so far in one transaction.
     func commit() throws(StoreError) {
-        try commitLock.withLock { (_: inout Void) throws(StoreError) in
+        let total = try commitLock.withLock { (_: inout Void) throws(StoreError) -> Int? in
             try commitLocked()
         }
+        // Outside the lock, so that the callback may itself commit.
+        if let total { onCommit?(total) }
     }
 
-    /// Commits what is buffered, then runs `then` in the same transaction (finish, discard).
-    func commit(then final: @escaping (Database) throws -> Void) throws(StoreError) {
+    /// Commits what is buffered and runs `closing` in the same transaction, after which the journal
+    /// is closed (finish, discard). On failure nothing changed and the call may be repeated.
+    func commit(closing: @escaping (Database) throws -> Void) throws(StoreError) {
         try commitLock.withLock { (_: inout Void) throws(StoreError) in
-            try commitLocked(then: final)
+            _ = try commitLocked(closing: closing)
         }
     }
 
-    private func commitLocked(then final: ((Database) throws -> Void)? = nil) throws(StoreError) {
-        let (changes, seq) = state.withLock { state in
+    /// Returns the total of committed samples when something was committed.
+    private func commitLocked(closing: ((Database) throws -> Void)? = nil) throws(StoreError) -> Int? {
+        let (changes, seq, closed) = state.withLock { state in
             defer { state.buffer.removeAll(keepingCapacity: true) }
-            return (state.buffer, state.nextSeq)
+            return (state.buffer, state.nextSeq, state.closed)
         }
-        guard !changes.isEmpty || final != nil else { return }
+        guard !closed else { return nil }
+        guard !changes.isEmpty || closing != nil else { return nil }
         let written: (Int64, Int)
         do {
             written = try store.write { db in
                 let written = try self.write(changes, from: seq, db)
-                try final?(db)
+                try closing?(db)
                 return written
             }
         } catch {
@@ -108,13 +115,16 @@ final class JournalWriter: WorkoutRecordingSink {
             }
             throw error
         }
-        let total = state.withLock { state in
+        return state.withLock { state in
             state.nextSeq = written.0
             state.committedSamples += written.1
             state.lastError = nil
+            if closing != nil {
+                state.closed = true
+                state.buffer.removeAll()
+            }
             return state.committedSamples
         }
-        onCommit?(total)
     }
 
     /// Writes `changes` numbered from `seq`; returns the next seq and how many samples were written.
@@ -214,28 +224,28 @@ public final class JournaledRecording: Sendable {
         }
     }
 
-    /// Stops background commits without finishing (the journal stays for recovery).
-    public func close() {
+    /// Commits what is buffered and stops background commits, without finishing: the journal stays
+    /// and `WorkoutStore.recoverActiveSession` picks the session up later.
+    public func close() throws(StoreError) {
         committer?.stop()
+        try writer.commit()
     }
 
-    /// Finishes the builder and saves the workout, moving the journal's samples and route into it
-    /// and deleting the journal, in one transaction. The session must have stopped or ended.
+    /// Saves the workout, moving the journal's samples and route into it and deleting the journal,
+    /// in one transaction; then finishes the builder. The session must have stopped or ended.
+    ///
+    /// If saving fails (a locked file, a full disk), nothing changed: the journal keeps recording
+    /// and `finish()` may be called again.
     @discardableResult
     public func finish() throws(StoreError) -> Workout {
         guard session.builder.state == .ended else { throw .sessionNotEnded(state: session.state.rawValue) }
-        let workout: Workout
-        do {
-            workout = try session.builder.finishWorkout()
-        } catch {
-            throw .engine(error)
-        }
-        committer?.stop()
+        // What finishWorkout() will return: the builder's state at its end, every sample folded in.
+        let workout = session.builder.snapshot()
         let id = writer.session.uuidString
         let store = self.store
         // The journal's tail, the saved workout and the journal's removal: one transaction, taken
         // under the commit lock so that no background commit can land after it.
-        try writer.commit { db in
+        try writer.commit(closing: { db in
             let row = try store.insertWorkout(db, workout)
             try db.execute(
                 sql: """
@@ -251,6 +261,12 @@ public final class JournaledRecording: Sendable {
                     FROM journal_route WHERE session = ? ORDER BY seq, rowid
                     """, arguments: [row, id])
             try WorkoutStore.deleteJournal(db, id: id)
+        })
+        committer?.stop()
+        do {
+            _ = try session.builder.finishWorkout()
+        } catch {
+            throw .engine(error)
         }
         store.broadcaster.publish(.added([workout.id]))
         return workout
@@ -263,7 +279,7 @@ public final class JournaledRecording: Sendable {
             do { try session.builder.discardWorkout() } catch { throw .engine(error) }
         }
         let id = writer.session.uuidString
-        try writer.commit { db in try WorkoutStore.deleteJournal(db, id: id) }
+        try writer.commit(closing: { db in try WorkoutStore.deleteJournal(db, id: id) })
     }
 }
 

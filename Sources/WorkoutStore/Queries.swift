@@ -486,6 +486,9 @@ extension WorkoutStore {
     public func statistics(
         _ type: QuantityType, from start: Date, to end: Date, source: SourceDevice? = nil, workout: UUID? = nil
     ) throws(StoreError) -> Statistics? {
+        guard start.timeIntervalSinceReferenceDate.isFinite, end.timeIntervalSinceReferenceDate.isFinite else {
+            throw .invalidQuery("the range's dates must be finite")
+        }
         guard end > start else { throw .invalidQuery("the range must end after it starts") }
         let samples = try samples(
             matching: SampleQuery(
@@ -504,12 +507,17 @@ extension WorkoutStore {
     ) throws(StoreError) -> [StatisticsBucket] {
         let length = interval.length
         guard length.isFinite, length > 0 else { throw .invalidQuery("the interval must be a positive length") }
+        for (name, date) in [("start", start), ("end", end), ("anchor", anchor)]
+        where !date.timeIntervalSinceReferenceDate.isFinite {
+            throw .invalidQuery("the \(name) date is not a finite date")
+        }
         guard end > start else { throw .invalidQuery("the range must end after it starts") }
         let first = anchor.addingTimeInterval(floor(start.timeIntervalSince(anchor) / length) * length)
-        let count = Int(ceil(end.timeIntervalSince(first) / length))
-        guard count <= 100_000 else {
-            throw .invalidQuery("\(count) buckets is too many; use a longer interval or a shorter range")
+        let bucketCount = ceil(end.timeIntervalSince(first) / length)
+        guard bucketCount.isFinite, bucketCount <= 100_000 else {
+            throw .invalidQuery("\(bucketCount) buckets is too many; use a longer interval or a shorter range")
         }
+        let count = Int(bucketCount)
         let samples = try samples(
             matching: SampleQuery(
                 type: type, dates: DateRange(start: first, end: first.addingTimeInterval(Double(count) * length)),
@@ -525,7 +533,11 @@ extension WorkoutStore {
             var inside: [QuantitySample] = []
             var cursor = lower
             while cursor < samples.count, samples[cursor].start < bucketEnd {
-                if samples[cursor].end >= bucketStart { inside.append(samples[cursor]) }
+                // An interval sample must overlap the bucket; one that ends at its start does not.
+                let sample = samples[cursor]
+                if sample.end > bucketStart || (sample.end == sample.start && sample.start >= bucketStart) {
+                    inside.append(sample)
+                }
                 cursor += 1
             }
             buckets.append(
@@ -589,7 +601,7 @@ extension WorkoutStore {
                 if type.aggregationStyle == .cumulative, sample.end > sample.start {
                     let from = max(sample.start, start)
                     let to = min(sample.end, end)
-                    guard to >= from else { continue }
+                    guard to > from else { continue }  // touching the range is not overlapping it
                     let share = to.timeIntervalSince(from) / sample.duration
                     sample.quantity.value *= share
                     sample.start = from

@@ -7,6 +7,7 @@ import WorkoutEngine
 /// When one is thrown while opening, the file was not modified.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case notADatabase(path: String)
+    case notAWorkoutStore(path: String)
     case corrupt(path: String, detail: String)
     case newerSchema(path: String, found: Int, supported: Int)
     case readOnly(path: String)
@@ -24,6 +25,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .notADatabase(let path):
             "\(path) is not a SQLite database; point --db (or WORKOUT_DB) at a workout store or at a new file"
+        case .notAWorkoutStore(let path):
+            "\(path) is another program's SQLite database, not a workout store; it was left as it is. "
+                + "Choose another file with --db"
         case .corrupt(let path, let detail):
             "\(path) is damaged (\(detail)); restore it from a backup, or start a new store with --db"
         case .newerSchema(let path, let found, let supported):

@@ -37,7 +37,9 @@ public final class WorkoutStore: Sendable {
             let pool = try DatabasePool(path: path, configuration: configuration)
             try Schema.migrator.migrate(pool)
             try pool.write { db in
-                try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
+                if try Int.fetchOne(db, sql: "PRAGMA user_version") != Schema.version {
+                    try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
+                }
             }
             self.pool = pool
         } catch {
@@ -89,13 +91,17 @@ public final class WorkoutStore: Sendable {
             configuration.readonly = true
             configuration.busyMode = .timeout(busyTimeout)
             let probe = try DatabaseQueue(path: path, configuration: configuration)
-            let version = try probe.read { db -> Int in
-                _ = try Row.fetchAll(db, sql: "SELECT name FROM sqlite_master")
-                return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            let (version, tables) = try probe.read { db -> (Int, [String]) in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0, tables)
             }
             try probe.close()
             if version > Schema.version {
                 throw StoreError.newerSchema(path: path, found: version, supported: Schema.version)
+            }
+            // A database of another program: tables, but not ours. Never convert it.
+            if version == 0, !tables.isEmpty {
+                throw StoreError.notAWorkoutStore(path: path)
             }
         } catch {
             throw StoreError.from(error, path: path)
@@ -142,6 +148,9 @@ public final class WorkoutStore: Sendable {
         {
             throw StoreError.workoutExists(workout.id)
         }
+        // Saved again after a delete: it is an addition now, no longer a deletion.
+        try db.execute(
+            sql: "DELETE FROM deleted_object WHERE kind = 'workout' AND uuid = ?", arguments: [workout.id.uuidString])
         let anchor = try nextAnchor(db)
         try db.execute(
             sql: """
@@ -411,15 +420,22 @@ public final class WorkoutStore: Sendable {
 }
 
 /// JSON for the store's text columns: sorted keys, so equal values store equal text.
+/// Non-finite numbers, which the engine refuses, are still written as strings rather than making
+/// a commit fail.
 enum JSON {
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return try decoder.decode(type, from: Data(text.utf8))
     }
 }
 

@@ -150,7 +150,7 @@ struct CrashRecoveryTests {
         try recording.builder.add(ride.samples(100..<150))
         try recording.commit()
         try recording.builder.add(ride.samples(150..<200))  // never committed: lost in the "crash"
-        recording.close()
+        // The "crash": no close(), no commit (commitInterval 0 runs no background thread).
         let before = recording.builder.snapshot(at: ride.date(30))
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(recovered.id == recording.id)

@@ -99,7 +99,7 @@ private let journalFixture = Result { () throws -> String in
             try recording.commit()
         }
         let accepted = recording.builder.counters.accepted
-        recording.close()
+        try recording.close()
         guard accepted == recoveryCount else {
             throw BenchError("journal fixture: builder accepted \(accepted) of \(recoveryCount)")
         }
@@ -260,7 +260,7 @@ let benchmarks: @Sendable () -> Void = {
                 elapsed = clock.now - start
                 benchmark.stopMeasurement()
                 accepted = recording.builder.counters.accepted
-                recording.close()  // not finished: the journal stays for the next iteration
+                try recording.close()  // not finished: the journal stays for the next iteration
             }
             guard accepted == recoveryCount else {
                 throw BenchError("recovery: builder accepted \(accepted) of \(recoveryCount)")
