@@ -91,8 +91,8 @@ public enum RaceReplay {
                 if !second.route.isEmpty { try recording.builder.addRoute(second.route) }
                 sent += second.samples.count
                 // Faster than real time the wall-clock commit interval would let the journal's buffer
-                // grow with the race; commit every race minute instead (the same journal path).
-                if second.offset % 60 == 59 { try recording.commit() }
+                // grow with the race; commit every five race minutes too (the same journal path).
+                if second.offset % 300 == 299 { try recording.commit() }
                 if second.offset % 60 == 0 {
                     progress?(
                         ReplayProgress(raceSeconds: second.offset, leg: scenario.legs[leg].type, legNumber: leg + 1))

@@ -31,8 +31,12 @@ public final class WorkoutStore: Sendable {
                 // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                try db.execute(sql: "PRAGMA mmap_size = 268435456")
-                try db.execute(sql: "PRAGMA cache_size = -16384")
+                if db.configuration.readonly {
+                    // Readers only: mapped pages count as resident memory, and the writer's bulk
+                    // moves would map the whole file; the writer keeps SQLite's bounded page cache.
+                    try db.execute(sql: "PRAGMA mmap_size = 268435456")
+                    try db.execute(sql: "PRAGMA cache_size = -16384")
+                }
             }
             let pool = try DatabasePool(path: path, configuration: configuration)
             try Schema.migrator.migrate(pool)
