@@ -45,6 +45,8 @@ final class JournalWriter: WorkoutRecordingSink {
 
     let store: WorkoutStore
     let session: UUID
+    /// The workout row the session records into (samples and route go there directly).
+    let workoutRow: Int64
     private let state: Mutex<State>
     /// Serialises commits (the background thread and explicit flushes).
     private let commitLock = Mutex(())
@@ -52,11 +54,12 @@ final class JournalWriter: WorkoutRecordingSink {
     let onCommit: (@Sendable (Int) -> Void)?
 
     init(
-        store: WorkoutStore, session: UUID, nextSeq: Int64, committedSamples: Int, replaying: Bool,
-        onCommit: (@Sendable (Int) -> Void)?
+        store: WorkoutStore, session: UUID, workoutRow: Int64, nextSeq: Int64, committedSamples: Int,
+        replaying: Bool, onCommit: (@Sendable (Int) -> Void)?
     ) {
         self.store = store
         self.session = session
+        self.workoutRow = workoutRow
         self.onCommit = onCommit
         state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples))
     }
@@ -131,20 +134,31 @@ final class JournalWriter: WorkoutRecordingSink {
     private func write(_ changes: [RecordingChange], from seq: Int64, _ db: Database) throws -> (Int64, Int) {
         var seq = seq
         var samples = 0
-        var inserter = try SampleInserter(db, table: "journal_sample", ownerColumn: "session")
+        var inserter = try SampleInserter(db)
         let statement = try db.cachedStatement(
-            sql: "INSERT INTO journal_change(session, seq, kind, payload) VALUES (?, ?, ?, ?)")
-        let owner = SampleInserter.Owner.text(session.uuidString)
+            sql:
+                "INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        let id = session.uuidString
         for change in changes {
-            if case .samples(let batch) = change {
-                try statement.execute(arguments: [session.uuidString, seq, "samples", nil as String?])
-                for sample in batch { try inserter.insert(sample, owner: owner, seq: seq) }
+            switch change {
+            case .samples(let batch):
+                // Written once, into the workout's own rows; the change names their row ids.
+                var first: Int64?
+                for sample in batch {
+                    let row = try inserter.insert(sample, workout: workoutRow)
+                    if first == nil { first = row }
+                }
+                try statement.execute(arguments: [id, seq, "samples", nil as String?, first, batch.count])
                 samples += batch.count
-            } else if case .route(let points) = change {
-                try statement.execute(arguments: [session.uuidString, seq, "route", nil as String?])
-                try store.insertRoute(db, table: "journal_route", owner: session.uuidString, seq: seq, points: points)
-            } else {
-                try statement.execute(arguments: [session.uuidString, seq, "change", try JSON.encode(change)])
+            case .route(let points):
+                try store.insertRoute(db, workout: workoutRow, points: points)
+                let first = points.isEmpty ? nil : db.lastInsertedRowID - Int64(points.count) + 1
+                try statement.execute(arguments: [id, seq, "route", nil as String?, first, points.count])
+            default:
+                try statement.execute(arguments: [
+                    id, seq, "change", try JSON.encode(change), nil as Int64?, nil as Int?,
+                ])
             }
             seq += 1
         }
@@ -216,8 +230,9 @@ public final class JournaledRecording: Sendable {
     /// The samples committed to the journal so far, in the order they were accepted.
     public func committedSamples() throws(StoreError) -> [QuantitySample] {
         let id = writer.session.uuidString
+        let row = writer.workoutRow
         return try store.read { db in
-            try WorkoutStore.loadJournal(db, session: id).flatMap { change -> [QuantitySample] in
+            try WorkoutStore.loadJournal(db, session: id, workoutRow: row).0.flatMap { change -> [QuantitySample] in
                 if case .samples(let samples) = change { return samples }
                 return []
             }
@@ -242,24 +257,13 @@ public final class JournaledRecording: Sendable {
         // What finishWorkout() will return: the builder's state at its end, every sample folded in.
         let workout = session.builder.snapshot()
         let id = writer.session.uuidString
+        let row = writer.workoutRow
         let store = self.store
-        // The journal's tail, the saved workout and the journal's removal: one transaction, taken
-        // under the commit lock so that no background commit can land after it.
+        // The journal's tail, the completed workout row and the journal's removal: one transaction,
+        // taken under the commit lock so that no background commit can land after it. The samples and
+        // route are already in the workout's rows: nothing is copied.
         try writer.commit(closing: { db in
-            let row = try store.insertWorkout(db, workout)
-            try db.execute(
-                sql: """
-                    INSERT INTO sample(workout_id, type, start, "end", value, unit, canonical, source_id, metadata)
-                    SELECT ?, type, start, "end", value, unit, canonical, source_id, metadata
-                    FROM journal_sample WHERE session = ? ORDER BY seq, rowid
-                    """, arguments: [row, id])
-            try db.execute(
-                sql: """
-                    INSERT INTO route_point(workout_id, date, latitude, longitude, altitude, speed, course,
-                                            horizontal_accuracy)
-                    SELECT ?, date, latitude, longitude, altitude, speed, course, horizontal_accuracy
-                    FROM journal_route WHERE session = ? ORDER BY seq, rowid
-                    """, arguments: [row, id])
+            _ = try store.insertWorkout(db, workout, recordingRow: row)
             try WorkoutStore.deleteJournal(db, id: id)
         })
         committer?.stop()
@@ -279,7 +283,13 @@ public final class JournaledRecording: Sendable {
             do { try session.builder.discardWorkout() } catch { throw .engine(error) }
         }
         let id = writer.session.uuidString
-        try writer.commit(closing: { db in try WorkoutStore.deleteJournal(db, id: id) })
+        let row = writer.workoutRow
+        try writer.commit(closing: { db in
+            try db.execute(sql: "DELETE FROM sample WHERE workout_id = ?", arguments: [row])
+            try db.execute(sql: "DELETE FROM route_point WHERE workout_id = ?", arguments: [row])
+            try db.execute(sql: "DELETE FROM workout WHERE id = ? AND recording = 1", arguments: [row])
+            try WorkoutStore.deleteJournal(db, id: id)
+        })
     }
 }
 
@@ -310,16 +320,23 @@ extension WorkoutStore {
         }
         let id = session.builder.workoutID
         let storedOptions = JournalOptions(options)
-        try write { db in
+        let now = clock.now()
+        let row = try write { db -> Int64 in
+            let row = try insertRecordingRow(db, id: id, configuration: configuration, start: now)
             try db.execute(
-                sql: "INSERT INTO journal_session(uuid, configuration, options, created) VALUES (?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO journal_session(uuid, configuration, options, created, workout_id)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
                 arguments: [
                     id.uuidString, try JSON.encode(configuration), try JSON.encode(storedOptions),
-                    clock.now().timeIntervalSinceReferenceDate,
+                    now.timeIntervalSinceReferenceDate, row,
                 ])
+            return row
         }
         let writer = JournalWriter(
-            store: self, session: id, nextSeq: 0, committedSamples: 0, replaying: false, onCommit: onCommit)
+            store: self, session: id, workoutRow: row, nextSeq: 0, committedSamples: 0, replaying: false,
+            onCommit: onCommit)
         writerBox.set(writer)
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
     }
@@ -345,7 +362,8 @@ extension WorkoutStore {
         id: UUID? = nil, clock: any WorkoutClock = SystemClock(), commitInterval: TimeInterval = 1,
         onCommit: (@Sendable (Int) -> Void)? = nil
     ) throws(StoreError) -> JournaledRecording? {
-        let loaded = try read { db -> (UUID, WorkoutConfiguration, JournalOptions, [RecordingChange], Int)? in
+        typealias Loaded = (UUID, Int64, WorkoutConfiguration, JournalOptions, [RecordingChange], Int)
+        let loaded = try read { db -> Loaded? in
             let row: Row?
             if let id {
                 row = try Row.fetchOne(
@@ -355,22 +373,20 @@ extension WorkoutStore {
             }
             guard let row else { return nil }
             let session: String = row["uuid"]
-            let changes = try Self.loadJournal(db, session: session)
-            let sampleCount =
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM journal_sample WHERE session = ?", arguments: [session]) ?? 0
+            let workoutRow: Int64 = row["workout_id"]
+            let (changes, sampleCount) = try Self.loadJournal(db, session: session, workoutRow: workoutRow)
             return (
-                try Self.uuid(session), try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
+                try Self.uuid(session), workoutRow, try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
                 try JSON.decode(JournalOptions.self, row["options"]), changes, sampleCount
             )
         }
-        guard let (sessionID, configuration, options, changes, sampleCount) = loaded else {
+        guard let (sessionID, workoutRow, configuration, options, changes, sampleCount) = loaded else {
             if let id { throw .sessionNotFound(id) }
             return nil
         }
         let writer = JournalWriter(
-            store: self, session: sessionID, nextSeq: Int64(changes.count), committedSamples: sampleCount,
-            replaying: true, onCommit: onCommit)
+            store: self, session: sessionID, workoutRow: workoutRow, nextSeq: Int64(changes.count),
+            committedSamples: sampleCount, replaying: true, onCommit: onCommit)
         let session: WorkoutSession
         do {
             session = try WorkoutSession(
@@ -384,49 +400,65 @@ extension WorkoutStore {
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
     }
 
-    /// Every committed change of a session, in order, with samples read from their table.
-    static func loadJournal(_ db: Database, session: String) throws -> [RecordingChange] {
-        var samplesBySeq: [Int64: [QuantitySample]] = [:]
+    /// Every committed change of a session, in order, with its samples and route points read back
+    /// from the workout row's own rows; and how many samples there are.
+    static func loadJournal(_ db: Database, session: String, workoutRow: Int64) throws -> ([RecordingChange], Int) {
+        var samples: [(row: Int64, sample: QuantitySample)] = []
         var sources: [String: SourceDevice] = [:]
         let cursor = try Row.fetchCursor(
             db,
             sql: """
-                SELECT j.type, j.start, j."end", j.value, j.unit, j.canonical, j.metadata,
-                       src.name, src.manufacturer, src.model, src.identifier, j.seq
-                FROM journal_sample j JOIN source src ON src.id = j.source_id
-                WHERE j.session = ? ORDER BY j.seq, j.rowid
-                """, arguments: [session])
+                SELECT s.type, s.start, s."end", s.value, s.unit, s.canonical, s.metadata,
+                       src.name, src.manufacturer, src.model, src.identifier, s.id
+                FROM sample s JOIN source src ON src.id = s.source_id
+                WHERE s.workout_id = ? ORDER BY s.id
+                """, arguments: [workoutRow])
         while let row = try cursor.next() {
-            if let sample = try decodeSample(row, offset: 0, sources: &sources) {
-                samplesBySeq[row[11], default: []].append(sample)
-            }
+            if let sample = try decodeSample(row, offset: 0, sources: &sources) { samples.append((row[11], sample)) }
         }
-        var routeBySeq: [Int64: [RoutePoint]] = [:]
+        var route: [(row: Int64, point: RoutePoint)] = []
         let routeRows = try Row.fetchCursor(
-            db, sql: "SELECT * FROM journal_route WHERE session = ? ORDER BY seq, rowid", arguments: [session])
-        while let row = try routeRows.next() {
-            routeBySeq[row["seq"], default: []].append(decodeRoutePoint(row))
+            db, sql: "SELECT rowid AS row, * FROM route_point WHERE workout_id = ? ORDER BY rowid",
+            arguments: [workoutRow])
+        while let row = try routeRows.next() { route.append((row["row"], decodeRoutePoint(row))) }
+
+        /// The entries whose row ids lie in [first, first + count), from a cursor moving forward.
+        func take<T>(_ all: [(row: Int64, item: T)], from cursor: inout Int, first: Int64?, count: Int) -> [T] {
+            guard let first, count > 0 else { return [] }
+            while cursor < all.count, all[cursor].row < first { cursor += 1 }
+            var result: [T] = []
+            while cursor < all.count, all[cursor].row < first + Int64(count) {
+                result.append(all[cursor].item)
+                cursor += 1
+            }
+            return result
         }
+        let sampleEntries = samples.map { (row: $0.row, item: $0.sample) }
+        let routeEntries = route.map { (row: $0.row, item: $0.point) }
+        var sampleCursor = 0
+        var routeCursor = 0
         var changes: [RecordingChange] = []
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT seq, kind, payload FROM journal_change WHERE session = ? ORDER BY seq",
+            db,
+            sql: "SELECT seq, kind, payload, first_row, row_count FROM journal_change WHERE session = ? ORDER BY seq",
             arguments: [session])
         while let row = try rows.next() {
             let kind: String = row["kind"]
-            if kind == "samples" {
-                changes.append(.samples(samplesBySeq[row["seq"]] ?? []))
-            } else if kind == "route" {
-                changes.append(.route(routeBySeq[row["seq"]] ?? []))
-            } else {
+            let first: Int64? = row["first_row"]
+            let count: Int = row["row_count"] ?? 0
+            switch kind {
+            case "samples":
+                changes.append(.samples(take(sampleEntries, from: &sampleCursor, first: first, count: count)))
+            case "route":
+                changes.append(.route(take(routeEntries, from: &routeCursor, first: first, count: count)))
+            default:
                 changes.append(try JSON.decode(RecordingChange.self, row["payload"]))
             }
         }
-        return changes
+        return (changes, samples.count)
     }
 
     static func deleteJournal(_ db: Database, id: String) throws {
-        try db.execute(sql: "DELETE FROM journal_sample WHERE session = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM journal_route WHERE session = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
     }

@@ -340,8 +340,10 @@ extension WorkoutStore {
             let ids = try workoutIDs(matching: query)
             return try read { db in
                 try ids.compactMap { id in
-                    try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE uuid = ?", arguments: [id.uuidString])
-                        .map { try Self.decodeWorkout(db, $0) }
+                    try Row.fetchOne(
+                        db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString]
+                    )
+                    .map { try Self.decodeWorkout(db, $0) }
                 }
             }
         }
@@ -352,7 +354,7 @@ extension WorkoutStore {
     }
 
     static func workoutSQL(_ query: WorkoutQuery, columns: String) throws(StoreError) -> (String, StatementArguments) {
-        var conditions: [String] = []
+        var conditions: [String] = ["w.recording = 0"]
         var arguments: [any DatabaseValueConvertible] = []
         if let type = query.activityType {
             conditions.append("w.activity_type = ?")
@@ -447,7 +449,8 @@ extension WorkoutStore {
         return try read { db in
             let limitSQL = cap == Int.max ? "" : " LIMIT \(cap)"
             let added = try Row.fetchAll(
-                db, sql: "SELECT * FROM workout WHERE anchor > ? ORDER BY anchor\(limitSQL)", arguments: [from])
+                db, sql: "SELECT * FROM workout WHERE anchor > ? AND recording = 0 ORDER BY anchor\(limitSQL)",
+                arguments: [from])
             let deleted = try Row.fetchAll(
                 db, sql: "SELECT anchor, uuid FROM deleted_object WHERE anchor > ? ORDER BY anchor\(limitSQL)",
                 arguments: [from])

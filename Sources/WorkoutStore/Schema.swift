@@ -21,7 +21,10 @@ enum Schema {
                         id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, activity_type TEXT NOT NULL,
                         start REAL NOT NULL, "end" REAL NOT NULL, duration REAL NOT NULL, elapsed REAL NOT NULL,
                         configuration TEXT NOT NULL, metadata TEXT NOT NULL, counters TEXT NOT NULL,
-                        anchor INTEGER NOT NULL);
+                        anchor INTEGER NOT NULL,
+                        -- 1 while a journaled session records into this row: its samples and route are
+                        -- already here, the rest arrives at finish. Workout queries skip such rows.
+                        recording INTEGER NOT NULL DEFAULT 0);
                     CREATE INDEX workout_start ON workout(start);
                     CREATE INDEX workout_anchor ON workout(anchor);
                     CREATE INDEX workout_type_duration ON workout(activity_type, duration);
@@ -74,19 +77,14 @@ enum Schema {
                     CREATE TABLE deleted_object(anchor INTEGER PRIMARY KEY, kind TEXT NOT NULL, uuid TEXT NOT NULL);
                     CREATE TABLE journal_session(
                         uuid TEXT PRIMARY KEY, configuration TEXT NOT NULL, options TEXT NOT NULL,
-                        created REAL NOT NULL);
+                        created REAL NOT NULL, workout_id INTEGER NOT NULL);
+                    -- The session's changes in order. Samples and route points are written once, into
+                    -- `sample` and `route_point` of the session's workout row; a change names their
+                    -- row ids (first_row ..< first_row + row_count).
                     CREATE TABLE journal_change(
                         session TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, payload BLOB,
+                        first_row INTEGER, row_count INTEGER,
                         PRIMARY KEY(session, seq)) WITHOUT ROWID;
-                    CREATE TABLE journal_sample(
-                        session TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, start REAL NOT NULL,
-                        "end" REAL NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, canonical REAL NOT NULL,
-                        source_id INTEGER NOT NULL, metadata TEXT);
-                    CREATE INDEX journal_sample_session ON journal_sample(session, seq);
-                    CREATE TABLE journal_route(
-                        session TEXT NOT NULL, seq INTEGER NOT NULL, date REAL NOT NULL, latitude REAL NOT NULL,
-                        longitude REAL NOT NULL, altitude REAL, speed REAL, course REAL, horizontal_accuracy REAL);
-                    CREATE INDEX journal_route_session ON journal_route(session, seq);
                     """)
         }
         return migrator

@@ -138,36 +138,68 @@ public final class WorkoutStore: Sendable {
     public func save(_ workout: Workout, samples: [QuantitySample] = [], route: [RoutePoint] = []) throws(StoreError) {
         try write { db in
             let rowID = try insertWorkout(db, workout)
-            var inserter = try SampleInserter(db, table: "sample", ownerColumn: "workout_id")
-            for sample in samples { try inserter.insert(sample, owner: .integer(rowID), seq: nil) }
+            var inserter = try SampleInserter(db)
+            for sample in samples { try inserter.insert(sample, workout: rowID) }
             try insertRoute(db, workout: rowID, points: route)
         }
         broadcaster.publish(.added([workout.id]))
     }
 
-    /// Inserts the workout, activities, statistics and events; returns the workout's row id.
-    func insertWorkout(_ db: Database, _ workout: Workout) throws -> Int64 {
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [workout.id.uuidString])
-            == true
-        {
-            throw StoreError.workoutExists(workout.id)
+    /// Inserts a workout row marked as recording (a journaled session's home); returns its row id.
+    ///
+    /// - Throws: `.workoutExists` when the id is taken.
+    func insertRecordingRow(_ db: Database, id: UUID, configuration: WorkoutConfiguration, start: Date) throws -> Int64
+    {
+        try requireFree(db, id)
+        try db.execute(
+            sql: """
+                INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
+                                    counters, anchor, recording) VALUES (?, ?, ?, ?, 0, 0, ?, '{}', '{}', 0, 1)
+                """,
+            arguments: [
+                id.uuidString, configuration.activityType.rawValue, start.timeIntervalSinceReferenceDate,
+                start.timeIntervalSinceReferenceDate, try JSON.encode(configuration),
+            ])
+        return db.lastInsertedRowID
+    }
+
+    private func requireFree(_ db: Database, _ id: UUID) throws {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [id.uuidString]) == true {
+            throw StoreError.workoutExists(id)
         }
+    }
+
+    /// Inserts the workout, activities, statistics and events; returns the workout's row id. With
+    /// `recordingRow`, completes that recording row instead of inserting one.
+    func insertWorkout(_ db: Database, _ workout: Workout, recordingRow: Int64? = nil) throws -> Int64 {
+        if recordingRow == nil { try requireFree(db, workout.id) }
         // Saved again after a delete: it is an addition now, no longer a deletion.
         try db.execute(
             sql: "DELETE FROM deleted_object WHERE kind = 'workout' AND uuid = ?", arguments: [workout.id.uuidString])
         let anchor = try nextAnchor(db)
-        try db.execute(
-            sql: """
-                INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
-                                    counters, anchor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                workout.id.uuidString, workout.activityType.rawValue, workout.start.timeIntervalSinceReferenceDate,
-                workout.end.timeIntervalSinceReferenceDate, workout.duration, workout.elapsed,
-                try JSON.encode(workout.configuration), try JSON.encode(workout.metadata),
-                try JSON.encode(workout.counters), anchor,
-            ])
-        let workoutRow = db.lastInsertedRowID
+        let values: [(any DatabaseValueConvertible)?] = [
+            workout.id.uuidString, workout.activityType.rawValue, workout.start.timeIntervalSinceReferenceDate,
+            workout.end.timeIntervalSinceReferenceDate, workout.duration, workout.elapsed,
+            try JSON.encode(workout.configuration), try JSON.encode(workout.metadata),
+            try JSON.encode(workout.counters), anchor,
+        ]
+        let workoutRow: Int64
+        if let recordingRow {
+            try db.execute(
+                sql: """
+                    UPDATE workout SET uuid = ?, activity_type = ?, start = ?, "end" = ?, duration = ?, elapsed = ?,
+                                       configuration = ?, metadata = ?, counters = ?, anchor = ?, recording = 0
+                    WHERE id = ?
+                    """, arguments: StatementArguments(values + [recordingRow]))
+            workoutRow = recordingRow
+        } else {
+            try db.execute(
+                sql: """
+                    INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
+                                        counters, anchor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: StatementArguments(values))
+            workoutRow = db.lastInsertedRowID
+        }
         let owner = StatisticOwner(
             workout: workoutRow, start: workout.start.timeIntervalSinceReferenceDate, uuid: workout.id.uuidString)
         try insertStatistics(db, owner, activity: nil, type: workout.activityType, workout.statistics)
@@ -240,30 +272,34 @@ public final class WorkoutStore: Sendable {
         }
     }
 
+    /// Inserts route points for a workout row through one prepared statement with raw binds.
     func insertRoute(_ db: Database, workout: Int64, points: [RoutePoint]) throws {
-        try insertRoute(db, table: "route_point", owner: workout, seq: nil, points: points)
-    }
-
-    /// Inserts route points into `route_point` (owner: workout row) or `journal_route` (owner: session).
-    func insertRoute(
-        _ db: Database, table: String, owner: any DatabaseValueConvertible, seq: Int64?, points: [RoutePoint]
-    ) throws {
         guard !points.isEmpty else { return }
-        let ownerColumn = table == "journal_route" ? "session, seq" : "workout_id"
-        let ownerValues = table == "journal_route" ? "?, ?" : "?"
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO \(table)(\(ownerColumn), date, latitude, longitude, altitude, speed, course,
-                                        horizontal_accuracy) VALUES (\(ownerValues), ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO route_point(workout_id, date, latitude, longitude, altitude, speed, course,
+                                        horizontal_accuracy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        let handle = statement.sqliteStatement
+        func bind(_ index: Int32, _ value: Double?) {
+            if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+        }
         for point in points {
-            var arguments: [(any DatabaseValueConvertible)?] = [owner]
-            if let seq { arguments.append(seq) }
-            arguments += [
-                point.date.timeIntervalSinceReferenceDate, point.latitude, point.longitude, point.altitude, point.speed,
-                point.course, point.horizontalAccuracy,
-            ]
-            try statement.execute(arguments: StatementArguments(arguments))
+            sqlite3_bind_int64(handle, 1, workout)
+            bind(2, point.date.timeIntervalSinceReferenceDate)
+            bind(3, point.latitude)
+            bind(4, point.longitude)
+            bind(5, point.altitude)
+            bind(6, point.speed)
+            bind(7, point.course)
+            bind(8, point.horizontalAccuracy)
+            let code = sqlite3_step(handle)
+            sqlite3_reset(handle)
+            guard code == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
         }
     }
 
@@ -286,7 +322,7 @@ public final class WorkoutStore: Sendable {
         try write { db in
             guard
                 let row = try Int64.fetchOne(
-                    db, sql: "SELECT id FROM workout WHERE uuid = ?", arguments: [id.uuidString])
+                    db, sql: "SELECT id FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
             else { throw StoreError.workoutNotFound(id) }
             try db.execute(sql: "DELETE FROM sample WHERE workout_id = ?", arguments: [row])
             try db.execute(sql: "DELETE FROM route_point WHERE workout_id = ?", arguments: [row])
@@ -305,7 +341,8 @@ public final class WorkoutStore: Sendable {
     public func workout(id: UUID) throws(StoreError) -> Workout? {
         try read { db in
             guard
-                let row = try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE uuid = ?", arguments: [id.uuidString])
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
             else { return nil }
             return try Self.decodeWorkout(db, row)
         }
@@ -445,24 +482,17 @@ enum JSON {
 
 /// Inserts samples through one prepared statement with raw binds: the store's hot write path.
 struct SampleInserter {
-    enum Owner {
-        case integer(Int64)
-        case text(String)
-    }
-
     let db: Database
     let statement: Statement
     var sources: [SourceDevice: Int64] = [:]
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    init(_ db: Database, table: String, ownerColumn: String) throws {
+    init(_ db: Database) throws {
         self.db = db
-        let seqColumn = table == "journal_sample" ? ", seq" : ""
-        let seqValue = table == "journal_sample" ? ", ?" : ""
         statement = try db.cachedStatement(
             sql: """
-                INSERT INTO \(table)(\(ownerColumn), type, start, "end", value, unit, canonical, source_id, metadata\(seqColumn))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?\(seqValue))
+                INSERT INTO sample(workout_id, type, start, "end", value, unit, canonical, source_id, metadata)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
     }
 
@@ -484,13 +514,12 @@ struct SampleInserter {
         return id
     }
 
-    mutating func insert(_ sample: QuantitySample, owner: Owner, seq: Int64?) throws {
+    /// Inserts `sample` for the workout row `workout`; returns its row id.
+    @discardableResult
+    mutating func insert(_ sample: QuantitySample, workout: Int64) throws -> Int64 {
         let source = try sourceID(sample.source)
         let handle = statement.sqliteStatement
-        switch owner {
-        case .integer(let value): sqlite3_bind_int64(handle, 1, value)
-        case .text(let value): sqlite3_bind_text(handle, 1, value, -1, Self.transient)
-        }
+        sqlite3_bind_int64(handle, 1, workout)
         sqlite3_bind_text(handle, 2, sample.type.rawValue, -1, Self.transient)
         sqlite3_bind_double(handle, 3, sample.start.timeIntervalSinceReferenceDate)
         sqlite3_bind_double(handle, 4, sample.end.timeIntervalSinceReferenceDate)
@@ -503,12 +532,12 @@ struct SampleInserter {
         } else {
             sqlite3_bind_text(handle, 9, try JSON.encode(sample.metadata), -1, Self.transient)
         }
-        if let seq { sqlite3_bind_int64(handle, 10, seq) }
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
         guard code == SQLITE_DONE else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
+        return db.lastInsertedRowID
     }
 }

@@ -19,7 +19,7 @@ enum QueryCorpus {
         // …/Benchmarks/Benchmarks/Store/QueryCorpus.swift → …/Benchmarks/.build/store-bench/
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        return package.appendingPathComponent(".build/store-bench/query-corpus-v2-\(workouts).sqlite").path
+        return package.appendingPathComponent(".build/store-bench/query-corpus-v3-\(workouts).sqlite").path
     }
 
     struct Counts: Equatable, Sendable, CustomStringConvertible {
