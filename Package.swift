@@ -15,9 +15,11 @@ let package = Package(
         .library(name: "WorkoutModel", targets: ["WorkoutModel"]),
         .library(name: "WorkoutEngine", targets: ["WorkoutEngine"]),
         .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
+        .library(name: "WorkoutSensors", targets: ["WorkoutSensors"]),
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
+        .executable(name: "watch-sim", targets: ["WatchSim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -31,12 +33,21 @@ let package = Package(
             dependencies: ["WorkoutEngine", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
+        .target(name: "CTerminalShims"),
+        .target(name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims"], swiftSettings: strict),
         .target(
-            name: "WorkoutSimulator", dependencies: ["WorkoutModel"], path: "Simulators/WorkoutSimulator",
+            name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
         .target(
             name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
+        .executableTarget(
+            name: "WatchSim",
+            dependencies: [
+                "WorkoutSimulator", "WorkoutSensors",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Simulators/WatchSim", swiftSettings: strict),
         .executableTarget(
             name: "WorkoutCLI",
             dependencies: [
@@ -54,7 +65,8 @@ let package = Package(
             name: "WorkoutStoreTests", dependencies: ["WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutReplayTests", dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore"],
+            name: "WorkoutReplayTests",
+            dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),

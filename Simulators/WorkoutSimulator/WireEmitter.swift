@@ -1,0 +1,175 @@
+import Foundation
+import WorkoutModel
+import WorkoutSensors
+
+/// The serial ports a simulated watch and its sensors talk on.
+public enum WirePort: String, Sendable, Hashable, CaseIterable {
+    /// NMEA 0183 from the GPS (GGA and RMC once per second).
+    case gps
+    /// ANT serial messages with ANT+ pages: heart rate (channel 0), bike speed and cadence (1),
+    /// bicycle power (2), foot pod (3).
+    case ant
+    /// The watch-link protocol: lengths, strokes, buttons.
+    case watch
+}
+
+/// Turns a simulated race into bytes in real wire formats, one stream per port. Deterministic: the
+/// same seconds give the same bytes.
+///
+/// Sensor state is kept as real sensors keep it: heart beats and their event times (1/1024 s), wheel
+/// and crank revolutions, accumulated power and event count, strides; counters roll over on the
+/// wire as the profiles say.
+public struct WireEmitter: Sendable {
+    public static let wheelCircumference = 2.105  // metres
+
+    private let start: Date
+    private var beats = 0.0
+    private var beatTime = 0.0  // seconds since start, of the last whole beat
+    private var previousBeatTime = 0.0
+    private var heartRateMessages = 0
+    private var wheelRevolutions = 0.0
+    private var wheelTime = 0.0
+    private var crankRevolutions = 0.0
+    private var crankTime = 0.0
+    private var powerEvents = 0
+    private var accumulatedPower = 0
+    private var footPodDistance = 0.0
+    private var strides = 0.0
+    private var lastPoint: RoutePoint?
+    private var stopped = false
+
+    public init(start: Date) {
+        self.start = start
+    }
+
+    /// What each port sends when it connects: the watch's hello and the ANT channel ids.
+    public func preamble() -> [WirePort: [UInt8]] {
+        [
+            .watch: WatchLink.hello(device: "workout-engine simulated watch"),
+            .ant: ANT.channelID(channel: 0, deviceNumber: 101, type: .heartRate)
+                + ANT.channelID(channel: 1, deviceNumber: 102, type: .bikeSpeedCadence)
+                + ANT.channelID(channel: 2, deviceNumber: 103, type: .bicyclePower)
+                + ANT.channelID(channel: 3, deviceNumber: 104, type: .footPod),
+            .gps: [],
+        ]
+    }
+
+    private func milliseconds(_ date: Date) -> Int { Int((date.timeIntervalSince(start) * 1000).rounded()) }
+
+    /// The bytes each port sends during `second`.
+    public mutating func encode(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
+        var out: [WirePort: [UInt8]] = [.gps: [], .ant: [], .watch: []]
+        let t = second.time.timeIntervalSince(start)
+        if second.beginsLeg {
+            out[.watch, default: []] += WatchLink.button(milliseconds: milliseconds(second.time), .next)
+        }
+        if second.leg == nil, !stopped {
+            stopped = true
+            out[.watch, default: []] += WatchLink.button(milliseconds: milliseconds(second.time), .stop)
+        }
+        var byType: [QuantityType: QuantitySample] = [:]
+        for sample in second.samples { byType[sample.type] = sample }
+
+        if let heartRate = byType[.heartRate]?.quantity.value, heartRate > 0 {
+            let previousBeats = beats
+            beats += heartRate / 60
+            if Int(beats) > Int(previousBeats) {
+                let interval = 60 / heartRate
+                let last = t + 1 - (beats - beats.rounded(.down)) * interval
+                previousBeatTime = last - interval
+                beatTime = last
+            }
+            heartRateMessages += 1
+            out[.ant, default: []] += ANT.broadcast(
+                channel: 0,
+                ANT.heartRatePage(
+                    page4: true, toggle: (heartRateMessages / 4) % 2 == 1, beatTime: Self.ticks(beatTime),
+                    previousBeatTime: Self.ticks(previousBeatTime), beatCount: Int(beats), heartRate: Int(heartRate)))
+        }
+        if let distance = byType[.distanceCycling]?.quantity.value {
+            wheelRevolutions += distance / Self.wheelCircumference
+            wheelTime = t + 1
+            let cadence = byType[.cyclingCadence]?.quantity.value ?? 0
+            if cadence > 0 {
+                crankRevolutions += cadence / 60
+                crankTime = t + 1
+            }
+            out[.ant, default: []] += ANT.broadcast(
+                channel: 1,
+                ANT.speedCadencePage(
+                    crankTime: Self.ticks(crankTime), crankRevolutions: Int(crankRevolutions),
+                    wheelTime: Self.ticks(wheelTime), wheelRevolutions: Int(wheelRevolutions)))
+            if let power = byType[.cyclingPower]?.quantity.value {
+                powerEvents += 1
+                accumulatedPower += Int(power)
+                out[.ant, default: []] += ANT.broadcast(
+                    channel: 2,
+                    ANT.powerPage(
+                        eventCount: powerEvents, cadence: Int(cadence), accumulatedPower: accumulatedPower,
+                        power: Int(power)))
+            }
+        }
+        if let distance = byType[.distanceWalkingRunning], distance.source == WatchSimulator.footPod {
+            footPodDistance += distance.quantity.value
+            strides += (byType[.runningCadence]?.quantity.value ?? 0) / 120
+            out[.ant, default: []] += ANT.broadcast(
+                channel: 3,
+                ANT.footPodPage(
+                    time: t + 1, distance: footPodDistance, speed: byType[.runningSpeed]?.quantity.value ?? 0,
+                    strides: Int(strides)))
+        }
+        if let strokes = byType[.swimmingStrokeCount], second.events.isEmpty {
+            out[.watch, default: []] += WatchLink.strokes(
+                endMilliseconds: milliseconds(strokes.end),
+                durationMilliseconds: milliseconds(strokes.end) - milliseconds(strokes.start),
+                count: Int(strokes.quantity.value))
+        }
+        for event in second.events where event.type == .lap {
+            out[.watch, default: []] += lengthLine(event)
+        }
+        for point in second.route {
+            out[.gps, default: []] += NMEA.gga(
+                time: point.date, latitude: point.latitude, longitude: point.longitude, altitude: point.altitude ?? 0)
+            out[.gps, default: []] += NMEA.rmc(
+                time: point.date, latitude: point.latitude, longitude: point.longitude, speed: point.speed ?? 0,
+                course: course(to: point))
+            lastPoint = point
+        }
+        return out
+    }
+
+    private func lengthLine(_ event: WorkoutEvent) -> [UInt8] {
+        var kind = WatchLink.LengthKind.active
+        if case .string(let value) = event.metadata[SwimMetadataKey.lengthKind] {
+            kind = value == "rest" ? .rest : value == "drill" ? .drill : .active
+        }
+        var style: WatchLink.Style?
+        if case .string(let value) = event.metadata[SwimMetadataKey.strokeStyle] {
+            style =
+                switch value {
+                case "backstroke": .backstroke
+                case "breaststroke": .breaststroke
+                case "butterfly": .butterfly
+                case "mixed": .mixed
+                default: .freestyle
+                }
+        }
+        var strokes: Int?
+        if case .int(let value) = event.metadata[SwimMetadataKey.strokes] { strokes = value }
+        return WatchLink.length(
+            endMilliseconds: milliseconds(event.end),
+            durationMilliseconds: milliseconds(event.end) - milliseconds(event.start), kind: kind, style: style,
+            strokes: strokes)
+    }
+
+    private func course(to point: RoutePoint) -> Double {
+        guard let last = lastPoint else { return 0 }
+        let north = point.latitude - last.latitude
+        let east = (point.longitude - last.longitude) * cos(point.latitude * .pi / 180)
+        let degrees = atan2(east, north) * 180 / .pi
+        return degrees < 0 ? degrees + 360 : degrees
+    }
+
+    /// Seconds as ANT event time: 1/1024 s, rolling over at 16 bits.
+    static func ticks(_ seconds: Double) -> Int { Int((seconds * 1024).rounded(.down)) & 0xFFFF }
+}

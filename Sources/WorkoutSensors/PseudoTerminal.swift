@@ -1,0 +1,76 @@
+import CTerminalShims
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What went wrong with a serial device or pseudo-terminal.
+public enum SensorError: Error, Sendable, Equatable, CustomStringConvertible {
+    case pseudoTerminal(String)
+    case write(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .pseudoTerminal(let detail): "cannot create a pseudo-terminal: \(detail)"
+        case .write(let path, let detail): "cannot write to \(path): \(detail)"
+        }
+    }
+}
+
+/// A pseudo-terminal pair in raw mode: bytes written to the master come out of the slave path
+/// unchanged (no echo, no CR/LF translation), as from a serial device. Used by the simulator to
+/// play sensors, and by tests to drive the serial path end to end.
+public final class PseudoTerminal: Sendable {
+    /// The path a reader opens (`/dev/pts/N`).
+    public let path: String
+    private let master: Int32
+    /// Kept open so the slave's raw settings persist and writes never fail before a reader connects.
+    private let slave: Int32
+
+    public init() throws(SensorError) {
+        var name = [CChar](repeating: 0, count: 128)
+        let master = workout_open_pty_master(&name, name.count)
+        guard master >= 0 else { throw .pseudoTerminal(String(cString: strerror(errno))) }
+        let path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let slave = open(path, O_RDWR | O_NOCTTY)
+        guard slave >= 0 else {
+            close(master)
+            throw .pseudoTerminal("\(path): \(String(cString: strerror(errno)))")
+        }
+        guard workout_make_raw(slave) == 0 else {
+            let detail = String(cString: strerror(errno))
+            close(slave)
+            close(master)
+            throw .pseudoTerminal("\(path): cannot set raw mode: \(detail)")
+        }
+        self.master = master
+        self.slave = slave
+        self.path = path
+    }
+
+    deinit {
+        close(slave)
+        close(master)
+    }
+
+    /// Writes every byte to the master side.
+    public func write(_ bytes: [UInt8]) throws(SensorError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { buffer in
+                #if canImport(Glibc)
+                    Glibc.write(master, buffer.baseAddress, buffer.count)
+                #else
+                    Darwin.write(master, buffer.baseAddress, buffer.count)
+                #endif
+            }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw .write(path: path, detail: String(cString: strerror(errno)))
+            }
+            offset += written
+        }
+    }
+}
