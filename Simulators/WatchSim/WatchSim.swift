@@ -22,6 +22,28 @@ struct WatchSim: ParsableCommand {
     @Option(help: "Write gps.nmea, ant.bin and watch.wl into this folder instead of pseudo-terminals.")
     var out: String?
     @Option(help: "Seconds to wait after printing the pseudo-terminal paths.") var wait: Double = 2
+    @Option(
+        help:
+            "Keep links DIR/gps, DIR/ant and DIR/watch pointing at the current pseudo-terminals (they change on reconnect)."
+    )
+    var linkDir: String?
+
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Opens a pseudo-terminal for `port`, announces it and points the port's link at it.
+    private func connect(_ port: WirePort, reconnect: Bool) throws -> PseudoTerminal {
+        let terminal = try PseudoTerminal()
+        say("\(port.rawValue) \(reconnect ? "reconnected " : "")\(terminal.path)")
+        if let linkDir {
+            let link = (linkDir as NSString).appendingPathComponent(port.rawValue)
+            try FileManager.default.createDirectory(atPath: linkDir, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        }
+        return terminal
+    }
 
     func run() throws {
         let scenario: Scenario
@@ -45,20 +67,40 @@ struct WatchSim: ParsableCommand {
             return
         }
         var terminals: [WirePort: PseudoTerminal] = [:]
-        for port in WirePort.allCases {
-            terminals[port] = try PseudoTerminal()
-            FileHandle.standardOutput.write(Data("\(port.rawValue) \(terminals[port]?.path ?? "")\n".utf8))
-        }
+        for port in WirePort.allCases { terminals[port] = try connect(port, reconnect: false) }
         Thread.sleep(forTimeInterval: wait)
-        for (port, bytes) in emitter.preamble() where !bytes.isEmpty { try terminals[port]?.write(bytes) }
+        let preamble = emitter.preamble()
+        // Like a serial port, a pseudo-terminal nobody reads overruns: bytes are dropped and counted.
+        var dropped: [WirePort: Int] = [:]
+        for (port, bytes) in preamble where !bytes.isEmpty {
+            dropped[port, default: 0] += try terminals[port]?.write(bytes, whenFull: .drop) ?? 0
+        }
         let wallStart = Date()
         while let second = simulator.next() {
-            for (port, bytes) in emitter.encode(second) where !bytes.isEmpty { try terminals[port]?.write(bytes) }
+            // A disconnect closes the port's pseudo-terminal; when it ends a new one opens (and the
+            // link, if any, follows it), and the port starts again with its preamble.
+            for port in WirePort.allCases {
+                if second.disconnected.contains(port), terminals[port] != nil {
+                    terminals[port] = nil
+                    say("\(port.rawValue) disconnected")
+                } else if !second.disconnected.contains(port), terminals[port] == nil {
+                    terminals[port] = try connect(port, reconnect: true)
+                    if let bytes = preamble[port], !bytes.isEmpty {
+                        dropped[port, default: 0] += try terminals[port]?.write(bytes, whenFull: .drop) ?? 0
+                    }
+                }
+            }
+            for (port, bytes) in emitter.encode(second) where !bytes.isEmpty {
+                dropped[port, default: 0] += try terminals[port]?.write(bytes, whenFull: .drop) ?? 0
+            }
             if speed > 0 {
                 let due = wallStart.addingTimeInterval(Double(second.offset + 1) / speed)
                 let pause = due.timeIntervalSinceNow
                 if pause > 0 { Thread.sleep(forTimeInterval: pause) }
             }
+        }
+        for port in WirePort.allCases where (dropped[port] ?? 0) > 0 {
+            say("\(port.rawValue): \(dropped[port] ?? 0) bytes dropped (nobody was reading fast enough)")
         }
     }
 }

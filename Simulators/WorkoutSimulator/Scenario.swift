@@ -23,6 +23,9 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var heartRateNoise: Double?
     /// Sensor dropouts: no samples from that sensor for that span of race time.
     public var dropouts: [Dropout]?
+    /// Port disconnects: the whole port (every sensor on it) is gone for that span; `watch-sim`
+    /// closes its pseudo-terminal and opens a new one when it comes back.
+    public var disconnects: [Disconnect]?
 
     public struct Athlete: Codable, Sendable, Hashable {
         public var restingHeartRate: Double
@@ -62,6 +65,13 @@ public struct Scenario: Codable, Sendable, Hashable {
 
     public enum SegmentKind: String, Codable, Sendable, Hashable {
         case active, drill, rest
+    }
+
+    public struct Disconnect: Codable, Sendable, Hashable {
+        public var port: WirePort
+        /// Race seconds from the start.
+        public var start: Double
+        public var duration: Double
     }
 
     public struct Dropout: Codable, Sendable, Hashable {
@@ -193,6 +203,9 @@ extension Scenario {
         }
         for (d, dropout) in (dropouts ?? []).enumerated() where !(dropout.start >= 0 && dropout.duration > 0) {
             throw fail("dropouts[\(d)]", "needs start ≥ 0 and a positive duration")
+        }
+        for (d, gap) in (disconnects ?? []).enumerated() where !(gap.start >= 0 && gap.duration > 0) {
+            throw fail("disconnects[\(d)]", "needs start ≥ 0 and a positive duration")
         }
         if let recoverySeconds, recoverySeconds < 0 { throw fail("recoverySeconds", "must not be negative") }
         if let heartRateNoise, !(heartRateNoise >= 0 && heartRateNoise.isFinite) {

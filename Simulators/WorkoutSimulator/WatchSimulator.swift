@@ -14,6 +14,8 @@ public struct SimulatedSecond: Sendable {
     /// Pool lengths (lap events) that ended during this second.
     public var events: [WorkoutEvent]
     public var route: [RoutePoint]
+    /// Ports disconnected during this second (scenario `disconnects`): nothing from their sensors.
+    public var disconnected: Set<WirePort> = []
 }
 
 /// Metadata keys the simulator writes on length (lap) events.
@@ -93,7 +95,8 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         let t = Double(second)
         let time = start.addingTimeInterval(t)
         var result = SimulatedSecond(
-            offset: second, time: time, leg: legIndex, beginsLeg: pendingLegStart, samples: [], events: [], route: [])
+            offset: second, time: time, leg: legIndex, beginsLeg: pendingLegStart, samples: [], events: [], route: [],
+            disconnected: disconnectedPorts(at: t))
         pendingLegStart = false
 
         let resting = segment.kind == .rest
@@ -131,6 +134,11 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         if scenario.swimmingLocation == .pool, leg.type == .swimming {
             poolLengths(segment: segment, moved: moved, at: t, segmentEnds: segmentEnds, into: &result)
         }
+        if result.disconnected.contains(.watch) {
+            // The watch's own data (swim distance and strokes, lengths, transition distance) is lost.
+            result.samples.removeAll { $0.source == Self.watch }
+            result.events.removeAll()
+        }
 
         second += 1
         if segmentEnds {
@@ -155,7 +163,17 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
     }
 
     private func droppedOut(_ sensor: Scenario.Dropout.Sensor, at t: Double) -> Bool {
-        (scenario.dropouts ?? []).contains { $0.sensor == sensor && t >= $0.start && t < $0.start + $0.duration }
+        let port: WirePort = sensor == .gps ? .gps : .ant
+        return disconnected(port, at: t)
+            || (scenario.dropouts ?? []).contains { $0.sensor == sensor && t >= $0.start && t < $0.start + $0.duration }
+    }
+
+    private func disconnected(_ port: WirePort, at t: Double) -> Bool {
+        (scenario.disconnects ?? []).contains { $0.port == port && t >= $0.start && t < $0.start + $0.duration }
+    }
+
+    private func disconnectedPorts(at t: Double) -> Set<WirePort> {
+        Set(WirePort.allCases.filter { disconnected($0, at: t) })
     }
 
     private mutating func emitMovement(
@@ -299,7 +317,8 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
             timeConstant: athlete.recoveryTimeConstant)
         let time = start.addingTimeInterval(Double(second))
         var result = SimulatedSecond(
-            offset: second, time: time, leg: nil, beginsLeg: false, samples: [], events: [], route: [])
+            offset: second, time: time, leg: nil, beginsLeg: false, samples: [], events: [], route: [],
+            disconnected: disconnectedPorts(at: Double(second)))
         if !droppedOut(.heartRate, at: Double(second)) {
             result.samples.append(QuantitySample(.heartRate, observedHeartRate(), at: time, source: Self.strap))
         }

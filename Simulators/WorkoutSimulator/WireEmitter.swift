@@ -3,7 +3,7 @@ import WorkoutModel
 import WorkoutSensors
 
 /// The serial ports a simulated watch and its sensors talk on.
-public enum WirePort: String, Sendable, Hashable, CaseIterable {
+public enum WirePort: String, Sendable, Hashable, CaseIterable, Codable {
     /// NMEA 0183 from the GPS (GGA and RMC once per second).
     case gps
     /// ANT serial messages with ANT+ pages: heart rate (channel 0), bike speed and cadence (1),
@@ -58,6 +58,12 @@ public struct WireEmitter: Sendable {
 
     /// The bytes each port sends during `second`.
     public mutating func encode(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
+        var out = encodeConnected(second)
+        for port in second.disconnected { out[port] = [] }  // a disconnected port sends nothing
+        return out
+    }
+
+    private mutating func encodeConnected(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
         var out: [WirePort: [UInt8]] = [.gps: [], .ant: [], .watch: []]
         let t = second.time.timeIntervalSince(start)
         if second.beginsLeg {

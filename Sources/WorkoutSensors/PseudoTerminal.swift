@@ -39,6 +39,8 @@ public final class PseudoTerminal: Sendable {
             close(master)
             throw .pseudoTerminal("\(path): \(String(cString: strerror(errno)))")
         }
+        // Non-blocking master: a write never hangs on a reader that is not there (see `WhenFull`).
+        _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
         guard workout_make_raw(slave) == 0 else {
             let detail = String(cString: strerror(errno))
             close(slave)
@@ -55,8 +57,17 @@ public final class PseudoTerminal: Sendable {
         close(master)
     }
 
-    /// Writes every byte to the master side.
-    public func write(_ bytes: [UInt8]) throws(SensorError) {
+    /// What a write does when the reader has not kept up and the terminal's buffer is full.
+    public enum WhenFull: Sendable {
+        /// Wait (poll) until the reader takes the bytes: nothing is lost.
+        case wait
+        /// Drop what does not fit, as a serial port overruns when nobody reads it.
+        case drop
+    }
+
+    /// Writes `bytes` to the master side; returns how many were dropped (always 0 with `.wait`).
+    @discardableResult
+    public func write(_ bytes: [UInt8], whenFull: WhenFull = .wait) throws(SensorError) -> Int {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { buffer in
@@ -67,10 +78,16 @@ public final class PseudoTerminal: Sendable {
                 #endif
             }
             if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    if whenFull == .drop { return bytes.count - offset }
+                    usleep(500)
+                    continue
+                }
                 throw .write(path: path, detail: String(cString: strerror(errno)))
             }
             offset += written
         }
+        return 0
     }
 }
