@@ -62,7 +62,8 @@ let package = Package(
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutStoreTests", dependencies: ["WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "WorkoutStoreTests",
+            dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReplayTests",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WorkoutEngine
 import WorkoutModel
+import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
 
@@ -42,31 +43,13 @@ struct DebugRecordCommand: ParsableCommand {
                     onCommit: report)
                 try recording.session.start(at: ride.start)
             }
-            let session = recording.session
-            var index = session.builder.counters.accepted
-            let total = seconds * SyntheticRide.streams
             let wallStart = Date()
-            while index < total {
-                let second = index / SyntheticRide.streams
-                clock.set(ride.date(second))
-                // A recovered session may already have begun this second's activity.
-                if second % leg == 0, index % SyntheticRide.streams == 0,
-                    session.builder.currentActivity()?.start != ride.date(second)
-                {
-                    try session.beginNewActivity(
-                        configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
-                }
-                let end = min(total, (second + 1) * SyntheticRide.streams)
-                try session.builder.add(ride.samples(index..<end))
-                index = end
-                if speed > 0 {
-                    let due = wallStart.addingTimeInterval(Double(second + 1) / speed)
-                    let wait = due.timeIntervalSinceNow
-                    if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-                }
+            try SyntheticRideDriver.drive(recording.session, ride: ride, clock: clock, seconds: seconds, leg: leg) {
+                second in
+                guard speed > 0 else { return }
+                let wait = wallStart.addingTimeInterval(Double(second + 1) / speed).timeIntervalSinceNow
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
-            try session.stop(at: ride.date(seconds))
-            try session.end(at: ride.date(seconds))
             let workout = try recording.finish()
             emitLine("saved \(workout.id) \(workout.counters.accepted)")
         } catch let error as StoreError {

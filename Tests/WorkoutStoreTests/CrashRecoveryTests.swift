@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutModel
+import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
 
@@ -43,23 +44,7 @@ private let legSeconds = 120
 
 /// Continues (or starts) the synthetic ride in-process exactly as `workout debug-record` does.
 private func drive(_ session: WorkoutSession, ride: SyntheticRide, clock: ManualClock) throws {
-    var index = session.builder.counters.accepted
-    let total = rideSeconds * SyntheticRide.streams
-    while index < total {
-        let second = index / SyntheticRide.streams
-        clock.set(ride.date(second))
-        if second % legSeconds == 0, index % SyntheticRide.streams == 0,
-            session.builder.currentActivity()?.start != ride.date(second)
-        {
-            try session.beginNewActivity(
-                configuration: WorkoutConfiguration(activityType: .cycling), at: ride.date(second))
-        }
-        let end = min(total, (second + 1) * SyntheticRide.streams)
-        try session.builder.add(ride.samples(index..<end))
-        index = end
-    }
-    try session.stop(at: ride.date(rideSeconds))
-    try session.end(at: ride.date(rideSeconds))
+    try SyntheticRideDriver.drive(session, ride: ride, clock: clock, seconds: rideSeconds, leg: legSeconds)
 }
 
 @Suite("Store: crash safety")
