@@ -296,42 +296,102 @@ extension WorkoutStore {
     static func activityOnlyIDs(
         _ db: Database, _ matches: [(String, [any DatabaseValueConvertible])], _ query: WorkoutQuery
     ) throws -> [UUID] {
-        var result: [UUID: Double]?
+        /// A match: the workout's start and its id as a 128-bit number (high, low), whose order is
+        /// the order of the upper-case text ids the general path sorts by.
+        struct Match: Comparable {
+            var start: Double
+            var high: UInt64
+            var low: UInt64
+            static func < (a: Match, b: Match) -> Bool {
+                a.start != b.start ? a.start < b.start : a.high != b.high ? a.high < b.high : a.low < b.low
+            }
+        }
+        var result: [Match]?
         for (condition, values) in matches {
             let statement = try db.makeStatement(
                 sql: "SELECT s0.workout_uuid, s0.workout_start FROM statistic s0 WHERE \(condition)")
             try statement.setArguments(StatementArguments(values))
             let handle = statement.sqliteStatement
-            var found: [UUID: Double] = [:]
+            var found: [Match] = []
             var code = sqlite3_step(handle)
             while code == SQLITE_ROW {
                 let count = Int(sqlite3_column_bytes(handle, 0))
                 if let text = sqlite3_column_text(handle, 0),
-                    let id = fastUUID(UnsafeBufferPointer(start: text, count: count))
+                    let (high, low) = uuidBits(UnsafeBufferPointer(start: text, count: count))
                 {
-                    if let previous = result {
-                        if previous[id] != nil { found[id] = sqlite3_column_double(handle, 1) }
-                    } else {
-                        found[id] = sqlite3_column_double(handle, 1)
-                    }
+                    found.append(Match(start: sqlite3_column_double(handle, 1), high: high, low: low))
                 }
                 code = sqlite3_step(handle)
             }
             sqlite3_reset(handle)
             guard code == SQLITE_DONE else {
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code),
-                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            result = found
+            // A workout with several matching activities appears once.
+            found.sort()
+            var unique: [Match] = []
+            unique.reserveCapacity(found.count)
+            for match in found where unique.last != match { unique.append(match) }
+            if let previous = result {
+                // Both sorted: keep the workouts every predicate matched.
+                var kept: [Match] = []
+                var i = 0
+                var j = 0
+                while i < previous.count, j < unique.count {
+                    if previous[i] == unique[j] {
+                        kept.append(previous[i])
+                        i += 1
+                        j += 1
+                    } else if previous[i] < unique[j] {
+                        i += 1
+                    } else {
+                        j += 1
+                    }
+                }
+                result = kept
+            } else {
+                result = unique
+            }
         }
-        var ordered = (result ?? [:]).map { (id: $0.key, start: $0.value) }
-        ordered.sort { lhs, rhs in
-            if lhs.start != rhs.start { return query.ascending ? lhs.start < rhs.start : lhs.start > rhs.start }
-            return query.ascending ? lhs.id.uuidString < rhs.id.uuidString : lhs.id.uuidString > rhs.id.uuidString
-        }
+        var ordered = result ?? []
+        if !query.ascending { ordered.reverse() }
         if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
-        return ordered.map(\.id)
+        return ordered.map { match in
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &bytes) { raw in
+                for i in 0..<8 {
+                    raw[i] = UInt8(truncatingIfNeeded: match.high >> (56 - 8 * UInt64(i)))
+                    raw[8 + i] = UInt8(truncatingIfNeeded: match.low >> (56 - 8 * UInt64(i)))
+                }
+            }
+            return UUID(uuid: bytes)
+        }
+    }
+
+    /// The canonical 36-character text id as a 128-bit number (high, low); nil for anything else.
+    static func uuidBits(_ text: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        guard text.count == 36 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for position in 0..<36 {
+            let character = text[position]
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard character == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let nibble: UInt64
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(character - UInt8(ascii: "0"))
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = UInt64(character - UInt8(ascii: "A") + 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(character - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+            if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
+            digits += 1
+        }
+        return (high, low)
     }
 
     /// The workouts matching `query`, fully loaded (activities, events, statistics).
