@@ -65,15 +65,20 @@ struct CrashRecoveryTests {
     func killedRecorderRecovers() throws {
         var generator = SystemRandomNumberGenerator()
         var summary: [String] = []
-        for trial in 0..<24 {
+        var kills = 0
+        var attempt = 0
+        // 24 kills; a recorder that finishes before its random kill point (a loaded machine can make
+        // it commit less often than drawn) is checked as a clean run and the trial is drawn again.
+        while kills < 24, attempt < 60 {
+            attempt += 1
             let folder = try temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let path = folder.appendingPathComponent("crash.sqlite").path
-            let seed = UInt64(trial + 1)
+            let seed = UInt64(attempt)
             let process = Process()
             process.executableURL = workoutExecutable()
             process.arguments = [
-                "debug-record", "--db", path, "--seed", "\(seed)", "--seconds", "\(rideSeconds)", "--speed", "1500",
+                "debug-record", "--db", path, "--seed", "\(seed)", "--seconds", "\(rideSeconds)", "--speed", "600",
                 "--commit-interval", "0.01", "--leg", "\(legSeconds)",
             ]
             let pipe = Pipe()
@@ -82,40 +87,49 @@ struct CrashRecoveryTests {
             try process.run()
             let reader = LineReader(pipe.fileHandleForReading)
             // Kill after a random number of reported commits, plus a random few milliseconds.
-            let commitsBeforeKill = Int.random(in: 1...25, using: &generator)
+            let commitsBeforeKill = Int.random(in: 1...15, using: &generator)
             var lastReported = 0
             var seen = 0
+            var finished = false
             while seen < commitsBeforeKill, let line = reader.next() {
                 if line.hasPrefix("committed "), let count = Int(line.dropFirst("committed ".count)) {
                     lastReported = count
                     seen += 1
                 }
-                if line.hasPrefix("saved ") { break }
+                if line.hasPrefix("saved ") {
+                    finished = true
+                    break
+                }
             }
-            Thread.sleep(forTimeInterval: Double.random(in: 0...0.03, using: &generator))
+            if !finished { Thread.sleep(forTimeInterval: Double.random(in: 0...0.03, using: &generator)) }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            #expect(
-                process.terminationReason == .uncaughtSignal, "trial \(trial): the recorder finished before the kill")
-
             let store = try WorkoutStore(path: path)
             let ride = SyntheticRide(seed: seed)
+            if process.terminationReason != .uncaughtSignal {
+                // Finished before the kill: the saved workout is the uninterrupted one, nothing journaled.
+                #expect(try store.journaledSessions().isEmpty)
+                #expect(try store.workouts(matching: WorkoutQuery()) == [try reference(seed: seed)])
+                continue
+            }
+            kills += 1
             let clock = ManualClock(ride.start)
             let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
             let committed = try recovered.committedSamples()
             // Nothing reported as committed is lost, nothing is duplicated, the order is the ride's.
-            #expect(committed.count >= lastReported, "trial \(trial)")
-            #expect(committed == ride.samples(0..<committed.count), "trial \(trial)")
+            #expect(committed.count >= lastReported, "attempt \(attempt)")
+            #expect(committed == ride.samples(0..<committed.count), "attempt \(attempt)")
             #expect(recovered.builder.counters.accepted == committed.count)
             // Recording goes on and the finished workout saves, equal to an uninterrupted recording.
             try drive(recovered.session, ride: ride, clock: clock)
             let workout = try recovered.finish()
-            #expect(workout == (try reference(seed: seed)), "trial \(trial)")
+            #expect(workout == (try reference(seed: seed)), "attempt \(attempt)")
             #expect(try store.samples(workout: workout.id) == ride.samples(0..<(rideSeconds * SyntheticRide.streams)))
             #expect(try store.journaledSessions().isEmpty)
             summary.append("\(lastReported)/\(committed.count)")
         }
-        print("crash trials (reported/recovered samples): \(summary.joined(separator: " "))")
+        #expect(kills >= 20, "only \(kills) of \(attempt) recorders were killed while recording")
+        print("crash trials, \(kills) kills in \(attempt) attempts (reported/recovered samples): \(summary.joined(separator: " "))")
     }
 
     @Test func journalCommitsAndRecoversInProcess() throws {
