@@ -153,6 +153,9 @@ extension Scenario {
 
     /// Checks the values make a race that can be simulated.
     public func validate(file: String) throws(ScenarioError) {
+        if let lapLength, !(lapLength.isFinite && lapLength >= 10 && lapLength <= 100) {
+            throw ScenarioError(file: file, field: "lapLength", problem: "must be between 10 and 100 m")
+        }
         func fail(_ field: String, _ problem: String) -> ScenarioError {
             ScenarioError(file: file, field: field, problem: problem)
         }
@@ -160,14 +163,19 @@ extension Scenario {
         guard a.restingHeartRate >= 25, a.maxHeartRate <= 230, a.restingHeartRate < a.maxHeartRate else {
             throw fail("athlete.restingHeartRate/maxHeartRate", "need 25 ≤ resting < max ≤ 230 bpm")
         }
-        for (field, value) in [
-            ("heartRateTimeConstant", a.heartRateTimeConstant), ("recoveryTimeConstant", a.recoveryTimeConstant),
-            ("swimPace100m", a.swimPace100m), ("cyclingSpeed", a.cyclingSpeed), ("thresholdPower", a.thresholdPower),
-            ("runPaceKm", a.runPaceKm),
-        ] where !(value.isFinite && value > 0) {
-            throw fail("athlete.\(field)", "must be a positive number")
+        // Plausible human ranges: wide enough for any athlete, narrow enough that nothing overflows.
+        let ranges: [(String, Double, ClosedRange<Double>, String)] = [
+            ("heartRateTimeConstant", a.heartRateTimeConstant, 1...3600, "s"),
+            ("recoveryTimeConstant", a.recoveryTimeConstant, 1...3600, "s"),
+            ("swimPace100m", a.swimPace100m, 30...1200, "s per 100 m"),
+            ("cyclingSpeed", a.cyclingSpeed, 1...40, "m/s"),
+            ("thresholdPower", a.thresholdPower, 20...3000, "W"),
+            ("runPaceKm", a.runPaceKm, 100...3600, "s per km"),
+        ]
+        for (field, value, range, unit) in ranges where !(value.isFinite && range.contains(value)) {
+            throw fail("athlete.\(field)", "must be between \(range.lowerBound) and \(range.upperBound) \(unit)")
         }
-        guard !legs.isEmpty else { throw fail("legs", "at least one leg is needed") }
+        guard !legs.isEmpty, legs.count <= 50 else { throw fail("legs", "between 1 and 50 legs are needed") }
         if activityType == .swimBikeRun {
             let expected: [WorkoutActivityType] = [.swimming, .transition, .cycling, .transition, .running]
             guard legs.map(\.type) == expected else {
@@ -181,21 +189,31 @@ extension Scenario {
             }
         }
         for (l, leg) in legs.enumerated() {
-            guard !leg.segments.isEmpty else { throw fail("legs[\(l)].segments", "at least one segment is needed") }
+            guard !leg.segments.isEmpty, leg.segments.count <= 1000 else {
+                throw fail("legs[\(l)].segments", "between 1 and 1000 segments are needed")
+            }
             for (s, segment) in leg.segments.enumerated() {
                 let field = "legs[\(l)].segments[\(s)]"
                 guard segment.intensity.isFinite, (0...1).contains(segment.intensity) else {
                     throw fail("\(field).intensity", "must be between 0 and 1")
                 }
-                let hasDistance = segment.distance.map { $0.isFinite && $0 > 0 } ?? false
-                let hasDuration = segment.duration.map { $0.isFinite && $0 > 0 } ?? false
-                guard hasDistance || hasDuration else {
-                    throw fail(field, "needs a positive distance (m) or duration (s)")
+                if let distance = segment.distance, !(distance.isFinite && distance > 0 && distance <= 1_000_000) {
+                    throw fail("\(field).distance", "must be more than 0 and at most 1,000,000 m")
+                }
+                if let duration = segment.duration, !(duration.isFinite && duration > 0 && duration <= 172_800) {
+                    throw fail("\(field).duration", "must be more than 0 and at most 172,800 s (48 h)")
+                }
+                if segment.kind == .rest {
+                    guard segment.duration != nil else { throw fail("\(field).duration", "a rest needs a duration") }
+                } else if segment.distance == nil, segment.duration == nil {
+                    throw fail(field, "needs a distance (m) or a duration (s)")
                 }
                 if leg.type == .swimming, swimmingLocation == .pool, segment.kind != .rest, let lapLength {
-                    guard let distance = segment.distance,
-                        (distance / lapLength).rounded() == distance / lapLength
-                    else {
+                    guard let distance = segment.distance else {
+                        throw fail("\(field).distance", "pool segments are whole lengths of \(lapLength) m")
+                    }
+                    let lengths = distance / lapLength
+                    guard abs(lengths - lengths.rounded()) < 1e-6 else {
                         throw fail("\(field).distance", "pool segments are whole lengths of \(lapLength) m")
                     }
                 }
@@ -207,7 +225,9 @@ extension Scenario {
         for (d, gap) in (disconnects ?? []).enumerated() where !(gap.start >= 0 && gap.duration > 0) {
             throw fail("disconnects[\(d)]", "needs start ≥ 0 and a positive duration")
         }
-        if let recoverySeconds, recoverySeconds < 0 { throw fail("recoverySeconds", "must not be negative") }
+        if let recoverySeconds, !(120...86_400).contains(recoverySeconds) {
+            throw fail("recoverySeconds", "must be between 120 (two minutes of recovery) and 86,400")
+        }
         if let heartRateNoise, !(heartRateNoise >= 0 && heartRateNoise.isFinite) {
             throw fail("heartRateNoise", "must be ≥ 0")
         }

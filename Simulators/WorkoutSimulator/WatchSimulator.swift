@@ -16,6 +16,9 @@ public struct SimulatedSecond: Sendable {
     public var route: [RoutePoint]
     /// Ports disconnected during this second (scenario `disconnects`): nothing from their sensors.
     public var disconnected: Set<WirePort> = []
+    /// The athlete's true heart rate (the model, noise-free): a strap counts these beats even when
+    /// its radio does not get through.
+    public var heartRate: Double = 0
 }
 
 /// Metadata keys the simulator writes on length (lap) events.
@@ -80,7 +83,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
 
     public mutating func next() -> SimulatedSecond? {
         if let finishOffset {
-            guard second < finishOffset + recoverySeconds else { return nil }
+            guard second - finishOffset < recoverySeconds else { return nil }
             return recoverySecond(since: finishOffset)
         }
         return raceSecond()
@@ -104,6 +107,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         // Heart rate: first-order approach to the intensity's target.
         let target = athlete.restingHeartRate + intensity * (athlete.maxHeartRate - athlete.restingHeartRate)
         heartRate += (target - heartRate) * (1 - exp(-1 / athlete.heartRateTimeConstant))
+        result.heartRate = heartRate
         if !droppedOut(.heartRate, at: t) {
             result.samples.append(
                 QuantitySample(.heartRate, observedHeartRate(), at: time, source: Self.strap))
@@ -126,13 +130,23 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
             segmentEnds = segmentDone >= distance - 1e-9
         } else {
             segmentDone += 1
-            segmentEnds = segmentDone >= (segment.duration ?? 1) - 1e-9
+            segmentEnds = segmentDone >= (segment.duration ?? 0) - 1e-9
         }
         distanceTotal += moved
         emitMovement(leg: leg, segment: segment, speed: speed, moved: moved, at: t, into: &result)
 
         if scenario.swimmingLocation == .pool, leg.type == .swimming {
             poolLengths(segment: segment, moved: moved, at: t, segmentEnds: segmentEnds, into: &result)
+        }
+        let legEnds = segmentEnds && segmentIndex + 1 == leg.segments.count
+        if leg.type == .swimming, scenario.swimmingLocation != .pool, legEnds, openWaterStrokes >= 1 {
+            // The strokes of the last, partial window of the swim.
+            let strokes = openWaterStrokes.rounded(.down)
+            result.samples.append(
+                QuantitySample(
+                    .swimmingStrokeCount, strokes, at: start.addingTimeInterval(Double(strokeWindowStart)),
+                    end: time.addingTimeInterval(1), source: Self.watch))
+            openWaterStrokes = 0
         }
         if result.disconnected.contains(.watch) {
             // The watch's own data (swim distance and strokes, lengths, transition distance) is lost.
@@ -148,6 +162,12 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
                 segmentIndex = 0
                 legIndex += 1
                 pendingLegStart = true
+                // Per-leg swim state starts afresh at the next leg's first second.
+                lengthStart = Double(second)
+                lengthDistance = 0
+                lengthStrokes = 0
+                openWaterStrokes = 0
+                strokeWindowStart = second
                 if legIndex == scenario.legs.count {
                     finishOffset = second
                     heartRateAtFinish = heartRate
@@ -318,7 +338,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         let time = start.addingTimeInterval(Double(second))
         var result = SimulatedSecond(
             offset: second, time: time, leg: nil, beginsLeg: false, samples: [], events: [], route: [],
-            disconnected: disconnectedPorts(at: Double(second)))
+            disconnected: disconnectedPorts(at: Double(second)), heartRate: heartRate)
         if !droppedOut(.heartRate, at: Double(second)) {
             result.samples.append(QuantitySample(.heartRate, observedHeartRate(), at: time, source: Self.strap))
         }

@@ -37,6 +37,9 @@ public struct WireEmitter: Sendable {
     private var strides = 0.0
     private var lastPoint: RoutePoint?
     private var stopped = false
+    /// Watch-link lines produced while the watch was disconnected: a watch stores them and sends
+    /// them when the link is back (buttons must not be lost).
+    private var watchBacklog: [UInt8] = []
 
     public init(start: Date) {
         self.start = start
@@ -59,8 +62,27 @@ public struct WireEmitter: Sendable {
     /// The bytes each port sends during `second`.
     public mutating func encode(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
         var out = encodeConnected(second)
+        if second.disconnected.contains(.watch) {
+            watchBacklog += out[.watch] ?? []
+        } else if !watchBacklog.isEmpty {
+            out[.watch] = watchBacklog + (out[.watch] ?? [])
+            watchBacklog = []
+        }
         for port in second.disconnected { out[port] = [] }  // a disconnected port sends nothing
         return out
+    }
+
+    /// A whole number for the wire from a value the scenario bounds; never traps.
+    private static func whole(_ value: Double) -> Int {
+        guard value.isFinite else { return 0 }
+        return Int(Swift.min(Swift.max(value, -1e15), 1e15))
+    }
+
+    /// The event time of the last whole revolution (or beat) when `count` grew by `perSecond` during
+    /// the second ending at `end`; nil when no new whole one completed (the time stays as it was).
+    private static func eventTime(previous: Double, count: Double, perSecond: Double, end: Double) -> Double? {
+        guard perSecond > 0, count.rounded(.down) > previous.rounded(.down) else { return nil }
+        return end - (count - count.rounded(.down)) / perSecond
     }
 
     private mutating func encodeConnected(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
@@ -76,43 +98,58 @@ public struct WireEmitter: Sendable {
         var byType: [QuantityType: QuantitySample] = [:]
         for sample in second.samples { byType[sample.type] = sample }
 
-        if let heartRate = byType[.heartRate]?.quantity.value, heartRate > 0 {
+        // The heart beats whether or not the radio gets through: count beats from the model's rate.
+        let beatingRate = second.heartRate
+        if beatingRate > 0 {
             let previousBeats = beats
-            beats += heartRate / 60
-            if Int(beats) > Int(previousBeats) {
-                let interval = 60 / heartRate
-                let last = t + 1 - (beats - beats.rounded(.down)) * interval
-                previousBeatTime = last - interval
+            beats += beatingRate / 60
+            if let last = Self.eventTime(previous: previousBeats, count: beats, perSecond: beatingRate / 60, end: t + 1)
+            {
+                previousBeatTime = last - 60 / beatingRate
                 beatTime = last
             }
+        }
+        if let heartRate = byType[.heartRate]?.quantity.value, heartRate > 0 {
             heartRateMessages += 1
             out[.ant, default: []] += ANT.broadcast(
                 channel: 0,
                 ANT.heartRatePage(
                     page4: true, toggle: (heartRateMessages / 4) % 2 == 1, beatTime: Self.ticks(beatTime),
-                    previousBeatTime: Self.ticks(previousBeatTime), beatCount: Int(beats), heartRate: Int(heartRate)))
+                    previousBeatTime: Self.ticks(previousBeatTime), beatCount: Self.whole(beats),
+                    heartRate: Self.whole(heartRate)))
         }
         if let distance = byType[.distanceCycling]?.quantity.value {
-            wheelRevolutions += distance / Self.wheelCircumference
-            wheelTime = t + 1
+            // ANT+ event times are the instants the last whole revolution completed; they only move
+            // when a revolution completes.
+            let wheelPerSecond = distance / Self.wheelCircumference
+            let previousWheel = wheelRevolutions
+            wheelRevolutions += wheelPerSecond
+            if let time = Self.eventTime(
+                previous: previousWheel, count: wheelRevolutions, perSecond: wheelPerSecond, end: t + 1)
+            {
+                wheelTime = time
+            }
             let cadence = byType[.cyclingCadence]?.quantity.value ?? 0
-            if cadence > 0 {
-                crankRevolutions += cadence / 60
-                crankTime = t + 1
+            let previousCrank = crankRevolutions
+            crankRevolutions += cadence / 60
+            if let time = Self.eventTime(
+                previous: previousCrank, count: crankRevolutions, perSecond: cadence / 60, end: t + 1)
+            {
+                crankTime = time
             }
             out[.ant, default: []] += ANT.broadcast(
                 channel: 1,
                 ANT.speedCadencePage(
-                    crankTime: Self.ticks(crankTime), crankRevolutions: Int(crankRevolutions),
-                    wheelTime: Self.ticks(wheelTime), wheelRevolutions: Int(wheelRevolutions)))
+                    crankTime: Self.ticks(crankTime), crankRevolutions: Self.whole(crankRevolutions),
+                    wheelTime: Self.ticks(wheelTime), wheelRevolutions: Self.whole(wheelRevolutions)))
             if let power = byType[.cyclingPower]?.quantity.value {
                 powerEvents += 1
-                accumulatedPower += Int(power)
+                accumulatedPower = (accumulatedPower + Self.whole(power)) & 0xFFFF
                 out[.ant, default: []] += ANT.broadcast(
                     channel: 2,
                     ANT.powerPage(
-                        eventCount: powerEvents, cadence: Int(cadence), accumulatedPower: accumulatedPower,
-                        power: Int(power)))
+                        eventCount: powerEvents, cadence: Self.whole(cadence), accumulatedPower: accumulatedPower,
+                        power: Self.whole(power)))
             }
         }
         if let distance = byType[.distanceWalkingRunning], distance.source == WatchSimulator.footPod {
@@ -122,13 +159,13 @@ public struct WireEmitter: Sendable {
                 channel: 3,
                 ANT.footPodPage(
                     time: t + 1, distance: footPodDistance, speed: byType[.runningSpeed]?.quantity.value ?? 0,
-                    strides: Int(strides)))
+                    strides: Self.whole(strides)))
         }
         if let strokes = byType[.swimmingStrokeCount], second.events.isEmpty {
             out[.watch, default: []] += WatchLink.strokes(
                 endMilliseconds: milliseconds(strokes.end),
                 durationMilliseconds: milliseconds(strokes.end) - milliseconds(strokes.start),
-                count: Int(strokes.quantity.value))
+                count: Self.whole(strokes.quantity.value))
         }
         for event in second.events where event.type == .lap {
             out[.watch, default: []] += lengthLine(event)
@@ -177,5 +214,5 @@ public struct WireEmitter: Sendable {
     }
 
     /// Seconds as ANT event time: 1/1024 s, rolling over at 16 bits.
-    static func ticks(_ seconds: Double) -> Int { Int((seconds * 1024).rounded(.down)) & 0xFFFF }
+    static func ticks(_ seconds: Double) -> Int { whole((seconds * 1024).rounded(.down)) & 0xFFFF }
 }

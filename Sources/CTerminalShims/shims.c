@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 int workout_open_pty_master(char *path, size_t capacity) {
-    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0) return -1;
     if (grantpt(master) != 0 || unlockpt(master) != 0) {
         int saved = errno;

@@ -108,8 +108,10 @@ public enum RaceReplay {
             try? recording.discard()
             throw .engine(error)
         } catch let error as StoreError {
+            try? recording.discard()
             throw error
         } catch {
+            try? recording.discard()
             throw .database(path: store.path, detail: String(describing: error))
         }
         let workout = try recording.finish()

@@ -92,11 +92,19 @@ public enum ANT {
     /// Stride speed and distance page 1: time (1/200 s fraction, s), distance (m, 1/16 m), speed
     /// (m/s, 1/256 m/s), stride count, latency (1/32 s).
     public static func footPodPage(time: Double, distance: Double, speed: Double, strides: Int) -> [UInt8] {
+        // Only the low bits go on the wire: reduce first, so no value can trap a conversion.
+        func wrapped(_ value: Double, _ modulus: Double) -> Double {
+            guard value.isFinite, value >= 0 else { return 0 }
+            return value.truncatingRemainder(dividingBy: modulus)
+        }
+        let time = wrapped(time, 256)
+        let distance = wrapped(distance, 256)
+        let speed = Swift.min(wrapped(speed, 1e6), 15.99)
         let timeWhole = Int(time)
         let timeFraction = Int(((time - Double(timeWhole)) * 200).rounded(.down))
         let distanceWhole = Int(distance)
         let distanceFraction = Int(((distance - Double(distanceWhole)) * 16).rounded(.down))
-        let speedWhole = Swift.min(Int(speed), 15)
+        let speedWhole = Int(speed)
         let speedFraction = Int(((speed - Double(speedWhole)) * 256).rounded(.down))
         return [
             0x01, UInt8(clamping: timeFraction), UInt8(truncatingIfNeeded: timeWhole),

@@ -34,7 +34,7 @@ public final class PseudoTerminal: Sendable {
         let master = workout_open_pty_master(&name, name.count)
         guard master >= 0 else { throw .pseudoTerminal(String(cString: strerror(errno))) }
         let path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let slave = open(path, O_RDWR | O_NOCTTY)
+        let slave = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard slave >= 0 else {
             close(master)
             throw .pseudoTerminal("\(path): \(String(cString: strerror(errno)))")

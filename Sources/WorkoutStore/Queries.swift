@@ -326,7 +326,8 @@ extension WorkoutStore {
             sqlite3_reset(handle)
             guard code == SQLITE_DONE else {
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
             // A workout with several matching activities appears once.
             found.sort()

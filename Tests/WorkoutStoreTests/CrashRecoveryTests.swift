@@ -129,7 +129,9 @@ struct CrashRecoveryTests {
             summary.append("\(lastReported)/\(committed.count)")
         }
         #expect(kills >= 20, "only \(kills) of \(attempt) recorders were killed while recording")
-        print("crash trials, \(kills) kills in \(attempt) attempts (reported/recovered samples): \(summary.joined(separator: " "))")
+        print(
+            "crash trials, \(kills) kills in \(attempt) attempts (reported/recovered samples): \(summary.joined(separator: " "))"
+        )
     }
 
     @Test func journalCommitsAndRecoversInProcess() throws {
