@@ -110,7 +110,8 @@ public final class LiveWorkoutBuilder: Sendable {
     /// Adds GPS route points; invalid ones follow `invalidInput` like samples.
     @discardableResult
     public func addRoute(_ points: [RoutePoint]) throws(EngineError) -> IngestReport {
-        try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
+        // In place, like samples: the route path validates everything before its first mutation.
+        try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
             try core.builder.add(route: points)
         }
     }
