@@ -31,6 +31,7 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     case activityOutsideWorkout(start: Date, end: Date?)
     case activityEndBeforeStart(start: Date, end: Date)
     case activityStillOpen(start: Date)
+    case activityWouldBeEmpty(start: Date)
     case activityNotFound(UUID)
     case noCurrentActivity
     case noNextLeg(WorkoutActivityType)
@@ -97,6 +98,9 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .activityStillOpen(let start):
             return "the activity that started at \(start) is still open; end it first "
                 + "(or use the session's beginNewActivity, which does both at one instant)"
+        case .activityWouldBeEmpty(let start):
+            return "the current activity began at \(start), the instant given for the next one; an activity "
+                + "cannot be empty: begin the next one at a later date"
         case .activityNotFound(let id):
             return "no activity with id \(id) in this workout"
         case .noCurrentActivity:

@@ -159,6 +159,7 @@ extension RecordingCore {
     ) throws(EngineError) -> WorkoutActivity {
         try requireActivityCall(call, at: date)
         if let index = builder.currentActivityIndex {
+            if builder.activities[index].start == seconds(date) { throw .activityWouldBeEmpty(start: date) }
             try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
         }
         return try addActivity(

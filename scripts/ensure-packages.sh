@@ -1,0 +1,16 @@
+# Sourced by scripts/test.sh and scripts/workout: installs the Debian packages the build needs
+# (the system SQLite for GRDB, libserialport, pkg-config) when any is missing.
+ensure_packages() {
+  local packages=(pkg-config libsqlite3-dev libserialport-dev)
+  local missing=()
+  for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing system packages: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+  fi
+}
