@@ -51,10 +51,9 @@ public struct SyntheticRide: Sendable {
     /// Samples `range` in order.
     public func samples(_ range: Range<Int>) -> [QuantitySample] { range.map(sample) }
 
+    /// One SplitMix64 output for `value`: a stateless hash of (seed, second).
     private static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        var generator = SplitMix(value)
+        return generator.next()
     }
 }

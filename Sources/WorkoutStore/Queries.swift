@@ -358,16 +358,7 @@ extension WorkoutStore {
         var ordered = result ?? []
         if !query.ascending { ordered.reverse() }
         if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
-        return ordered.map { match in
-            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &bytes) { raw in
-                for i in 0..<8 {
-                    raw[i] = UInt8(truncatingIfNeeded: match.high >> (56 - 8 * UInt64(i)))
-                    raw[8 + i] = UInt8(truncatingIfNeeded: match.low >> (56 - 8 * UInt64(i)))
-                }
-            }
-            return UUID(uuid: bytes)
-        }
+        return ordered.map { uuid(high: $0.high, low: $0.low) }
     }
 
     /// The canonical 36-character text id as a 128-bit number (high, low); nil for anything else.
