@@ -21,13 +21,6 @@ public struct SimulatedSecond: Sendable {
     public var heartRate: Double = 0
 }
 
-/// Metadata keys the simulator writes on length (lap) events.
-public enum SwimMetadataKey {
-    public static let strokes = "Strokes"
-    public static let strokeStyle = "StrokeStyle"
-    public static let lengthKind = "LengthKind"
-}
-
 /// The simulated athlete and sensors: a deterministic stream of `SimulatedSecond`s for a scenario and
 /// a seed, plus the ground truth it was generated from.
 ///

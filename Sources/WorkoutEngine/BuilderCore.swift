@@ -132,6 +132,10 @@ struct BuilderCore: Sendable {
     var routePointCount = 0
     var recordsChanges: Bool
     var outbox: [RecordingChange] = []
+    /// With automatic transitions: the masks of the planned legs. The last activity also collects
+    /// what the next planned leg does, so the first seconds of a leg that is detected after the
+    /// fact (T1, T2) are kept and attributed to it once its boundary exists.
+    var planMasks: [UInt32] = []
 
     struct StreamKey: Hashable, Sendable {
         var type: QuantityType
@@ -147,7 +151,11 @@ struct BuilderCore: Sendable {
         }
         self.configuration = configuration
         holdCap = options.holdCap
-        reorderWindow = options.reorderWindow
+        reorderWindow = options.effectiveReorderWindow(for: configuration)
+        let plan = configuration.plannedLegs
+        if options.automaticTransitions.enabled, !plan.isEmpty {
+            planMasks = plan.map { options.dataSource.mask(for: $0) }
+        }
         policy = options.invalidInput
         dataSource = options.dataSource
         workoutMask = options.dataSource.mask(for: configuration)
@@ -175,6 +183,24 @@ struct BuilderCore: Sendable {
     mutating func takeOutbox() -> [RecordingChange] {
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox
+    }
+
+    /// Throws what `add(samples:)` would throw before changing anything (state, reject policy).
+    func precheck(samples: [QuantitySample]) throws(EngineError) {
+        try requireAccepting("add samples")
+        if policy == .reject {
+            for sample in samples {
+                if let error = rejection(for: sample) { throw error }
+            }
+        }
+    }
+
+    /// The earliest instant a pause or boundary may be placed at, from `t` on: at or after every
+    /// folded interval, after every folded reading.
+    func earliestUnsettled(from t: Seconds) -> Seconds {
+        var result = Swift.max(t, settledThrough)
+        if result <= settledInstant { result = settledInstant.nextUp }
+        return result
     }
 
     private func requireAccepting(_ operation: String) throws(EngineError) {
@@ -381,7 +407,12 @@ struct BuilderCore: Sendable {
     /// The collection mask in force at instant `t`: the activity's, or the workout's between activities.
     @inline(__always)
     private func collectMask(at t: Seconds) -> UInt32 {
-        if let index = activityIndex(at: t) { return activities[index].collectMask }
+        if let index = activityIndex(at: t) {
+            if index + 1 == activities.count, index + 1 < planMasks.count {
+                return activities[index].collectMask | planMasks[index + 1]
+            }
+            return activities[index].collectMask
+        }
         return workoutMask
     }
 
@@ -506,6 +537,7 @@ struct BuilderCore: Sendable {
         var redundant = 0
         for event in newEvents {
             if let key = firstNonFiniteKey(event.metadata) { throw .invalidMetadata(key: key) }
+            if let problem = PoolLength.problem(with: event) { throw .invalidLength(start: event.start, problem: problem) }
             let start = seconds(event.start)
             guard event.duration.isFinite, event.duration >= 0, event.type.hasDuration || event.duration == 0 else {
                 throw .invalidEventDuration(event.type, duration: event.duration)
@@ -755,13 +787,27 @@ struct BuilderCore: Sendable {
     func snapshotWorkout(at now: Seconds) -> Workout {
         let end = readEnd(now: now)
         let settled = settledCopy(readEnd: end)
-        let sortedEvents = events.enumerated().sorted { lhs, rhs in
+        var sortedEvents = events.enumerated().sorted { lhs, rhs in
             lhs.element.start == rhs.element.start ? lhs.offset < rhs.offset : lhs.element.start < rhs.element.start
         }.map(\.element)
+        var activities = settled.activitySnapshots(readEnd: end)
+        var statistics = settled.statistics(span: 0, start: workoutStart, end: end)
+        // SWOLF is derived from the pool lengths, never accumulated from samples.
+        statistics[.swimmingSWOLF] = nil
+        for index in activities.indices { activities[index].statistics[.swimmingSWOLF] = nil }
+        if let swim = SwimAnalysis.analyze(sortedEvents, activityIndex: { activityIndex(at: seconds($0)) }) {
+            sortedEvents = swim.events
+            statistics[.swimmingSWOLF] = swim.workout.statistics(
+                start: date(workoutStart), end: date(end), duration: activeLength(workoutStart, end))
+            for (index, tally) in swim.activities where index < activities.count {
+                let activity = activities[index]
+                activities[index].statistics[.swimmingSWOLF] = tally.statistics(
+                    start: activity.start, end: activity.end ?? date(end), duration: activity.duration)
+            }
+        }
         return Workout(
             id: workoutID, configuration: configuration, start: date(workoutStart), end: date(end),
-            duration: activeLength(workoutStart, end), activities: settled.activitySnapshots(readEnd: end),
-            events: sortedEvents, metadata: metadata,
-            statistics: settled.statistics(span: 0, start: workoutStart, end: end), counters: counters)
+            duration: activeLength(workoutStart, end), activities: activities,
+            events: sortedEvents, metadata: metadata, statistics: statistics, counters: counters)
     }
 }

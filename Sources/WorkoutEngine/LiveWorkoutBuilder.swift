@@ -93,7 +93,7 @@ public final class LiveWorkoutBuilder: Sendable {
     @discardableResult
     public func add(_ samples: [QuantitySample]) throws(EngineError) -> IngestReport {
         try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
-            try core.builder.add(samples: samples)
+            try core.ingest(samples: samples)
         }
     }
 
@@ -103,7 +103,7 @@ public final class LiveWorkoutBuilder: Sendable {
     /// is normalised away and counted as `redundantPauseOrResume`, not stored.
     public func add(_ events: [WorkoutEvent]) throws(EngineError) {
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
-            try core.builder.add(events: events)
+            try core.ingest(events: events)
         }
     }
 
@@ -112,7 +112,7 @@ public final class LiveWorkoutBuilder: Sendable {
     public func addRoute(_ points: [RoutePoint]) throws(EngineError) -> IngestReport {
         // In place, like samples: the route path validates everything before its first mutation.
         try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
-            try core.builder.add(route: points)
+            try core.ingest(route: points)
         }
     }
 
@@ -150,8 +150,11 @@ public final class LiveWorkoutBuilder: Sendable {
     /// options gives the same workout, activities and statistics.
     public func apply(_ change: RecordingChange) throws(EngineError) {
         if case .samples(let samples) = change {
-            // The sample path is applied in place, as `add` does (it never throws after mutating).
-            _ = try add(samples)
+            // The sample path is applied in place, as `add` does (it never throws after mutating);
+            // without the detectors: what they decided is in the changes already.
+            _ = try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
+                try core.builder.add(samples: samples)
+            }
             return
         }
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in

@@ -28,7 +28,8 @@ public final class WorkoutSession: Sendable {
     ) throws(EngineError) {
         let core = try BuilderCore(configuration: configuration, options: options, recordsChanges: sink != nil)
         storage = RecordingStorage(
-            core: RecordingCore(machine: SessionStateMachine(), builder: core), clock: clock, sink: sink)
+            core: RecordingCore(machine: SessionStateMachine(), builder: core, options: options), clock: clock,
+            sink: sink)
         builder = LiveWorkoutBuilder(storage: storage)
     }
 
@@ -89,7 +90,9 @@ public final class WorkoutSession: Sendable {
     ) throws(EngineError) -> WorkoutActivity {
         let at = now(date)
         return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
-            try core.beginNewActivity(configuration: configuration, at: at, metadata: metadata, call: .beginNewActivity)
+            core.transitions = nil  // an explicit change wins over detection
+            return try core.beginNewActivity(
+                configuration: configuration, at: at, metadata: metadata, call: .beginNewActivity)
         }
     }
 
@@ -98,6 +101,7 @@ public final class WorkoutSession: Sendable {
         let at = now(date)
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
             try core.requireActivityCall(.endCurrentActivity, at: at)
+            core.transitions = nil
             guard let index = core.builder.currentActivityIndex else { throw .noCurrentActivity }
             try core.builder.updateActivity(id: core.builder.activities[index].id, end: at, metadata: [:])
         }
@@ -113,7 +117,56 @@ public final class WorkoutSession: Sendable {
             let plan = core.builder.configuration.plannedLegs
             let next = (core.legIndex ?? -1) + 1
             guard next < plan.count else { throw .noNextLeg(core.builder.configuration.activityType) }
+            core.transitions = nil
             return try core.beginNewActivity(configuration: plan[next], at: at, metadata: [:], call: .advanceLeg)
+        }
+    }
+
+    // MARK: detectors
+
+    /// Whether automatic transition detection is still on (swim-bike-run, no explicit change yet).
+    public var detectsTransitions: Bool { storage.read { $0.transitions != nil } }
+
+    /// Detected changes the builder could not take (0 unless something is wrong; shown to users).
+    public var detectorFailures: Int { storage.read { $0.detectorFailures } }
+
+    // MARK: heart-rate recovery
+
+    /// When the heart-rate recovery window closes (stop + window); nil before stop or when off.
+    public var heartRateRecoveryWindowEnd: Date? { storage.read { $0.recovery?.windowEnd.map(date) } }
+
+    /// The recovery result once `finishHeartRateRecovery` computed it.
+    public var heartRateRecovery: HeartRateRecoveryResult? { storage.read { $0.recovery?.result } }
+
+    /// Adds heart-rate readings taken after stop, for the recovery (DESIGN §8); returns how many
+    /// were kept. Readings of other types, before the stop, after the window, impossible values or
+    /// after the recovery finished are not kept (the return value says how many were).
+    @discardableResult
+    public func addRecoveryHeartRate(_ samples: [QuantitySample]) -> Int {
+        storage.mutateInPlace { core in
+            guard core.recovery?.endOfExercise != nil else { return 0 }
+            var kept = 0
+            for sample in samples where sample.type == .heartRate {
+                guard let value = try? sample.validate() else { continue }
+                if core.recovery?.observeRecovery(HeartRateReading(time: seconds(sample.start), value: value)) == true {
+                    kept += 1
+                }
+            }
+            return kept
+        }
+    }
+
+    /// Computes the heart-rate recovery from what was collected up to `date` (now by default) and
+    /// returns it; later calls return the same result.
+    ///
+    /// Call it when the window closes (`heartRateRecoveryWindowEnd`), or earlier to cut it short:
+    /// values whose windows were not reached are unavailable with `.windowCutShort`.
+    /// - Throws: `.recoveryState` before the session stopped.
+    @discardableResult
+    public func finishHeartRateRecovery(at date: Date? = nil) throws(EngineError) -> HeartRateRecoveryResult {
+        let end = now(date)
+        return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> HeartRateRecoveryResult in
+            try core.finishRecovery(at: end)
         }
     }
 }
@@ -138,6 +191,7 @@ extension RecordingCore {
             if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .resume, start: at)]) }
         case .stop(let at), .end(let at, _):
             if builder.state == .collecting { try builder.endCollection(at: at) }
+            if change.from == .running || change.from == .paused { recovery?.stop(at: seconds(at)) }
         case .prepare:
             break
         }
