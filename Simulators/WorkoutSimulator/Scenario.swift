@@ -65,6 +65,9 @@ public struct Scenario: Codable, Sendable, Hashable {
 
     public enum SegmentKind: String, Codable, Sendable, Hashable {
         case active, drill, rest
+        /// Standing still on the bike or the run (a red light): speed, cadence and power 0, sensors
+        /// still reporting. Needs a duration.
+        case stop
     }
 
     public struct Disconnect: Codable, Sendable, Hashable {
@@ -203,7 +206,12 @@ extension Scenario {
                 if let duration = segment.duration, !(duration.isFinite && duration > 0 && duration <= 172_800) {
                     throw fail("\(field).duration", "must be more than 0 and at most 172,800 s (48 h)")
                 }
-                if segment.kind == .rest {
+                if segment.kind == .stop {
+                    guard segment.duration != nil else { throw fail("\(field).duration", "a stop needs a duration") }
+                    guard leg.type != .swimming, leg.type != .transition else {
+                        throw fail("\(field).kind", "a stop belongs to a cycling or running leg (swims rest instead)")
+                    }
+                } else if segment.kind == .rest {
                     guard segment.duration != nil else { throw fail("\(field).duration", "a rest needs a duration") }
                 } else if segment.distance == nil, segment.duration == nil {
                     throw fail(field, "needs a distance (m) or a duration (s)")

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutReplay
+import WorkoutSimulator
+import WorkoutStore
+
+private func withStore<R>(_ body: (WorkoutStore) throws -> R) throws -> R {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("intel-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try body(try WorkoutStore(path: folder.appendingPathComponent("w.sqlite").path))
+}
+
+/// The scenario as a 50 m pool race (every swim distance of these races is whole 50 m lengths).
+private func inPool(_ scenario: Scenario) -> Scenario {
+    var pool = scenario
+    pool.swimmingLocation = .pool
+    pool.lapLength = 50
+    return pool
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+private func swolf(_ event: WorkoutEvent) -> Double? {
+    if case .double(let value)? = event.metadata[SwimMetadataKey.swolf] { return value }
+    return nil
+}
+
+@Suite("Swimming, recovery and multisport detection against the simulator's ground truth")
+struct IntelligenceTests {
+    /// Ten seeds per distance (five open-water races, five in a 50 m pool), legs found automatically.
+    @Test(arguments: ["sprint", "olympic", "half", "full"])
+    func automaticLegsSwolfAndRecoveryMatchTheTruth(_ name: String) throws {
+        let base = try Scenario.load(name)
+        var boundaryErrors: [Double] = []
+        var recoveryErrors: [Double] = []
+        for seed in UInt64(1)...10 {
+            let pool = seed > 5
+            let scenario = pool ? inPool(base) : base
+            let result = try withStore { store in
+                try RaceReplay.run(scenario, seed: seed, into: store, options: ReplayOptions(legChanges: .automatic))
+            }
+            let workout = result.workout
+            let truth = result.truth
+            let label = "\(name) seed \(seed)\(pool ? " pool" : "")"
+            #expect(result.detectorFailures == 0, "\(label)")
+            // The right leg sequence, every time.
+            try #require(
+                workout.activities.map(\.configuration.activityType) == truth.legs.map(\.type), "\(label) legs")
+            for (activity, leg) in zip(workout.activities, truth.legs).dropFirst() {
+                boundaryErrors.append(abs(activity.start.timeIntervalSince(leg.start)))
+                #expect(activity.metadata[MetadataKey.detectedBy] == .string("automatic"), "\(label)")
+            }
+            // HRR1 within ±2 bpm of the model's true value.
+            let recovery = try #require(result.heartRateRecovery, "\(label) recovery")
+            let hrr = try #require(recovery.oneMinuteDrop, "\(label) HRR1: \(String(describing: recovery))")
+            recoveryErrors.append(hrr - truth.heartRateRecoveryOneMinute)
+            #expect(abs(hrr - truth.heartRateRecoveryOneMinute) <= 2, "\(label) HRR1 \(hrr) vs \(truth)")
+            let two = try #require(recovery.twoMinuteDrop, "\(label) two-minute drop")
+            #expect(abs(two - truth.heartRateRecoveryTwoMinutes) <= 2, "\(label) HRR2")
+            #expect(workout.metadata[MetadataKey.heartRateRecoveryOneMinute] == .double(hrr))
+            // SWOLF: every length exact, sets and the swim within 0.5 of the truth's mean.
+            let lengths = workout.events.filter { $0.type == .lap && $0.metadata[SwimMetadataKey.lengthKind] != nil }
+            let trueLengths = truth.legs[0].lengths
+            #expect(lengths.count == trueLengths.count, "\(label) lengths")
+            for (event, length) in zip(lengths, trueLengths) {
+                let expected = length.kind == "active" ? length.strokes.map { length.duration + Double($0) } : nil
+                #expect(swolf(event) == expected, "\(label) length at \(length.start)")
+            }
+            let trueSwolfs = trueLengths.compactMap { $0.kind == "active" ? $0.strokes : nil }.isEmpty
+                ? [] : trueLengths.compactMap { length in length.strokes.map { length.duration + Double($0) } }
+            let swim = workout.activities[0].statistics[.swimmingSWOLF]
+            if pool {
+                let mean = trueSwolfs.reduce(0, +) / Double(trueSwolfs.count)
+                let average = try #require(swim?.average?.value, "\(label) swim SWOLF")
+                #expect(abs(average - mean) <= 0.5, "\(label) swim SWOLF \(average) vs \(mean)")
+                let sets = workout.events.filter { $0.metadata[MetadataKey.segmentKind] == .string("swimSet") }
+                #expect(!sets.isEmpty, "\(label) swim sets")
+                for set in sets {
+                    let inside = trueLengths.filter {
+                        $0.start >= set.start && $0.start < set.end && $0.kind == "active" && $0.strokes != nil
+                    }
+                    let setMean = inside.map { $0.duration + Double($0.strokes ?? 0) }.reduce(0, +) / Double(inside.count)
+                    #expect(abs((swolf(set) ?? .nan) - setMean) <= 0.5, "\(label) set at \(set.start)")
+                }
+            } else {
+                #expect(lengths.isEmpty && swim == nil, "\(label): open water has no SWOLF")
+            }
+        }
+        let sortedErrors = boundaryErrors.sorted()
+        print(
+            "\(name): boundary error median \(median(boundaryErrors)) s, max \(sortedErrors.last ?? 0) s; "
+                + "HRR1 error \(recoveryErrors.map { ($0 * 10).rounded() / 10 })")
+        #expect(median(boundaryErrors) <= 5, "\(name) median boundary error")
+        #expect((sortedErrors.last ?? 0) <= 20, "\(name) max boundary error")
+    }
+}
