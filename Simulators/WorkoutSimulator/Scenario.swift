@@ -57,6 +57,17 @@ public struct Scenario: Codable, Sendable, Hashable {
         public var intensity: Double
         public var style: StrokeStyle?
         public var kind: SegmentKind?
+
+        public init(
+            distance: Double? = nil, duration: Double? = nil, intensity: Double, style: StrokeStyle? = nil,
+            kind: SegmentKind? = nil
+        ) {
+            self.distance = distance
+            self.duration = duration
+            self.intensity = intensity
+            self.style = style
+            self.kind = kind
+        }
     }
 
     public enum StrokeStyle: String, Codable, Sendable, Hashable, CaseIterable {
@@ -83,6 +94,12 @@ public struct Scenario: Codable, Sendable, Hashable {
         /// Race seconds from the start.
         public var start: Double
         public var duration: Double
+
+        public init(sensor: Sensor, start: Double, duration: Double) {
+            self.sensor = sensor
+            self.start = start
+            self.duration = duration
+        }
     }
 }
 

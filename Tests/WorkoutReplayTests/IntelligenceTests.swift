@@ -101,4 +101,71 @@ struct IntelligenceTests {
         #expect(median(boundaryErrors) <= 5, "\(name) median boundary error")
         #expect((sortedErrors.last ?? 0) <= 20, "\(name) max boundary error")
     }
+
+    @Test func aRedLightOnTheBikeIsAnAutoPauseNotATransition() throws {
+        var scenario = try Scenario.load("sprint")
+        let bike = try #require(scenario.legs.firstIndex { $0.type == .cycling })
+        let stop = Scenario.Segment(distance: nil, duration: 45, intensity: 0.3, style: nil, kind: .stop)
+        scenario.legs[bike].segments.insert(stop, at: 1)
+        let result = try withStore { store in
+            try RaceReplay.run(
+                scenario, seed: 3, into: store, options: ReplayOptions(legChanges: .automatic, autoPause: .standard))
+        }
+        let workout = result.workout
+        #expect(workout.activities.map(\.configuration.activityType) == result.truth.legs.map(\.type))
+        let ride = workout.activities[bike]
+        let truthRide = result.truth.legs[bike]
+        #expect(abs(ride.start.timeIntervalSince(truthRide.start)) <= 5)
+        #expect(abs((ride.end ?? .distantPast).timeIntervalSince(truthRide.end)) <= 5)
+        let motion = workout.events.filter { $0.type == .motionPaused || $0.type == .motionResumed }
+        #expect(motion.map(\.type) == [.motionPaused, .motionResumed])
+        let paused = (motion.last?.start ?? .distantPast).timeIntervalSince(motion.first?.start ?? .distantFuture)
+        #expect(abs(paused - 45) <= 3, "motion pause of \(paused) s")
+        #expect(abs(((ride.elapsed ?? 0) - ride.duration) - 45) <= 3)
+    }
+
+    @Test func transitionsShorterThanTheDetectorWindowAreStillFound() throws {
+        var scenario = try Scenario.load("sprint")
+        for leg in scenario.legs.indices where scenario.legs[leg].type == .transition {
+            scenario.legs[leg].segments = [Scenario.Segment(duration: 3, intensity: 0.6)]
+        }
+        for seed in UInt64(1)...3 {
+            let result = try withStore { store in
+                try RaceReplay.run(scenario, seed: seed, into: store, options: ReplayOptions(legChanges: .automatic))
+            }
+            let workout = result.workout
+            try #require(workout.activities.map(\.configuration.activityType) == result.truth.legs.map(\.type))
+            for (activity, leg) in zip(workout.activities, result.truth.legs) {
+                #expect(abs(activity.start.timeIntervalSince(leg.start)) <= 1, "seed \(seed) \(leg.type)")
+            }
+        }
+    }
+
+    @Test func aStrapDropoutDuringRecoveryIsReportedNotGuessed() throws {
+        var scenario = try Scenario.load("sprint")
+        let probe = try withStore { store in try RaceReplay.run(scenario, seed: 2, into: store) }
+        let finish = probe.truth.finish.timeIntervalSince(probe.truth.start)
+        scenario.dropouts = [Scenario.Dropout(sensor: .heartRate, start: finish + 45, duration: 35)]
+        let result = try withStore { store in
+            let result = try RaceReplay.run(scenario, seed: 2, into: store)
+            // The reason is stored with the workout.
+            let saved = try #require(try store.workout(id: result.workout.id))
+            #expect(
+                saved.metadata[MetadataKey.heartRateRecoveryOneMinuteUnavailable]
+                    == .string(HeartRateRecoveryUnavailable.tooFewRecoveryReadings.rawValue))
+            #expect(try store.samples(workout: result.workout.id).allSatisfy { $0.type != .heartRateRecoveryOneMinute })
+            return result
+        }
+        #expect(result.heartRateRecovery?.sample == nil)
+        #expect(result.heartRateRecovery?.oneMinuteUnavailable == .tooFewRecoveryReadings)
+        // The strap is back well before two minutes: the two-minute drop is still there.
+        #expect(result.heartRateRecovery?.twoMinuteDrop != nil)
+        // And without the dropout the sample is stored with the workout.
+        try withStore { store in
+            let full = try RaceReplay.run(try Scenario.load("sprint"), seed: 2, into: store)
+            let stored = try store.samples(workout: full.workout.id).filter { $0.type == .heartRateRecoveryOneMinute }
+            #expect(stored.count == 1)
+            #expect(stored.first?.quantity.value == full.heartRateRecovery?.oneMinuteDrop)
+        }
+    }
 }
