@@ -168,4 +168,38 @@ struct IntelligenceTests {
             #expect(stored.first?.quantity.value == full.heartRateRecovery?.oneMinuteDrop)
         }
     }
+
+    /// What the detectors decided is in the recorded changes: replaying them (a journal recovery)
+    /// rebuilds the same workout without running the detectors again.
+    @Test func aDetectedRaceRebuildsFromItsChangesIdentically() throws {
+        var scenario = try Scenario.load("sprint")
+        let bike = try #require(scenario.legs.firstIndex { $0.type == .cycling })
+        scenario.legs[bike].segments.insert(Scenario.Segment(duration: 30, intensity: 0.3, kind: .stop), at: 1)
+        var simulator = WatchSimulator(scenario: scenario, seed: 5)
+        let sink = InMemoryRecording()
+        let options = BuilderOptions(identifiers: .seeded(9), autoPause: .standard)
+        let session = try WorkoutSession(
+            configuration: scenario.configuration, clock: ManualClock(simulator.start), options: options, sink: sink)
+        try session.start(at: simulator.start)
+        while let second = simulator.next() {
+            guard second.leg != nil else {
+                try session.stop(at: second.time)
+                try session.end(at: second.time)
+                break
+            }
+            try session.builder.add(second.samples)
+            if !second.events.isEmpty { try session.builder.add(second.events) }
+            if !second.route.isEmpty { try session.builder.addRoute(second.route) }
+        }
+        let original = try session.builder.finishWorkout()
+        #expect(original.activities.count == 5)
+        #expect(original.events.contains { $0.type == .motionPaused })
+        let rebuilt = try WorkoutSession(
+            configuration: scenario.configuration, clock: ManualClock(simulator.start), options: options)
+        for change in sink.changes {
+            if case .finished = change { continue }
+            try rebuilt.builder.apply(change)
+        }
+        #expect(try rebuilt.builder.finishWorkout() == original)
+    }
 }
