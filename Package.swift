@@ -34,7 +34,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "CTerminalShims"),
-        .target(name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims"], swiftSettings: strict),
+        .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
+        .target(
+            name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims", "CSerialPort"],
+            swiftSettings: strict),
         .target(
             name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
