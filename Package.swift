@@ -73,6 +73,8 @@ let package = Package(
             dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
             swiftSettings: strict),
         .testTarget(
+            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims"], swiftSettings: strict),
+        .testTarget(
             name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),
     ]
 )

@@ -100,6 +100,22 @@ public final class PseudoTerminal: Sendable {
         close(master)
     }
 
+    /// Reads what the reader wrote to the slave side (up to `maxCount` bytes), waiting up to
+    /// `timeout` for the first byte; empty when nothing came.
+    public func read(upTo maxCount: Int = 4096, timeout: Duration) throws(SensorError) -> [UInt8] {
+        let (revents, pollError) = waitFor(master, events: Int16(POLLIN), timeout: timeout)
+        if pollError != 0 { throw .read(path: path, detail: "poll: \(errorText(pollError))") }
+        guard revents != 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: max(1, maxCount))
+        let count = bytes.withUnsafeMutableBytes { systemRead(master, $0) }
+        if count < 0 {
+            let code = errno
+            if code == EAGAIN || code == EINTR { return [] }
+            throw .read(path: path, detail: errorText(code))
+        }
+        return Array(bytes.prefix(count))
+    }
+
     /// What a write does when the reader has not kept up and the terminal's buffer is full.
     public enum WhenFull: Sendable {
         /// Wait (poll) until the reader takes the bytes: nothing is lost.

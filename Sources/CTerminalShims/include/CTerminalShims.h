@@ -37,8 +37,9 @@ enum {
 /// Puts the terminal `fd` in raw mode with `config` (termios: cfmakeraw, CLOCAL, CREAD, speed, size,
 /// parity incl. CMSPAR, stop bits, CRTSCTS or IXON/IXOFF) and reads the settings back. Returns 0,
 /// -1 with errno set, or the WORKOUT_SERIAL_BAD_* code of the first setting the terminal refused or
-/// did not keep.
-int workout_serial_configure(int fd, const workout_serial_config *config);
+/// did not keep. With `check_frame` 0, data bits and parity are not checked: Linux pseudo-terminals
+/// always keep 8 data bits and no parity (they carry bytes, not bits).
+int workout_serial_configure(int fd, const workout_serial_config *config, int check_frame);
 
 /// Reads the terminal's current settings into `config`. Returns 0, or -1 with errno set.
 int workout_serial_read_config(int fd, workout_serial_config *config);

@@ -107,7 +107,7 @@ public final class SensorConnection: Sendable {
     /// The protocol the caller reads on this device (`nmea`, `ant`, `watch` …); carried, not used.
     public let tag: String
     /// Events in order; single consumer. Finishes after ``stop()`` once the device is closed.
-    /// Ending the iteration (cancelling its task) stops the connection.
+    /// Cancelling the task that iterates it stops the connection.
     public let events: AsyncStream<Event>
 
     private let continuation: AsyncStream<Event>.Continuation

@@ -2,7 +2,8 @@
 ///
 /// Written compactly as `BAUD,FRAME,flow=FLOW`, e.g. `115200,8N1`, `4800`, `9600,7E2,flow=rtscts`
 /// (see ``init(parsing:)``); ``description`` gives that form back. Pseudo-terminals accept every
-/// standard speed and frame (they carry bytes, not bits, so the values only matter to a real UART).
+/// standard speed and frame, but carry bytes, not bits: Linux keeps them at 8 data bits and no
+/// parity whatever is asked, and the values only matter to a real UART.
 public struct SerialSettings: Sendable, Hashable, CustomStringConvertible {
     /// The parity bit of each character.
     public enum Parity: String, Sendable, Hashable, CaseIterable {

@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// Opened `O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC` (never becomes the controlling terminal, not
 /// inherited by child processes), locked (`flock` + TIOCEXCL), set to raw mode with the settings,
-/// and read with poll(2). The end of file a hung-up terminal returns (the master side of a
+/// and read with poll(2). A pseudo-terminal takes any frame but keeps 8 data bits and no parity
+/// (Linux forces them: it carries bytes, not bits). The end of file a hung-up terminal returns (the master side of a
 /// pseudo-terminal closed, a device unplugged) and EIO/ENXIO/ENODEV are a disconnect.
 public final class TermiosTransport: ByteTransport {
     public let path: String
@@ -38,7 +39,7 @@ public final class TermiosTransport: ByteTransport {
             throw error
         }
         var config = settings.cConfig
-        let result = workout_serial_configure(fd, &config)
+        let result = workout_serial_configure(fd, &config, kind == .pseudoTerminal ? 0 : 1)
         if result != 0 {
             let code = errno
             unlockExclusively(fd)
