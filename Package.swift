@@ -74,6 +74,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims"], swiftSettings: strict),
+        // Test support (not a product): a probe that runs libserialport's real code over a pseudo-terminal,
+        // with modem lines emulated in its own process only (README, Development).
+        .target(name: "CModemLineEmulation", path: "Tests/CModemLineEmulation"),
+        .executableTarget(
+            name: "SerialProbe", dependencies: ["WorkoutSensors", "CModemLineEmulation"], path: "Tests/SerialProbe",
+            swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),
     ]

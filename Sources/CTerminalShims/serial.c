@@ -118,6 +118,17 @@ int workout_serial_read_config(int fd, workout_serial_config *config) {
     return 0;
 }
 
+int workout_set_hardware_flow(int fd, int on) {
+    struct termios t;
+    if (tcgetattr(fd, &t) != 0) return -1;
+    if (on) {
+        t.c_cflag |= CRTSCTS;
+    } else {
+        t.c_cflag &= ~CRTSCTS;
+    }
+    return tcsetattr(fd, TCSANOW, &t);
+}
+
 int workout_set_exclusive(int fd, int exclusive) {
     return ioctl(fd, exclusive ? TIOCEXCL : TIOCNXCL);
 }

@@ -44,6 +44,10 @@ int workout_serial_configure(int fd, const workout_serial_config *config, int ch
 /// Reads the terminal's current settings into `config`. Returns 0, or -1 with errno set.
 int workout_serial_read_config(int fd, workout_serial_config *config);
 
+/// Sets (`on` != 0) or clears RTS/CTS hardware flow control (CRTSCTS in c_cflag) on the terminal
+/// `fd`. Returns 0, or -1 with errno set.
+int workout_set_hardware_flow(int fd, int on);
+
 /// Sets (`exclusive` != 0, TIOCEXCL) or clears (TIOCNXCL) exclusive mode: further opens of the
 /// terminal fail with EBUSY (except for privileged processes). Returns 0, or -1 with errno set.
 int workout_set_exclusive(int fd, int exclusive);

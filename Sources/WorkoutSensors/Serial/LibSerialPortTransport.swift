@@ -14,7 +14,9 @@ import Synchronization
 /// The port is looked up by its resolved path (`/dev/serial/by-id/…` links work), opened
 /// read-write with `sp_open`, locked (`flock` + TIOCEXCL on its handle), and set up with the
 /// settings one at a time (so a refusal names the setting), then read back to check the driver kept
-/// them. Reads wait with poll(2) on the port's handle and take the bytes with
+/// them. libserialport 0.1.1 does not enable RTS/CTS flow control on Linux (its code puts CRTSCTS
+/// in the input flags, where the driver ignores it), so the transport sets CRTSCTS in the control
+/// flags of the port's handle itself. Reads wait with poll(2) on the port's handle and take the bytes with
 /// `sp_nonblocking_read`: libserialport's own blocking read spins on the end of file an unplugged
 /// device returns, where a poll sees the hang-up.
 public final class LibSerialPortTransport: ByteTransport {
@@ -60,7 +62,7 @@ public final class LibSerialPortTransport: ByteTransport {
         _ = withUnsafeMutableBytes(of: &fd) { sp_get_port_handle(port, $0.baseAddress) }
         do {
             try lockExclusively(fd, path: path)
-            try LibSerialPortTransport.apply(settings, to: port, path: path)
+            try LibSerialPortTransport.apply(settings, to: port, fd: fd, path: path)
         } catch {
             unlockExclusively(fd)
             sp_close(port)
@@ -76,7 +78,9 @@ public final class LibSerialPortTransport: ByteTransport {
     }
 
     /// Sets each value with its own libserialport call, then checks what the driver kept.
-    private static func apply(_ settings: SerialSettings, to port: OpaquePointer, path: String) throws(SensorError) {
+    private static func apply(_ settings: SerialSettings, to port: OpaquePointer, fd: Int32, path: String)
+        throws(SensorError)
+    {
         func check(_ result: sp_return, _ setting: String) throws(SensorError) {
             guard result != SP_OK else { return }
             switch result {
@@ -85,7 +89,7 @@ public final class LibSerialPortTransport: ByteTransport {
             default:
                 let code = sp_last_error_code()
                 if code == EINVAL {
-                    throw .unsupportedSetting(path: path, setting: setting, detail: "the driver refused it (EINVAL)")
+                    throw .unsupportedSetting(path: path, setting: setting, detail: "the driver refused it: EINVAL")
                 }
                 throw .open(path: path, detail: "cannot set \(setting): \(errorText(code))")
             }
@@ -105,7 +109,12 @@ public final class LibSerialPortTransport: ByteTransport {
         try check(
             sp_set_flowcontrol(port, flow[settings.flowControl] ?? SP_FLOWCONTROL_NONE),
             "flow=\(settings.flowControl.rawValue)")
-        let kept = try readSettings(port, path: path)
+        if workout_set_hardware_flow(fd, settings.flowControl == .rtsCts ? 1 : 0) != 0 {
+            throw .unsupportedSetting(
+                path: path, setting: "flow=\(settings.flowControl.rawValue)",
+                detail: "the driver refused RTS/CTS: \(errorName(errno))")
+        }
+        let kept = try readSettings(port, fd: fd, path: path)
         if kept != settings {
             let setting =
                 kept.baudRate != settings.baudRate
@@ -121,7 +130,9 @@ public final class LibSerialPortTransport: ByteTransport {
     }
 
     /// The port's settings as libserialport reads them from the driver.
-    private static func readSettings(_ port: OpaquePointer, path: String) throws(SensorError) -> SerialSettings {
+    private static func readSettings(_ port: OpaquePointer, fd: Int32, path: String) throws(SensorError)
+        -> SerialSettings
+    {
         var found: OpaquePointer?
         guard sp_new_config(&found) == SP_OK, let config = found else {
             throw .read(path: path, detail: "out of memory")
@@ -147,9 +158,12 @@ public final class LibSerialPortTransport: ByteTransport {
         let parities: [sp_parity: SerialSettings.Parity] = [
             SP_PARITY_ODD: .odd, SP_PARITY_EVEN: .even, SP_PARITY_MARK: .mark, SP_PARITY_SPACE: .space,
         ]
-        // libserialport has no flow-control getter: the input lines and XON/XOFF tell it.
+        // libserialport has no flow-control getter: the input lines and XON/XOFF tell it, and
+        // RTS/CTS is read from the control flags (see the type's comment).
+        var termios = workout_serial_config()
+        let hardwareFlow = workout_serial_read_config(fd, &termios) == 0 && termios.flow == 2
         let flow: SerialSettings.FlowControl =
-            cts == SP_CTS_FLOW_CONTROL
+            hardwareFlow || cts == SP_CTS_FLOW_CONTROL
             ? .rtsCts : dsr == SP_DSR_FLOW_CONTROL ? .dtrDsr : xonXoff == SP_XONXOFF_INOUT ? .xonXoff : .none
         return SerialSettings(
             uncheckedBaudRate: Int(baud), dataBits: Int(bits), parity: parities[parity] ?? .none,
@@ -207,7 +221,7 @@ public final class LibSerialPortTransport: ByteTransport {
     public func currentSettings() throws(SensorError) -> SerialSettings {
         try state.withLock { (state) throws(SensorError) -> SerialSettings in
             guard let port = state.port else { throw .closed(path: path) }
-            return try LibSerialPortTransport.readSettings(port, path: path)
+            return try LibSerialPortTransport.readSettings(port, fd: state.fd, path: path)
         }
     }
 
