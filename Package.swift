@@ -58,6 +58,7 @@ let package = Package(
                 "WorkoutStore",
                 "WorkoutSimulator",
                 "WorkoutReplay",
+                "WorkoutSensors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -81,6 +82,7 @@ let package = Package(
             name: "SerialProbe", dependencies: ["WorkoutSensors", "CModemLineEmulation"], path: "Tests/SerialProbe",
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),
+            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors"],
+            swiftSettings: strict),
     ]
 )

@@ -84,7 +84,8 @@ struct SensorConnectionTests {
         try await Task.sleep(for: .milliseconds(100))
         #expect(connection.counters.reconnectAttempts >= 1)
         guard case .deviceMissing = connection.lastOpenError else {
-            Issue.record("no missing-device error while the link dangles: \(String(describing: connection.lastOpenError))")
+            Issue.record(
+                "no missing-device error while the link dangles: \(String(describing: connection.lastOpenError))")
             return
         }
 

@@ -8,7 +8,9 @@ import Testing
 #endif
 
 /// Reads from `transport` until `count` bytes came, the stream ended, or `timeout` passed.
-func readAll(_ transport: any ByteTransport, count: Int, timeout: Duration = .seconds(5)) throws -> (
+func readAll(
+    _ transport: any ByteTransport, count: Int, timeout: Duration = .seconds(5)
+) throws -> (
     bytes: [UInt8], end: DisconnectReason?
 ) {
     let clock = ContinuousClock()
@@ -229,7 +231,9 @@ struct DeviceErrorTests {
 
     @Test func errorNumbersMapToTypedErrorsThatSayWhatToDo() {
         let path = "/dev/ttyUSB7"
-        #expect(openError(path: path, code: ENOENT) == .deviceMissing(path: path, detail: "No such file or directory, ENOENT"))
+        #expect(
+            openError(path: path, code: ENOENT)
+                == .deviceMissing(path: path, detail: "No such file or directory, ENOENT"))
         guard case .permissionDenied(path, _) = openError(path: path, code: EACCES) else {
             Issue.record("EACCES is not a permission error")
             return

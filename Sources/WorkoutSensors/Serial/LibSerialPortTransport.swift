@@ -43,11 +43,12 @@ public final class LibSerialPortTransport: ByteTransport {
             if stat(path, &status) != 0 { throw openError(path: path, code: errno) }
             if (try? SerialPorts.kind(of: path)) == .pseudoTerminal {
                 throw .notASerialDevice(
-                    path: path, detail: "a pseudo-terminal, which libserialport does not open: use the automatic backend")
+                    path: path,
+                    detail: "a pseudo-terminal, which libserialport does not open: use the automatic backend")
             }
             throw .notASerialDevice(
                 path: path,
-                detail: "libserialport knows no serial port \(name) (the kernel lists serial ports in /sys/class/tty)")
+                detail: "libserialport knows no serial port \(name); the kernel lists them in /sys/class/tty")
         }
         guard sp_open(port, SP_MODE_READ_WRITE) == SP_OK else {
             let code = sp_last_error_code()
@@ -78,7 +79,9 @@ public final class LibSerialPortTransport: ByteTransport {
     }
 
     /// Sets each value with its own libserialport call, then checks what the driver kept.
-    private static func apply(_ settings: SerialSettings, to port: OpaquePointer, fd: Int32, path: String)
+    private static func apply(
+        _ settings: SerialSettings, to port: OpaquePointer, fd: Int32, path: String
+    )
         throws(SensorError)
     {
         func check(_ result: sp_return, _ setting: String) throws(SensorError) {
@@ -130,7 +133,9 @@ public final class LibSerialPortTransport: ByteTransport {
     }
 
     /// The port's settings as libserialport reads them from the driver.
-    private static func readSettings(_ port: OpaquePointer, fd: Int32, path: String) throws(SensorError)
+    private static func readSettings(
+        _ port: OpaquePointer, fd: Int32, path: String
+    ) throws(SensorError)
         -> SerialSettings
     {
         var found: OpaquePointer?
@@ -170,7 +175,9 @@ public final class LibSerialPortTransport: ByteTransport {
             stopBits: Int(stop), flowControl: flow)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration) throws(SensorError)
+    public func read(
+        into buffer: UnsafeMutableRawBufferPointer, timeout: Duration
+    ) throws(SensorError)
         -> ReadOutcome
     {
         try state.withLock { (state) throws(SensorError) -> ReadOutcome in

@@ -23,7 +23,9 @@ public final class TermiosTransport: ByteTransport {
     private let descriptor: Mutex<Int32>
 
     /// Opens `path` (a symbolic link is followed) and applies `settings`.
-    public init(path: String, settings: SerialSettings = .standard, kind: SerialDeviceKind = .pseudoTerminal)
+    public init(
+        path: String, settings: SerialSettings = .standard, kind: SerialDeviceKind = .pseudoTerminal
+    )
         throws(SensorError)
     {
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
@@ -56,7 +58,9 @@ public final class TermiosTransport: ByteTransport {
         close()
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration) throws(SensorError)
+    public func read(
+        into buffer: UnsafeMutableRawBufferPointer, timeout: Duration
+    ) throws(SensorError)
         -> ReadOutcome
     {
         try descriptor.withLock { (fd) throws(SensorError) -> ReadOutcome in
@@ -77,7 +81,9 @@ public final class TermiosTransport: ByteTransport {
                     // Readable but nothing there: only a hang-up does that.
                     return revents & Int16(POLLHUP | POLLERR) != 0 ? .endOfStream(.hangUp) : .timeout
                 default:
-                    if isDisconnectError(code) { return .endOfStream(.ioError("\(errorText(code)), \(errorName(code))")) }
+                    if isDisconnectError(code) {
+                        return .endOfStream(.ioError("\(errorText(code)), \(errorName(code))"))
+                    }
                     throw .read(path: path, detail: "\(errorText(code)), \(errorName(code))")
                 }
             }
