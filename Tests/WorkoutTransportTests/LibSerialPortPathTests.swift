@@ -125,6 +125,18 @@ struct LibSerialPortPathTests {
         try SerialPorts.open(terminal.path).close()
     }
 
+    @Test func aPortInUseIsBusyAndKeepsItsSettings() async throws {
+        let terminal = try PseudoTerminal()
+        let holder = try SerialPorts.open(terminal.path, settings: SerialSettings(parsing: "4800,8N1,flow=xonxoff"))
+        defer { holder.close() }
+        let probe = try Probe(["transport", terminal.path, "9600,8N2", "1"])
+        let error = await probe.output.line(startingWith: "error")
+        #expect(error?.contains("\(terminal.path) is in use by another program") == true, "\(probe.output.all)")
+        #expect(await probe.exitStatus() == 1)
+        // libserialport never opened it: the holder's settings are untouched.
+        #expect(try holder.currentSettings() == SerialSettings(parsing: "4800,8N1,flow=xonxoff"))
+    }
+
     @Test func aMissingPortIsReportedByTheProbeWithItsPath() async throws {
         let path = "/dev/ttyUSB-not-there-\(getpid())"
         let probe = try Probe(["transport", path, "115200,8N1", "1"])

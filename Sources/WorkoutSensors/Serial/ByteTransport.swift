@@ -224,13 +224,19 @@ func systemClose(_ fd: Int32) {
 /// Takes the advisory lock other serial programs (pyserial's exclusive mode, our own transports)
 /// take, and sets exclusive mode (TIOCEXCL), so a second opener is told the device is busy.
 func lockExclusively(_ fd: Int32, path: String) throws(SensorError) {
+    try takeLock(fd, path: path)
+    _ = workout_set_exclusive(fd, 1)
+}
+
+/// Takes the advisory lock (`flock`, exclusive, non-blocking) on `fd`; throws `deviceBusy` when
+/// another descriptor holds it.
+func takeLock(_ fd: Int32, path: String) throws(SensorError) {
     if flock(fd, LOCK_EX | LOCK_NB) != 0 {
         let code = errno
         if code == EWOULDBLOCK || code == EAGAIN {
             throw .deviceBusy(path: path, detail: "another program holds its lock")
         }
     }
-    _ = workout_set_exclusive(fd, 1)
 }
 
 /// Undoes `lockExclusively` (the lock would go with the descriptor; exclusive mode stays on the

@@ -11,8 +11,9 @@ import Synchronization
 /// A serial port opened with libserialport: UARTs, USB serial adapters (ANT sticks, GPS mice,
 /// microcontrollers), Bluetooth RFCOMM ports.
 ///
-/// The port is looked up by its resolved path (`/dev/serial/by-id/…` links work), opened
-/// read-write with `sp_open`, locked (`flock` + TIOCEXCL on its handle), and set up with the
+/// The port is looked up by its resolved path (`/dev/serial/by-id/…` links work), locked (`flock`
+/// on a descriptor of the transport's own, taken before libserialport touches the port), opened
+/// read-write with `sp_open`, put in exclusive mode (TIOCEXCL), and set up with the
 /// settings one at a time (so a refusal names the setting), then read back to check the driver kept
 /// them. libserialport 0.1.1 does not enable RTS/CTS flow control on Linux (its code puts CRTSCTS
 /// in the input flags, where the driver ignores it), so the transport sets CRTSCTS in the control
@@ -29,6 +30,8 @@ public final class LibSerialPortTransport: ByteTransport {
     private struct State: @unchecked Sendable {
         var port: OpaquePointer?
         var fd: Int32
+        /// Our own descriptor of the device, holding the advisory lock.
+        var lockFD: Int32
     }
 
     private let state: Mutex<State>
@@ -50,8 +53,24 @@ public final class LibSerialPortTransport: ByteTransport {
                 path: path,
                 detail: "libserialport knows no serial port \(name); the kernel lists them in /sys/class/tty")
         }
+        // The lock is taken on a descriptor of our own before sp_open, which reconfigures the
+        // port: a port another program holds is reported busy without touching its settings.
+        let lockFD = systemOpen(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        guard lockFD >= 0 else {
+            let code = errno
+            sp_free_port(port)
+            throw openError(path: path, code: code)
+        }
+        do {
+            try takeLock(lockFD, path: path)
+        } catch {
+            systemClose(lockFD)
+            sp_free_port(port)
+            throw error
+        }
         guard sp_open(port, SP_MODE_READ_WRITE) == SP_OK else {
             let code = sp_last_error_code()
+            systemClose(lockFD)
             sp_free_port(port)
             if code == ENOTTY {
                 throw .notASerialDevice(
@@ -60,18 +79,22 @@ public final class LibSerialPortTransport: ByteTransport {
             throw openError(path: path, code: code)
         }
         var fd: Int32 = -1
-        _ = withUnsafeMutableBytes(of: &fd) { sp_get_port_handle(port, $0.baseAddress) }
-        do {
-            try lockExclusively(fd, path: path)
+        let handle = withUnsafeMutableBytes(of: &fd) { sp_get_port_handle(port, $0.baseAddress) }
+        do throws(SensorError) {
+            guard handle == SP_OK, fd >= 0 else {
+                throw .open(path: path, detail: "libserialport gave no handle")
+            }
+            _ = workout_set_exclusive(fd, 1)
             try LibSerialPortTransport.apply(settings, to: port, fd: fd, path: path)
         } catch {
-            unlockExclusively(fd)
+            _ = workout_set_exclusive(fd, 0)
             sp_close(port)
             sp_free_port(port)
+            systemClose(lockFD)
             throw error
         }
         self.path = path
-        self.state = Mutex(State(port: port, fd: fd))
+        self.state = Mutex(State(port: port, fd: fd, lockFD: lockFD))
     }
 
     deinit {
@@ -235,11 +258,13 @@ public final class LibSerialPortTransport: ByteTransport {
     public func close() {
         state.withLock { state in
             guard let port = state.port else { return }
-            unlockExclusively(state.fd)
+            _ = workout_set_exclusive(state.fd, 0)
             sp_close(port)
             sp_free_port(port)
+            systemClose(state.lockFD)
             state.port = nil
             state.fd = -1
+            state.lockFD = -1
         }
     }
 }
