@@ -133,10 +133,6 @@ int workout_set_exclusive(int fd, int exclusive) {
     return ioctl(fd, exclusive ? TIOCEXCL : TIOCNXCL);
 }
 
-int workout_modem_lines(int fd, int *bits) {
-    return ioctl(fd, TIOCMGET, bits);
-}
-
 unsigned workout_device_major(unsigned long long device) {
     return major(device);
 }

@@ -52,9 +52,6 @@ int workout_set_hardware_flow(int fd, int on);
 /// terminal fail with EBUSY (except for privileged processes). Returns 0, or -1 with errno set.
 int workout_set_exclusive(int fd, int exclusive);
 
-/// Reads the modem lines (TIOCMGET). Returns 0, or -1 with errno set (ENOTTY on a pseudo-terminal).
-int workout_modem_lines(int fd, int *bits);
-
 /// The major number of a device number (`st_rdev`).
 unsigned workout_device_major(unsigned long long device);
 
