@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "WorkoutSensors", targets: ["WorkoutSensors"]),
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
+        .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
     ],
@@ -42,8 +43,10 @@ let package = Package(
             name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
         .target(
-            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator"],
+            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
             swiftSettings: strict),
+        // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
+        .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
         .executableTarget(
             name: "WatchSim",
             dependencies: [
@@ -59,6 +62,7 @@ let package = Package(
                 "WorkoutSimulator",
                 "WorkoutReplay",
                 "WorkoutSensors",
+                "WorkoutFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -80,6 +84,10 @@ let package = Package(
         .target(name: "CModemLineEmulation", path: "Tests/CModemLineEmulation"),
         .executableTarget(
             name: "SerialProbe", dependencies: ["WorkoutSensors", "CModemLineEmulation"], path: "Tests/SerialProbe",
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutFormatsTests",
+            dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors"],

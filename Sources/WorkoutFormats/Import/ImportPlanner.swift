@@ -1,0 +1,345 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+/// Works out a `FITImportPlan`: legs from sessions, pauses from timer events (and pool lengths),
+/// samples from records and `hr` messages, lap events from lengths and laps. Times are FIT seconds.
+struct ImportPlanner {
+    let file: FITFile
+    let options: FITImportOptions
+    var sessions: [FITSummary] = []
+    var configuration = WorkoutConfiguration(activityType: .other)
+    var workoutStart = 0.0
+    var workoutEnd = 0.0
+    var legs: [ImportedLeg] = []
+    var legStarts: [Double] = []
+    var legEnds: [Double] = []
+    var poolLengths: [Double?] = []
+    /// Per pool leg: the spans where lengths follow each other without a timer stop.
+    var poolRuns: [Int: [(start: Double, end: Double)]] = [:]
+    var steps: [(key: StepKey, step: ImportStep)] = []
+    var recovery: [QuantitySample] = []
+    var anomalies: [ImportAnomaly] = []
+    let device: SourceDevice
+    let strap: SourceDevice
+    var sequence = 0
+    var sampleCount = 0
+    var routePointCount = 0
+    var recordsBefore = 0
+    var recordsAfter = 0
+
+    /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
+    enum Rank: Int { case endLeg = 0, beginLeg, pause, data }
+
+    init(file: FITFile, options: FITImportOptions) {
+        self.file = file
+        self.options = options
+        let id = file.fileIDs.first
+        let manufacturer: String? =
+            switch id?.manufacturer {
+            case nil: nil
+            case FITProfile.Manufacturer.garmin?: "Garmin"
+            case FITProfile.Manufacturer.development?: "development"
+            case let value?: "manufacturer \(value)"
+            }
+        let model = id?.productName ?? id?.product.map { "product \($0)" }
+        let name = [manufacturer, model].compactMap { $0 }.joined(separator: " ")
+        let serial = id?.serialNumber.map { String($0) }
+        device = SourceDevice(
+            name: name.isEmpty ? "FIT device" : name, manufacturer: manufacturer, model: model, identifier: serial)
+        strap = SourceDevice(
+            name: (name.isEmpty ? "FIT device" : name) + " heart-rate strap", manufacturer: manufacturer,
+            identifier: serial.map { $0 + "/hr" })
+    }
+
+    mutating func plan() throws(ImportError) {
+        let records = sortedRecords()
+        try planLegs(records)
+        try planConfiguration()
+        planLegSteps()
+        planLengths()
+        planPauses()
+        planRecords(records)
+        planHeartBeats()
+        planLaps()
+        if recordsBefore + recordsAfter > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .recordsOutsideSessions,
+                    "\(plural(recordsBefore, "record")) before the first session and \(recordsAfter) after the last "
+                        + "(beyond the heart-rate recovery window) were not imported"))
+        }
+        if file.trailingBytes > 0 {
+            anomalies.append(
+                ImportAnomaly(.trailingBytes, "\(file.trailingBytes) bytes after the last FIT file were ignored"))
+        }
+        if file.unanchoredHeartBeats > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .unanchoredHeartBeats,
+                    "\(plural(file.unanchoredHeartBeats, "heart beat")) of hr messages came before any hr message with a "
+                        + "timestamp and could not be placed"))
+        }
+    }
+
+    mutating func add(_ step: ImportStep, at time: Double, rank: Rank) {
+        sequence += 1
+        steps.append((StepKey(time: time, rank: rank.rawValue, sequence: sequence), step))
+    }
+
+    // MARK: records in time order
+
+    mutating func sortedRecords() -> [(time: Double, record: FITRecord)] {
+        var timed: [(time: Double, record: FITRecord, index: Int)] = []
+        timed.reserveCapacity(file.records.count)
+        var missing = 0
+        var backward = 0
+        var duplicates = 0
+        var firstBackward: (UInt32, UInt32)?
+        var previous: UInt32?
+        for (index, record) in file.records.enumerated() {
+            guard let timestamp = record.timestamp else {
+                missing += 1
+                continue
+            }
+            if let previous {
+                if timestamp < previous {
+                    backward += 1
+                    if firstBackward == nil { firstBackward = (previous, timestamp) }
+                } else if timestamp == previous {
+                    duplicates += 1
+                }
+            }
+            previous = timestamp
+            timed.append((Double(timestamp), record, index))
+        }
+        if missing > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .recordsWithoutTimestamp, "\(plural(missing, "record")) had no timestamp and were dropped"))
+        }
+        if backward > 0, let (before, after) = firstBackward {
+            anomalies.append(
+                ImportAnomaly(
+                    .timestampsBackward,
+                    "\(plural(backward, "record")) step back in time (first: \(clockTime(Double(after))) after "
+                        + "\(clockTime(Double(before)))); records were put in time order"))
+        }
+        if duplicates > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .duplicateTimestamps,
+                    "\(plural(duplicates, "record")) repeat the timestamp of the record before them"))
+        }
+        timed.sort { $0.time == $1.time ? $0.index < $1.index : $0.time < $1.time }
+        return timed.map { ($0.time, $0.record) }
+    }
+
+    // MARK: legs
+
+    mutating func planLegs(_ records: [(time: Double, record: FITRecord)]) throws(ImportError) {
+        let usable = file.sessions.enumerated().compactMap { index, session -> (Int, FITSummary)? in
+            guard session.startTime != nil, (session.totalElapsedTime ?? session.totalTimerTime) != nil else {
+                return nil
+            }
+            return (index, session)
+        }
+        sessions = usable.sorted { lhs, rhs in
+            let (a, b) = (lhs.1.startTime ?? 0, rhs.1.startTime ?? 0)
+            return a == b ? lhs.0 < rhs.0 : a < b
+        }.map(\.1)
+        guard !sessions.isEmpty else {
+            let times = records.map(\.time) + file.lengths.compactMap { $0.startTime.map(Double.init) }
+            guard let first = times.min(), let last = times.max() else {
+                throw .nothingToImport("the file has no session message and no record with a timestamp")
+            }
+            anomalies.append(
+                ImportAnomaly(
+                    .noSessions,
+                    "the file has no session message; the workout spans its records (\(clockTime(first))–"
+                        + "\(clockTime(last)))"))
+            let sport = file.sports.first?.sport ?? file.laps.first?.sport
+            let subSport = file.sports.first?.subSport ?? file.laps.first?.subSport
+            appendLeg(session: nil, sport: sport, subSport: subSport, poolLength: nil, start: first, end: last)
+            return
+        }
+        var spans = sessions.map { session -> (start: Double, end: Double) in
+            let start = Double(session.startTime ?? 0)
+            return (start, start + (session.totalElapsedTime ?? session.totalTimerTime ?? 0))
+        }
+        for index in spans.indices.dropLast() {
+            let next = spans[index + 1].start
+            guard spans[index].end > next else { continue }
+            if spans[index].end > next + 1 {
+                let elapsed = spans[index].end - spans[index].start
+                let floor = index > 0 ? spans[index - 1].end : -Double.infinity
+                var start = next - elapsed
+                if start < floor { start = floor }
+                if start >= next { start = spans[index].start }
+                var detail =
+                    "session \(index + 1) (\(FITProfile.Sport.name(sessions[index].sport))) starts at "
+                    + "\(clockTime(spans[index].start)) and lasts \(seconds(elapsed)) s, so it would end at "
+                    + "\(clockTime(spans[index].end)), after session \(index + 2) starts at \(clockTime(next))"
+                if let lap = lapEnding(near: next, before: next) {
+                    detail +=
+                        "; its lap starting \(clockTime(lap.start)) ends at \(clockTime(lap.end)) "
+                        + "(\(seconds(lap.end - lap.start)) s)"
+                }
+                detail +=
+                    "; the session is taken to end where session \(index + 2) starts and to start "
+                    + "\(seconds(elapsed)) s before (\(clockTime(start))–\(clockTime(next)))"
+                anomalies.append(ImportAnomaly(.sessionContradiction, detail))
+                spans[index] = (start, next)
+            } else {
+                spans[index].end = next
+            }
+        }
+        for index in spans.indices.dropFirst() where spans[index].start < spans[index - 1].end {
+            if spans[index - 1].end - spans[index].start > 1 {
+                anomalies.append(
+                    ImportAnomaly(
+                        .sessionsOverlap,
+                        "session \(index + 1) starts at \(clockTime(spans[index].start)), before session \(index) "
+                            + "ends (\(clockTime(spans[index - 1].end))); it is taken to start there"))
+            }
+            spans[index].start = spans[index - 1].end
+            spans[index].end = max(spans[index].end, spans[index].start)
+        }
+        for (index, session) in sessions.enumerated() {
+            appendLeg(
+                session: index, sport: session.sport, subSport: session.subSport, poolLength: session.poolLength,
+                start: spans[index].start, end: spans[index].end)
+        }
+    }
+
+    /// The lap whose declared end lies within 2 s of `time` and that starts before `limit`.
+    func lapEnding(near time: Double, before limit: Double) -> (start: Double, end: Double)? {
+        file.laps.compactMap { lap -> (start: Double, end: Double)? in
+            guard let start = lap.startTime.map(Double.init), let end = lap.declaredEnd, start < limit,
+                abs(end - time) <= 2
+            else { return nil }
+            return (start, end)
+        }.min { $0.start < $1.start }
+    }
+
+    mutating func appendLeg(
+        session: Int?, sport: UInt8?, subSport: UInt8?, poolLength: Double?, start: Double, end: Double
+    ) {
+        let type = Self.activityType(sport)
+        var pool = false
+        var lapLength: Double?
+        if type == .swimming, subSport != FITProfile.SubSport.openWater {
+            let hasLengths = file.lengths.contains { length in
+                guard let lengthStart = length.startTime.map(Double.init) else { return false }
+                return lengthStart >= start - 1 && lengthStart < end
+            }
+            pool = subSport == FITProfile.SubSport.lapSwimming || hasLengths
+            if let poolLength, poolLength > 0, poolLength.isFinite { lapLength = poolLength }
+        }
+        let configuration: WorkoutConfiguration
+        if type == .swimming {
+            configuration = WorkoutConfiguration(
+                activityType: .swimming, locationType: pool ? .indoor : .unknown,
+                swimmingLocationType: pool ? .pool : subSport == FITProfile.SubSport.openWater ? .openWater : .unknown,
+                lapLength: lapLength.map { Quantity($0, .meter) })
+        } else {
+            configuration = WorkoutConfiguration(activityType: type)
+        }
+        legs.append(
+            ImportedLeg(
+                session: session, sport: sport, subSport: subSport, configuration: configuration,
+                start: FITTime.date(start), end: FITTime.date(end), isPool: pool))
+        legStarts.append(start)
+        legEnds.append(end)
+        poolLengths.append(pool ? lapLength : nil)
+    }
+
+    static func activityType(_ sport: UInt8?) -> WorkoutActivityType {
+        switch sport {
+        case FITProfile.Sport.running?: .running
+        case FITProfile.Sport.cycling?: .cycling
+        case FITProfile.Sport.transition?: .transition
+        case FITProfile.Sport.swimming?: .swimming
+        case FITProfile.Sport.walking?, FITProfile.Sport.hiking?: .walking
+        default: .other
+        }
+    }
+
+    mutating func planConfiguration() throws(ImportError) {
+        workoutStart = legStarts.first ?? 0
+        workoutEnd = legEnds.last ?? workoutStart
+        if legs.count == 1 {
+            configuration = legs[0].configuration
+            return
+        }
+        let types = legs.map(\.configuration.activityType)
+        if types == [.swimming, .transition, .cycling, .transition, .running] {
+            let swim = legs[0].configuration
+            configuration = WorkoutConfiguration(
+                activityType: .swimBikeRun, swimmingLocationType: swim.swimmingLocationType, lapLength: swim.lapLength)
+            let plan = configuration.plannedLegs
+            for index in legs.indices { legs[index].configuration = plan[index] }
+        } else {
+            if options.autoSegment { throw .notATriathlon(sports: legs.map { FITProfile.Sport.name($0.sport) }) }
+            configuration = WorkoutConfiguration(activityType: .other)
+        }
+    }
+
+    mutating func planLegSteps() {
+        guard legs.count > 1, !options.autoSegment else { return }
+        for index in legs.indices {
+            if index > 0 || configuration.plannedLegs.isEmpty {
+                add(.beginLeg(index), at: legStarts[index], rank: .beginLeg)
+            }
+            if index + 1 < legs.count, legEnds[index] < legStarts[index + 1] - 0.000_5 {
+                add(.endLeg(index), at: legEnds[index], rank: .endLeg)
+            }
+        }
+    }
+
+    // MARK: locating times
+
+    /// The leg whose span [start, next start) holds `time` (typing of data); nil before the first.
+    func leg(at time: Double) -> Int? {
+        guard let first = legStarts.first, time >= first else { return nil }
+        var low = 0
+        var high = legStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if legStarts[mid] <= time { low = mid + 1 } else { high = mid }
+        }
+        return low - 1
+    }
+
+    func isInside(_ time: Double) -> Bool { time >= workoutStart && time <= workoutEnd }
+
+    /// `hh:mm:ss` (UTC) of a FIT time, with milliseconds when it has a fraction (`07:14:45.76`).
+    func clockTime(_ fitSeconds: Double) -> String {
+        // The FIT epoch is a UTC midnight: the time of day is the remainder of a day.
+        guard fitSeconds.isFinite, abs(fitSeconds) < 1e12 else { return "-" }
+        let milliseconds = Int64((fitSeconds * 1000).rounded())
+        let ofDay = ((milliseconds % 86_400_000) + 86_400_000) % 86_400_000
+        let whole = ofDay / 1000
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        var text = "\(two(whole / 3600)):\(two(whole / 60 % 60)):\(two(whole % 60))"
+        var fraction = ofDay % 1000
+        if fraction > 0 {
+            var digits = 3
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
+            let padded = String(fraction)
+            text += "." + String(repeating: "0", count: max(0, digits - padded.count)) + padded
+        }
+        return text
+    }
+
+    /// `1 record`, `3 records`.
+    func plural(_ count: Int, _ noun: String) -> String { count == 1 ? "1 \(noun)" : "\(count) \(noun)s" }
+
+    func seconds(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int(exactly: rounded) ?? 0) : String(rounded)
+    }
+}

@@ -1,0 +1,450 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+/// The data part of the plan: lengths, pauses, records, heart beats and laps.
+extension ImportPlanner {
+    /// Seconds after the end whose heart rate may feed the heart-rate recovery.
+    static let recoveryWindow = 130.0
+
+    // MARK: pool lengths
+
+    /// Pool lengths become lap events (kind, style, strokes) with their distance and strokes as
+    /// samples. Lengths follow each other without gaps while the timer runs, so each run of lengths
+    /// (between timer stops) is laid end to end from its first length's start: start times are
+    /// whole seconds while durations have milliseconds, and several lengths of a drill may share one
+    /// start time.
+    mutating func planLengths() {
+        let poolLegs = legs.indices.filter { legs[$0].isPool }
+        guard !poolLegs.isEmpty else { return }
+        let stops = file.events.compactMap { event -> Double? in
+            guard event.event == FITProfile.Event.timer, let type = event.eventType,
+                FITProfile.EventType.stopsTimer(type),
+                let time = event.timestamp
+            else { return nil }
+            return Double(time)
+        }.sorted()
+        var timed = file.lengths.enumerated().compactMap {
+            index, length -> (start: Double, length: FITLength, index: Int)? in
+            guard let start = length.startTime else { return nil }
+            return (Double(start), length, index)
+        }
+        timed.sort { $0.start == $1.start ? $0.index < $1.index : $0.start < $1.start }
+        var moved = 0
+        var clipped = 0
+        var outside = 0
+        for legIndex in poolLegs {
+            let legStart = legStarts[legIndex]
+            let legEnd = legEnds[legIndex]
+            let nextStart = legIndex + 1 < legStarts.count ? legStarts[legIndex + 1] : Double.infinity
+            let inLeg = timed.filter { $0.start >= legStart - 1 && $0.start < nextStart }
+            var runs: [(start: Double, end: Double)] = []
+            var previous: (declared: Double, end: Double)?
+            for entry in inLeg {
+                let length = entry.length
+                let duration =
+                    length.totalElapsedTime ?? length.totalTimerTime
+                    ?? length.timestamp.map { Double($0) - entry.start } ?? 0
+                guard duration.isFinite, duration > 0 else { continue }
+                var start: Double
+                if let previous, !stops.contains(where: { $0 > previous.declared && $0 <= entry.start }) {
+                    start = previous.end
+                } else {
+                    start = max(entry.start, legStart, previous?.end ?? -Double.infinity)
+                    runs.append((start, start))
+                }
+                if start > entry.start + 1 { moved += 1 }
+                if start >= legEnd {
+                    outside += 1
+                    continue
+                }
+                var end = start + duration
+                if end > legEnd {
+                    clipped += 1
+                    end = legEnd
+                }
+                previous = (entry.start, end)
+                runs[runs.count - 1].end = end
+                addLength(length, start: start, end: end, leg: legIndex)
+            }
+            poolRuns[legIndex] = runs.filter { $0.end > $0.start }
+        }
+        if moved > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .lengthsOverlap,
+                    "\(plural(moved, "pool length")) start more than a second before the length before them ends (a drill's "
+                        + "lengths may share one start time); they were laid end to end"))
+        }
+        if clipped + outside > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .eventsClipped,
+                    "\(plural(clipped, "pool length")) cut at their session's end, \(outside) outside it (dropped)"))
+        }
+    }
+
+    mutating func addLength(_ length: FITLength, start: Double, end: Double, leg: Int) {
+        let kind: LengthKind =
+            length.lengthType == FITProfile.LengthType.idle
+            ? .rest : length.swimStroke == FITProfile.SwimStroke.drill ? .drill : .active
+        var metadata: Metadata = [SwimMetadataKey.lengthKind: .string(kind.rawValue)]
+        if kind != .rest, let style = Self.styleName(length.swimStroke) {
+            metadata[SwimMetadataKey.strokeStyle] = .string(style)
+        }
+        if kind == .active, let strokes = length.totalStrokes {
+            metadata[SwimMetadataKey.strokes] = .int(Int(strokes))
+        }
+        let startDate = FITTime.date(start)
+        let endDate = FITTime.date(end)
+        add(
+            .events([WorkoutEvent(type: .lap, start: startDate, duration: end - start, metadata: metadata)]), at: end,
+            rank: .data)
+        var samples: [QuantitySample] = []
+        if kind != .rest, let pool = poolLengths[leg] {
+            samples.append(QuantitySample(.distanceSwimming, pool, at: startDate, end: endDate, source: device))
+        }
+        if kind == .active, let strokes = length.totalStrokes, strokes > 0 {
+            samples.append(
+                QuantitySample(.swimmingStrokeCount, Double(strokes), at: startDate, end: endDate, source: device))
+        }
+        if !samples.isEmpty {
+            sampleCount += samples.count
+            add(.samples(samples), at: end, rank: .data)
+        }
+    }
+
+    /// The engine's stroke style name of a FIT `swim_stroke`.
+    static func styleName(_ stroke: UInt8?) -> String? {
+        switch stroke {
+        case FITProfile.SwimStroke.freestyle?: "freestyle"
+        case FITProfile.SwimStroke.backstroke?: "backstroke"
+        case FITProfile.SwimStroke.breaststroke?: "breaststroke"
+        case FITProfile.SwimStroke.butterfly?: "butterfly"
+        case FITProfile.SwimStroke.drill?: "drill"
+        case FITProfile.SwimStroke.mixed?: "mixed"
+        case FITProfile.SwimStroke.im?, FITProfile.SwimStroke.imByRound?: "im"
+        default: nil
+        }
+    }
+
+    // MARK: pauses
+
+    /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the timer
+    /// runs exactly while lengths do, so the time outside its runs of lengths is paused instead.
+    mutating func planPauses() {
+        var spans: [(start: Double, end: Double, motion: Bool)] = []
+        var stoppedAt: (time: Double, motion: Bool)?
+        let timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
+            guard event.event == FITProfile.Event.timer, let type = event.eventType, let time = event.timestamp else {
+                return nil
+            }
+            return (Double(time), type, event.data == FITProfile.TimerTrigger.auto, index)
+        }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+        for (time, type, motion, _) in timerEvents {
+            if FITProfile.EventType.stopsTimer(type) {
+                if stoppedAt == nil { stoppedAt = (time, motion) }
+            } else if type == FITProfile.EventType.start, let stop = stoppedAt {
+                spans.append((stop.time, time, stop.motion))
+                stoppedAt = nil
+            }
+        }
+        if let stop = stoppedAt { spans.append((stop.time, Double.infinity, stop.motion)) }
+        // Pool legs: their own rule replaces the timer events inside them.
+        for (leg, runs) in poolRuns {
+            let legStart = legStarts[leg]
+            let legEnd = legEnds[leg]
+            spans = spans.flatMap { span -> [(start: Double, end: Double, motion: Bool)] in
+                var parts: [(start: Double, end: Double, motion: Bool)] = []
+                if span.start < legStart { parts.append((span.start, min(span.end, legStart), span.motion)) }
+                if span.end > legEnd { parts.append((max(span.start, legEnd), span.end, span.motion)) }
+                return parts
+            }
+            var cursor = legStart
+            for run in runs {
+                if run.start > cursor { spans.append((cursor, run.start, false)) }
+                cursor = max(cursor, run.end)
+            }
+            if legEnd > cursor, !runs.isEmpty { spans.append((cursor, legEnd, false)) }
+        }
+        spans = spans.compactMap { span in
+            let start = max(span.start, workoutStart)
+            let end = min(span.end, workoutEnd)
+            return end > start && start < workoutEnd ? (start, end, span.motion) : nil
+        }
+        spans.sort { $0.start < $1.start }
+        var merged: [(start: Double, end: Double, motion: Bool)] = []
+        for span in spans {
+            if let last = merged.last, span.start <= last.end {
+                merged[merged.count - 1].end = max(last.end, span.end)
+                merged[merged.count - 1].motion = last.motion && span.motion
+            } else {
+                merged.append(span)
+            }
+        }
+        for span in merged {
+            add(.pause(motion: span.motion), at: span.start, rank: .pause)
+            if span.end < workoutEnd { add(.resume(motion: span.motion), at: span.end, rank: .pause) }
+        }
+    }
+
+    // MARK: records
+
+    /// What a record's values become in a leg of some activity type.
+    struct LegTypes {
+        var distance: QuantityType?
+        var speed: QuantityType?
+        var cadence: QuantityType?
+        /// Running cadence is steps per minute; FIT records strides per minute.
+        var cadenceFactor = 1.0
+        var power: QuantityType?
+        var strokes = false
+
+        init(_ type: WorkoutActivityType, pool: Bool) {
+            switch type {
+            case .swimming:
+                distance = pool ? nil : .distanceSwimming
+                strokes = !pool
+            case .cycling:
+                distance = .distanceCycling
+                speed = .cyclingSpeed
+                cadence = .cyclingCadence
+                power = .cyclingPower
+            case .running, .walking:
+                distance = .distanceWalkingRunning
+                speed = .runningSpeed
+                cadence = .runningCadence
+                cadenceFactor = 2
+                power = .runningPower
+            case .transition, .other, .swimBikeRun:
+                distance = .distanceWalkingRunning
+            }
+        }
+    }
+
+    func types(_ leg: Int?) -> LegTypes? {
+        guard let leg else { return nil }
+        // A pool leg without a known pool length takes its distance from the records.
+        return LegTypes(legs[leg].configuration.activityType, pool: legs[leg].isPool && poolLengths[leg] != nil)
+    }
+
+    mutating func planRecords(_ records: [(time: Double, record: FITRecord)]) {
+        let heartRateFromRecords = file.heartBeats.isEmpty
+        var distance = CounterState(name: "distance", unit: "m")
+        var cycles = CounterState(name: "cycle count", unit: "")
+        for (time, record) in records {
+            var batch: [QuantitySample] = []
+            let inside = isInside(time)
+            let date = FITTime.date(time)
+            if !inside {
+                if time > workoutEnd, time <= workoutEnd + Self.recoveryWindow, heartRateFromRecords,
+                    let heartRate = record.heartRate
+                {
+                    recovery.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+                } else if time < workoutStart {
+                    recordsBefore += 1
+                } else {
+                    recordsAfter += 1
+                }
+            }
+            if let value = record.distance, let (amount, from) = distance.advance(to: value, at: time) {
+                distribute(amount, from: from, to: time, into: &batch) { $0?.distance }
+            }
+            if let value = record.totalCycles, let (amount, from) = cycles.advance(to: Double(value), at: time) {
+                distribute(amount, from: from, to: time, into: &batch) {
+                    $0?.strokes == true ? .swimmingStrokeCount : nil
+                }
+            }
+            if inside {
+                let legTypes = types(leg(at: time))
+                if heartRateFromRecords, let heartRate = record.heartRate {
+                    batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+                }
+                if let type = legTypes?.speed, let speed = record.speed {
+                    batch.append(QuantitySample(type, speed, at: date, source: device))
+                }
+                if let type = legTypes?.cadence, let cadence = record.cadence {
+                    let value = (Double(cadence) + (record.fractionalCadence ?? 0)) * (legTypes?.cadenceFactor ?? 1)
+                    batch.append(QuantitySample(type, value, at: date, source: device))
+                }
+                if let type = legTypes?.power, let power = record.power {
+                    batch.append(QuantitySample(type, Double(power), at: date, source: device))
+                }
+                if let latitude = record.positionLat, let longitude = record.positionLong {
+                    let point = RoutePoint(
+                        date: date, latitude: Double(latitude) * (180 / 2_147_483_648),
+                        longitude: Double(longitude) * (180 / 2_147_483_648), altitude: record.altitude,
+                        speed: record.speed)
+                    routePointCount += 1
+                    add(.route([point]), at: time, rank: .data)
+                }
+            }
+            if !batch.isEmpty {
+                sampleCount += batch.count
+                add(.samples(batch), at: time, rank: .data)
+            }
+        }
+        for counter in [distance, cycles] where counter.restarts > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .counterRestarted,
+                    "the records' cumulative \(counter.name) went back to near zero \(counter.restarts) times (first at "
+                        + "\(clockTime(counter.firstRestart ?? 0)), from \(seconds(counter.restartFrom ?? 0))"
+                        + "\(counter.unit) to \(seconds(counter.restartTo ?? 0))\(counter.unit)); counted as restarts"))
+        }
+    }
+
+    /// A cumulative counter of the records (distance, cycles): increments, restarts, jitter.
+    struct CounterState {
+        var name: String
+        var unit: String
+        var reference: Double?
+        var time: Double?
+        var restarts = 0
+        var firstRestart: Double?
+        var restartFrom: Double?
+        var restartTo: Double?
+
+        init(name: String, unit: String) {
+            self.name = name
+            self.unit = unit
+        }
+
+        /// The amount added since the previous value and the time it counts from; nil when nothing was added.
+        ///
+        /// A value below the reference by more than 1 % (and 1 unit) is a restart: the value counts from
+        /// zero at this record (a device restarts its counters with a new session); a smaller step back
+        /// is jitter and counts nothing (the reference stays).
+        mutating func advance(to value: Double, at now: Double) -> (Double, Double)? {
+            guard value.isFinite, value >= 0 else { return nil }
+            let from = time ?? now
+            time = now
+            guard let previous = reference else {
+                reference = value
+                return value > 0 ? (value, now) : nil
+            }
+            if value >= previous {
+                reference = value
+                return value > previous ? (value - previous, from) : nil
+            }
+            if previous - value > max(1, 0.01 * previous) {
+                restarts += 1
+                if firstRestart == nil {
+                    firstRestart = now
+                    restartFrom = previous
+                    restartTo = value
+                }
+                reference = value
+                // The count restarted at (or after) the previous record: what it shows now belongs here.
+                return value > 0 ? (value, now) : nil
+            }
+            return nil
+        }
+    }
+
+    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its leg.
+    mutating func distribute(
+        _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample],
+        type: (LegTypes?) -> QuantityType?
+    ) {
+        guard amount > 0, amount.isFinite else { return }
+        if to <= from {
+            guard isInside(to), let quantityType = type(types(leg(at: to))) else { return }
+            batch.append(QuantitySample(quantityType, amount, at: FITTime.date(to), source: device))
+            return
+        }
+        let low = max(from, workoutStart)
+        let high = min(to, workoutEnd)
+        guard high > low else { return }
+        var cuts = [low]
+        for start in legStarts where start > low && start < high { cuts.append(start) }
+        cuts.append(high)
+        for index in 0..<(cuts.count - 1) {
+            let (a, b) = (cuts[index], cuts[index + 1])
+            guard b > a, let quantityType = type(types(leg(at: a))) else { continue }
+            batch.append(
+                QuantitySample(
+                    quantityType, amount * (b - a) / (to - from), at: FITTime.date(a), end: FITTime.date(b),
+                    source: device))
+        }
+    }
+
+    // MARK: heart beats
+
+    /// Heart beats of `hr` messages (a swim strap's memory) merged into the timeline by time, a
+    /// second's beats delivered together as a live strap would.
+    mutating func planHeartBeats() {
+        guard !file.heartBeats.isEmpty else { return }
+        let beats = file.heartBeats.sorted { $0.time < $1.time }
+        var batch: [QuantitySample] = []
+        var batchSecond = -Double.infinity
+        var before = 0
+        func flush(_ planner: inout ImportPlanner, _ batch: inout [QuantitySample]) {
+            guard let last = batch.last else { return }
+            planner.sampleCount += batch.count
+            planner.add(.samples(batch), at: FITTime.seconds(last.start), rank: .data)
+            batch.removeAll()
+        }
+        for beat in beats {
+            let date = FITTime.date(beat.time)
+            let sample = QuantitySample(.heartRate, Double(beat.bpm), at: date, source: strap)
+            if beat.time < workoutStart {
+                before += 1
+            } else if beat.time > workoutEnd {
+                if beat.time <= workoutEnd + Self.recoveryWindow { recovery.append(sample) }
+            } else {
+                let second = beat.time.rounded(.down)
+                if second != batchSecond {
+                    flush(&self, &batch)
+                    batchSecond = second
+                }
+                batch.append(sample)
+            }
+        }
+        flush(&self, &batch)
+        if before > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .recordsOutsideSessions,
+                    "\(plural(before, "heart beat")) of hr messages came before the first session (the strap was on earlier) "
+                        + "and were not imported"))
+        }
+    }
+
+    // MARK: laps
+
+    /// The device's laps become lap events, except in pool swims (their lengths are the laps) and a
+    /// session's only lap (it is the session itself).
+    mutating func planLaps() {
+        var byLeg: [Int: [(start: Double, end: Double)]] = [:]
+        for lap in file.laps {
+            guard let start = lap.startTime.map(Double.init),
+                let duration = lap.totalElapsedTime ?? lap.totalTimerTime, duration > 0
+            else { continue }
+            guard let leg = leg(at: start + 0.5), !legs[leg].isPool else { continue }
+            byLeg[leg, default: []].append((start, start + duration))
+        }
+        var clipped = 0
+        for leg in byLeg.keys.sorted() {
+            guard var laps = byLeg[leg], laps.count > 1 else { continue }
+            laps.sort { $0.start < $1.start }
+            var previousEnd = legStarts[leg]
+            for lap in laps {
+                let start = max(lap.start, previousEnd)
+                let end = min(lap.end, legEnds[leg])
+                if end < lap.end - 1 || start > lap.start + 1 { clipped += 1 }
+                guard end > start else { continue }
+                previousEnd = end
+                add(
+                    .events([WorkoutEvent(type: .lap, start: FITTime.date(start), duration: end - start)]), at: end,
+                    rank: .data)
+            }
+        }
+        if clipped > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .eventsClipped,
+                    "\(plural(clipped, "lap")) of the device reached outside its session (cut at its bounds)"))
+        }
+    }
+}
