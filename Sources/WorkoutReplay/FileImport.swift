@@ -63,6 +63,7 @@ public enum FileImport {
         do {
             return try run(plan, path: path, into: store, progress: progress)
         } catch {
+            if case .workoutExists(let id) = error { throw .alreadyImported(path: path, workout: id) }
             throw .store(path: path, error)
         }
     }

@@ -187,6 +187,7 @@ extension FITParser {
         record.distance = number(definition, base, 5, scale: 100)
         record.speed = number(definition, base, 73, scale: 1000) ?? number(definition, base, 6, scale: 1000)
         record.power = uint16(definition, base, 7)
+        record.stepLength = number(definition, base, 85, scale: 10_000)
         if slot(definition, 8) != nil {
             // compressed_speed_distance: 12-bit speed (1/100 m/s), 12-bit accumulating distance (1/16 m).
             let parts = packed(definition, base, 8, bits: 12)

@@ -123,6 +123,8 @@ public struct FITRecord: Sendable, Hashable {
     public var power: UInt16?
     /// Cumulative cycles (strokes while swimming): `total_cycles`, or `cycles` accumulated.
     public var totalCycles: UInt32?
+    /// Metres of one step (`step_length`).
+    public var stepLength: Double?
 
     public init(timestamp: UInt32? = nil) {
         self.timestamp = timestamp

@@ -60,7 +60,8 @@ extension ImportPlanner {
                 }
                 var end = start + duration
                 if end > legEnd {
-                    clipped += 1
+                    // Under a second over is the rounding of whole-second start times; more is reported.
+                    if end > legEnd + 1 { clipped += 1 }
                     end = legEnd
                 }
                 previous = (entry.start, end)
@@ -80,7 +81,8 @@ extension ImportPlanner {
             anomalies.append(
                 ImportAnomaly(
                     .eventsClipped,
-                    "\(plural(clipped, "pool length")) cut at their session's end, \(outside) outside it (dropped)"))
+                    "\(plural(clipped, "pool length")) cut at the end of their session, \(outside) outside it (dropped)"
+                ))
         }
     }
 
@@ -198,6 +200,7 @@ extension ImportPlanner {
         /// Running cadence is steps per minute; FIT records strides per minute.
         var cadenceFactor = 1.0
         var power: QuantityType?
+        var stride: QuantityType?
         var strokes = false
 
         init(_ type: WorkoutActivityType, pool: Bool) {
@@ -216,6 +219,7 @@ extension ImportPlanner {
                 cadence = .runningCadence
                 cadenceFactor = 2
                 power = .runningPower
+                stride = .runningStrideLength
             case .transition, .other, .swimBikeRun:
                 distance = .distanceWalkingRunning
             }
@@ -230,7 +234,7 @@ extension ImportPlanner {
 
     mutating func planRecords(_ records: [(time: Double, record: FITRecord)]) {
         let heartRateFromRecords = file.heartBeats.isEmpty
-        var distance = CounterState(name: "distance", unit: "m")
+        var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
         for (time, record) in records {
             var batch: [QuantitySample] = []
@@ -269,6 +273,9 @@ extension ImportPlanner {
                 }
                 if let type = legTypes?.power, let power = record.power {
                     batch.append(QuantitySample(type, Double(power), at: date, source: device))
+                }
+                if let type = legTypes?.stride, let step = record.stepLength {
+                    batch.append(QuantitySample(type, step, at: date, source: device))
                 }
                 if let latitude = record.positionLat, let longitude = record.positionLong {
                     let point = RoutePoint(
