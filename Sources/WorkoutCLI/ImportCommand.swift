@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import WorkoutFormats
+import WorkoutModel
+import WorkoutReplay
+import WorkoutStore
+
+/// `workout import FILE.fit|DIR`: real recordings replayed through the live engine into the store.
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Import FIT files through the live engine and save them.",
+        discussion: """
+            Replays a FIT activity file (or every .fit file of a folder) through the same path as a \
+            recording: session, builder, journal, store, on a virtual clock. Legs change at the file's \
+            session boundaries, or with --auto-segment the engine's transition detection finds them in \
+            a triathlon. Every statistic is recomputed from the samples; --compare prints ours next to \
+            the device's own per session and lap. Anomalies found in the file are listed. The same file \
+            is imported once (the workout's id derives from its bytes).
+            """)
+
+    @Argument(help: ArgumentHelp("A .fit file or a folder of them.", valueName: "path"))
+    var path: String
+    @Flag(help: "Let the engine detect a triathlon's legs instead of using the file's sessions.")
+    var autoSegment = false
+    @Flag(help: "Print our figures next to the device's, per session and lap.")
+    var compare = false
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    /// One file's outcome, for --json.
+    struct Outcome: Encodable {
+        var file: String
+        var workout: Workout?
+        var anomalies: [String]?
+        var comparison: [ComparisonRow]?
+        var error: String?
+    }
+
+    func run() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw UserFacingError("\(path): no such file or folder; give a .fit file or a folder of .fit files")
+        }
+        let files: [String]
+        if isDirectory.boolValue {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            files = names.filter { $0.lowercased().hasSuffix(".fit") }.sorted().map {
+                (path as NSString).appendingPathComponent($0)
+            }
+            guard !files.isEmpty else { throw UserFacingError("\(path) holds no .fit file") }
+        } else {
+            files = [path]
+        }
+        let database = try store.open()
+        let options = FITImportOptions(autoSegment: autoSegment)
+        let showProgress = isatty(STDERR_FILENO) == 1 && !output.json
+        var outcomes: [Outcome] = []
+        var failures = 0
+        var skipped = 0
+        for (index, file) in files.enumerated() {
+            let name = (file as NSString).lastPathComponent
+            do {
+                let result = try FileImport.run(path: file, into: database, options: options) { fraction in
+                    guard showProgress else { return }
+                    Self.drawProgress(done: Double(index) + fraction, total: files.count, name: name)
+                }
+                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                outcomes.append(
+                    Outcome(
+                        file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
+                        comparison: compare ? result.comparison.rows : nil))
+                if !output.json { printResult(result, name: name, detailed: files.count == 1) }
+            } catch {
+                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if files.count == 1 { throw UserFacingError(error) }
+                if case .alreadyImported = error {
+                    skipped += 1
+                    outcomes.append(Outcome(file: file, error: error.description))
+                    if !output.json { emitLine("skipped \(name): \(error)") }
+                    continue
+                }
+                failures += 1
+                outcomes.append(Outcome(file: file, error: error.description))
+                if !output.json { FileHandle.standardError.write(Data("failed \(error)\n".utf8)) }
+            }
+        }
+        if output.json {
+            if isDirectory.boolValue {
+                emitLine(try Format.json(outcomes))
+            } else if let outcome = outcomes.first {
+                emitLine(try Format.json(outcome))
+            }
+        } else if files.count > 1 {
+            emitLine(
+                "\(files.count - failures - skipped) imported, \(skipped) already there, \(failures) failed, "
+                    + "of \(files.count) files, into \(database.path)")
+        }
+        if failures > 0 { throw ExitCode.failure }
+    }
+
+    func printResult(_ result: FileImportResult, name: String, detailed: Bool) {
+        if detailed {
+            emitLine(Format.workoutDetail(result.workout).joined(separator: "\n"))
+            emitLine("")
+        }
+        emitLine("imported \(name) as \(result.workout.id)")
+        for anomaly in result.anomalies { emitLine("  anomaly: \(anomaly.detail)") }
+        if compare {
+            emitLine("")
+            emitLine(Format.comparison(result.comparison).joined(separator: "\n"))
+        }
+    }
+
+    static func drawProgress(done: Double, total: Int, name: String) {
+        let width = 30
+        let filled = total > 0 ? min(width, Int((done / Double(total) * Double(width)).rounded(.down))) : 0
+        let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
+        let file = total > 1 ? "  \(min(total, Int(done) + 1))/\(total)" : ""
+        FileHandle.standardError.write(Data("\r[\(bar)]\(file)  \(name)".utf8))
+    }
+}
+
+/// `workout export ID --format fit|gpx|tcx`: a saved workout as a file.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Write a saved workout as a FIT, GPX or TCX file.",
+        discussion: """
+            FIT: an activity file with a session per activity (transitions included), laps, pool \
+            lengths with strokes, records, timer events and the heart-rate recovery. GPX 1.1: the route \
+            with heart rate and cadence in Garmin's TrackPointExtension. TCX: a multisport session (or \
+            one activity) with laps and track points. The file goes to --output (`-` for standard \
+            output), else <id>.<format> in the current folder.
+            """)
+
+    enum FileFormat: String, ExpressibleByArgument, CaseIterable {
+        case fit, gpx, tcx
+    }
+
+    @OptionGroup var store: StoreOptions
+    @Argument(
+        help: ArgumentHelp("The workout's id (`workout list` shows them).", valueName: "id"),
+        transform: Parse.workoutID)
+    var id: UUID
+    @Option(help: "fit, gpx or tcx.") var format: FileFormat
+    @Option(help: ArgumentHelp("Where to write the file (`-`: standard output).", valueName: "path"))
+    var output: String?
+
+    func run() throws {
+        let database = try store.open()
+        let (workout, samples, route) = try userFacing {
+            () throws(StoreError) -> (Workout, [QuantitySample], [RoutePoint]) in
+            guard let workout = try database.workout(id: id) else { throw .workoutNotFound(id) }
+            return (workout, try database.samples(workout: id), try database.route(workout: id))
+        }
+        let bytes: [UInt8]
+        switch format {
+        case .fit: bytes = FITExport.encode(workout, samples: samples, route: route)
+        case .gpx: bytes = Array(GPXExport.encode(workout, samples: samples, route: route).utf8)
+        case .tcx: bytes = Array(TCXExport.encode(workout, samples: samples, route: route).utf8)
+        }
+        let destination = output ?? "\(id.uuidString).\(format.rawValue)"
+        if destination == "-" {
+            FileHandle.standardOutput.write(Data(bytes))
+            return
+        }
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: destination))
+        } catch {
+            throw UserFacingError("cannot write \(destination): \(error.localizedDescription); choose another --output")
+        }
+        emitLine("wrote \(destination) (\(bytes.count) bytes, \(format.rawValue))")
+    }
+}

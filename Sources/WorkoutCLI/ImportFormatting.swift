@@ -1,0 +1,40 @@
+import Foundation
+import WorkoutFormats
+
+extension Format {
+    /// The comparison table: a row per session and lap, each cell `ours/device` (`-` when unknown).
+    static func comparison(_ comparison: FITComparison) -> [String] {
+        let swims = comparison.rows.contains { $0.ours.swimmingHeartRate != nil || $0.device.swimmingHeartRate != nil }
+        var header = [
+            "", "SPORT", "AVG HR", "MAX HR", "DISTANCE", "ELAPSED", "TIMER", "LENGTHS", "ACTIVE", "STROKES", "SWOLF",
+        ]
+        if swims { header.append("SWIM HR") }
+        var rows = [header]
+        for row in comparison.rows {
+            let ours = row.ours
+            let device = row.device
+            var cells = [
+                (row.kind == .session ? "session " : "lap ") + "\(row.number)", row.sport,
+                pair(ours.averageHeartRate, device.averageHeartRate, decimals: 1),
+                pair(ours.maximumHeartRate, device.maximumHeartRate, decimals: 0),
+                pair(ours.distance, device.distance, decimals: 1),
+                pair(ours.elapsed, device.elapsed, decimals: 1), pair(ours.timerTime, device.timerTime, decimals: 1),
+                pair(ours.lengths.map(Double.init), device.lengths.map(Double.init), decimals: 0),
+                pair(ours.activeLengths.map(Double.init), device.activeLengths.map(Double.init), decimals: 0),
+                pair(ours.strokes, device.strokes, decimals: 0), pair(ours.swolf, device.swolf, decimals: 1),
+            ]
+            if swims { cells.append(pair(ours.swimmingHeartRate, device.swimmingHeartRate, decimals: 1)) }
+            rows.append(cells)
+        }
+        return ["ours/device (heart rate bpm, distance m, times s)"] + table(rows, rightAligned: Set(2..<header.count))
+    }
+
+    private static func pair(_ ours: Double?, _ device: Double?, decimals: Int) -> String {
+        if ours == nil, device == nil { return "" }
+        func text(_ value: Double?) -> String {
+            guard let value, value.isFinite else { return "-" }
+            return String(format: "%.\(decimals)f", value)
+        }
+        return text(ours) + "/" + text(device)
+    }
+}
