@@ -218,6 +218,7 @@ public enum FITExport {
     }
 
     static func sport(_ configuration: WorkoutConfiguration) -> (UInt8, UInt8) {
+        let indoor = configuration.locationType == .indoor
         switch configuration.activityType {
         case .swimming:
             let sub: UInt8 =
@@ -227,9 +228,12 @@ public enum FITExport {
                 case .unknown: FITProfile.SubSport.generic
                 }
             return (FITProfile.Sport.swimming, sub)
-        case .cycling: return (FITProfile.Sport.cycling, 0)
-        case .running: return (FITProfile.Sport.running, 0)
-        case .walking: return (FITProfile.Sport.walking, 0)
+        case .cycling:
+            return (FITProfile.Sport.cycling, indoor ? FITProfile.SubSport.indoorCycling : 0)
+        case .running:
+            return (FITProfile.Sport.running, indoor ? FITProfile.SubSport.treadmill : 0)
+        case .walking:
+            return (FITProfile.Sport.walking, indoor ? FITProfile.SubSport.indoorWalking : 0)
         case .transition: return (FITProfile.Sport.transition, 0)
         case .swimBikeRun: return (FITProfile.Sport.multisport, 0)
         case .other: return (FITProfile.Sport.generic, 0)

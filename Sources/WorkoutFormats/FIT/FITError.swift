@@ -35,7 +35,7 @@ public enum FITError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .empty:
-            return "the file is empty (0 bytes), not a FIT file; export the activity from the device again"
+            return "byte 0: the file is empty (0 bytes), not a FIT file; export the activity from the device again"
         case .notFIT(let offset, let detail):
             return "byte \(offset): not a FIT file header (\(detail)); is this really a .fit file?"
         case .truncated(let offset, let what, let needed, let available):

@@ -48,8 +48,13 @@ public enum FITProfile {
     /// `sub_sport` values.
     public enum SubSport {
         public static let generic: UInt8 = 0
+        public static let treadmill: UInt8 = 1
+        public static let indoorCycling: UInt8 = 6
         public static let lapSwimming: UInt8 = 17
         public static let openWater: UInt8 = 18
+        public static let indoorWalking: UInt8 = 27
+        /// Sub-sports done indoors.
+        public static let indoor: Set<UInt8> = [treadmill, indoorCycling, indoorWalking]
     }
 
     /// `event` values.

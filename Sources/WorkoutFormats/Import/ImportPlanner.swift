@@ -236,14 +236,27 @@ struct ImportPlanner {
             pool = subSport == FITProfile.SubSport.lapSwimming || hasLengths
             if let poolLength, poolLength > 0, poolLength.isFinite { lapLength = poolLength }
         }
+        // Indoor sub-sports (treadmill, indoor cycling, indoor walking) and pools are indoors; a leg
+        // with GPS positions is outdoors.
+        let location: LocationType
+        if pool || subSport.map(FITProfile.SubSport.indoor.contains) == true {
+            location = .indoor
+        } else if file.records.contains(where: { record in
+            guard record.positionLat != nil, let time = record.timestamp.map(Double.init) else { return false }
+            return time >= start && time < max(end, start + 1)
+        }) {
+            location = .outdoor
+        } else {
+            location = .unknown
+        }
         let configuration: WorkoutConfiguration
         if type == .swimming {
             configuration = WorkoutConfiguration(
-                activityType: .swimming, locationType: pool ? .indoor : .unknown,
+                activityType: .swimming, locationType: location,
                 swimmingLocationType: pool ? .pool : subSport == FITProfile.SubSport.openWater ? .openWater : .unknown,
                 lapLength: lapLength.map { Quantity($0, .meter) })
         } else {
-            configuration = WorkoutConfiguration(activityType: type)
+            configuration = WorkoutConfiguration(activityType: type, locationType: location)
         }
         legs.append(
             ImportedLeg(
@@ -275,8 +288,10 @@ struct ImportPlanner {
         let types = legs.map(\.configuration.activityType)
         if types == [.swimming, .transition, .cycling, .transition, .running] {
             let swim = legs[0].configuration
+            let outdoor = legs.contains { $0.configuration.locationType == .outdoor }
             configuration = WorkoutConfiguration(
-                activityType: .swimBikeRun, swimmingLocationType: swim.swimmingLocationType, lapLength: swim.lapLength)
+                activityType: .swimBikeRun, locationType: outdoor ? .outdoor : .unknown,
+                swimmingLocationType: swim.swimmingLocationType, lapLength: swim.lapLength)
             let plan = configuration.plannedLegs
             for index in legs.indices { legs[index].configuration = plan[index] }
         } else {

@@ -236,7 +236,9 @@ extension ImportPlanner {
         let heartRateFromRecords = file.heartBeats.isEmpty
         var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
+        var previousRecord: Double?
         for (time, record) in records {
+            defer { previousRecord = time }
             var batch: [QuantitySample] = []
             let inside = isInside(time)
             let date = FITTime.date(time)
@@ -251,10 +253,14 @@ extension ImportPlanner {
                     recordsAfter += 1
                 }
             }
-            if let value = record.distance, let (amount, from) = distance.advance(to: value, at: time) {
+            if let value = record.distance,
+                let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
+            {
                 distribute(amount, from: from, to: time, into: &batch) { $0?.distance }
             }
-            if let value = record.totalCycles, let (amount, from) = cycles.advance(to: Double(value), at: time) {
+            if let value = record.totalCycles,
+                let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
+            {
                 distribute(amount, from: from, to: time, into: &batch) {
                     $0?.strokes == true ? .swimmingStrokeCount : nil
                 }
@@ -291,6 +297,17 @@ extension ImportPlanner {
                 add(.samples(batch), at: time, rank: .data)
             }
         }
+        var tail: [QuantitySample] = []
+        if let (amount, time) = distance.flush() {
+            distribute(amount, from: time, to: time, into: &tail) { $0?.distance }
+        }
+        if let (amount, time) = cycles.flush() {
+            distribute(amount, from: time, to: time, into: &tail) { $0?.strokes == true ? .swimmingStrokeCount : nil }
+        }
+        if let last = tail.last {
+            sampleCount += tail.count
+            add(.samples(tail), at: FITTime.seconds(last.end), rank: .data)
+        }
         for counter in [distance, cycles] where counter.restarts > 0 {
             anomalies.append(
                 ImportAnomaly(
@@ -307,6 +324,9 @@ extension ImportPlanner {
         var unit: String
         var reference: Double?
         var time: Double?
+        /// An amount not yet given out: the first value of the file, or the value after a restart,
+        /// which goes with the next increment (so it lands in the leg that follows).
+        var carry = 0.0
         var restarts = 0
         var firstRestart: Double?
         var restartFrom: Double?
@@ -317,22 +337,29 @@ extension ImportPlanner {
             self.unit = unit
         }
 
-        /// The amount added since the previous value and the time it counts from; nil when nothing was added.
+        /// The amount added since the previous value and the time it counts from; nil when nothing
+        /// is given out now.
         ///
-        /// A value below the reference by more than 1 % (and 1 unit) is a restart: the value counts from
-        /// zero at this record (a device restarts its counters with a new session); a smaller step back
-        /// is jitter and counts nothing (the reference stays).
-        mutating func advance(to value: Double, at now: Double) -> (Double, Double)? {
+        /// The first value counts from the previous record (any record), or goes with the next
+        /// increment when it is the file's first record. A value below the reference by more than 1 %
+        /// (and 1 unit) is a restart: the device restarts its counters with a new session, so the value
+        /// counts from zero and goes with the next increment. A smaller step back is jitter and counts
+        /// nothing (the reference stays).
+        mutating func advance(to value: Double, at now: Double, previousRecord: Double?) -> (Double, Double)? {
             guard value.isFinite, value >= 0 else { return nil }
-            let from = time ?? now
+            let from = time ?? previousRecord ?? now
             time = now
             guard let previous = reference else {
                 reference = value
-                return value > 0 ? (value, now) : nil
+                if from < now { return value > 0 ? (value, from) : nil }
+                carry += value
+                return nil
             }
             if value >= previous {
                 reference = value
-                return value > previous ? (value - previous, from) : nil
+                let amount = value - previous + carry
+                carry = 0
+                return amount > 0 ? (amount, from) : nil
             }
             if previous - value > max(1, 0.01 * previous) {
                 restarts += 1
@@ -342,10 +369,16 @@ extension ImportPlanner {
                     restartTo = value
                 }
                 reference = value
-                // The count restarted at (or after) the previous record: what it shows now belongs here.
-                return value > 0 ? (value, now) : nil
+                carry += value
             }
             return nil
+        }
+
+        /// What is still carried, and when: given out as an instant at the last value's time.
+        mutating func flush() -> (Double, Double)? {
+            defer { carry = 0 }
+            guard carry > 0, let time else { return nil }
+            return (carry, time)
         }
     }
 
