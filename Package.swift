@@ -90,7 +90,8 @@ let package = Package(
             dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors"],
+            name: "WorkoutCLITests",
+            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
             swiftSettings: strict),
     ]
 )

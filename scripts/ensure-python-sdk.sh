@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Creates .venv-fit (ignored by git) with Garmin's official FIT SDK for Python when it is missing,
-# for the tests and the benchmark that check our FIT files against it. Prints the interpreter path.
-# Sourced or run: `scripts/ensure-python-sdk.sh` prints the path of the venv's python3.
+# Garmin's official FIT SDK for Python (PyPI garmin-fit-sdk, pinned) in .venv-fit (ignored by git),
+# installed when missing: the WorkoutFormats tests and scripts/fit-benchmark.sh check our FIT files
+# with it. Prints the path of the venv's python3 on standard output (everything else on stderr).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv-fit"
 version="21.218.0"
 python="$venv/bin/python3"
-if ! "$python" -c "import garmin_fit_sdk, sys; sys.exit(0 if garmin_fit_sdk.__version__ == '$version' else 1)" \
-  >/dev/null 2>&1; then
+
+installed() {
+  "$python" -c "import sys, garmin_fit_sdk; sys.exit(0 if garmin_fit_sdk.__version__ == '$version' else 1)" \
+    >/dev/null 2>&1
+}
+
+if ! installed; then
   echo "installing garmin-fit-sdk $version into $venv" >&2
-  python3 -m venv "$venv" >&2
+  if ! python3 -m venv --clear "$venv" >&2 2>/dev/null; then
+    # Debian's python3 needs python3-venv (ensurepip) to make a venv.
+    echo "installing python3-venv" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3 python3-venv >&2
+    python3 -m venv --clear "$venv" >&2
+  fi
   "$python" -m pip install --quiet --disable-pip-version-check "garmin-fit-sdk==$version" >&2
+  installed || { echo "garmin-fit-sdk $version did not install into $venv" >&2; exit 1; }
 fi
 echo "$python"

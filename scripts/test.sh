@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-packages.sh
 ensure_packages
+# Garmin's FIT SDK for Python (.venv-fit): the WorkoutFormats tests check our FIT files with it.
+scripts/ensure-python-sdk.sh >/dev/null
 
 swift build --build-tests
 swift test --skip-build

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import WorkoutFormats
+
+/// `../shared/data/fit/<name>.fit` next to the repository (or under `$WORKOUT_SHARED_DATA`).
+func sharedFIT(_ name: String) -> String {
+    if let directory = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !directory.isEmpty {
+        return directory + "/fit/" + name + ".fit"
+    }
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    return repository.deletingLastPathComponent().appendingPathComponent("shared/data/fit/\(name).fit").path
+}
+
+@Suite("workout import and export")
+struct ImportExportCommandTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-cli-fit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    var database: String { folder.appendingPathComponent("store.sqlite").path }
+
+    @Test func importComparesAndExportWritesEveryFormat() throws {
+        let imported = try runCommand([
+            "import", sharedFIT("mk_triathlon_summary_last"), "--compare", "--db", database,
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("imported mk_triathlon_summary_last.fit as "))
+        #expect(imported.stdout.contains("ours/device"))
+        #expect(
+            imported.lines.contains { $0.hasPrefix("session 3") && $0.contains("cycling") && $0.contains("178/178") })
+        let listed = try runCommand(["list", "--db", database, "--json"])
+        let workouts = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]
+        let id = try #require(workouts?.first?["id"] as? String)
+        for format in ["fit", "gpx", "tcx"] {
+            let path = folder.appendingPathComponent("out.\(format)").path
+            let exported = try runCommand(["export", id, "--format", format, "--output", path, "--db", database])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            #expect(exported.stdout.hasPrefix("wrote \(path)"))
+            let bytes = try #require(FileManager.default.contents(atPath: path))
+            if format == "fit" {
+                let file = try FITDecoder.decode([UInt8](bytes))
+                #expect(file.sessions.map(\.sport) == [5, 3, 2, 3, 1])
+            } else {
+                #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("<?xml version=\"1.0\""))
+            }
+        }
+        // The same file again is refused with the workout's id.
+        let again = try runCommand(["import", sharedFIT("mk_triathlon_summary_last"), "--db", database])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("already imported as workout \(id)"))
+    }
+
+    @Test func aDamagedFileIsRefusedWithItsByteOffsetAndNothingIsSaved() throws {
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: sharedFIT("al2_920xt-run"))))
+        bytes[4000] ^= 0x01
+        let path = folder.appendingPathComponent("damaged.fit").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let result = try runCommand(["import", path, "--db", database])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("byte \(bytes.count - 2): file CRC"), "\(result.stderr)")
+        let listed = try runCommand(["list", "--db", database, "--json"])
+        #expect(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+    }
+
+    @Test func aFolderImportsEveryFITFileAndReportsFailures() throws {
+        let source = folder.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: sharedFIT("al2_920xt-run"), toPath: source.appendingPathComponent("run.fit").path)
+        try FileManager.default.copyItem(
+            atPath: sharedFIT("al2_920xt-lap-swim"), toPath: source.appendingPathComponent("swim.FIT").path)
+        try Data([1, 2, 3]).write(to: source.appendingPathComponent("broken.fit"))
+        try Data("not a fit".utf8).write(to: source.appendingPathComponent("notes.txt"))
+        let result = try runCommand(["import", source.path, "--db", database, "--json"])
+        #expect(result.status == 1, "one file failed")
+        let outcomes = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(outcomes.count == 3)
+        #expect(outcomes.filter { $0["workout"] != nil }.count == 2)
+        #expect(
+            (outcomes.first { ($0["file"] as? String)?.hasSuffix("broken.fit") == true }?["error"] as? String)?
+                .contains("byte 0") == true)
+    }
+}
