@@ -75,14 +75,6 @@ func expectSplitInvariant<D: SensorDecoder>(
     #expect(bytewise.counters == whole.counters, sourceLocation: sourceLocation)
 }
 
-extension SensorReading {
-    var fix: GPSFix? { if case .fix(let value) = value { value } else { nil } }
-    var heartRate: HeartRateReading? { if case .heartRate(let value) = value { value } else { nil } }
-    var speedCadence: SpeedCadenceReading? { if case .speedCadence(let value) = value { value } else { nil } }
-    var power: PowerReading? { if case .power(let value) = value { value } else { nil } }
-    var stride: StrideReading? { if case .stride(let value) = value { value } else { nil } }
-}
-
 /// Whether two numbers agree within `tolerance`.
 func close(_ a: Double?, _ b: Double, _ tolerance: Double = 1e-9) -> Bool {
     guard let a else { return false }

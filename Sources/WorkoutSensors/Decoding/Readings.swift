@@ -51,6 +51,19 @@ public struct SensorReading: Sendable, Equatable {
     }
 }
 
+extension SensorReading {
+    /// The GPS fix, if this is one.
+    public var fix: GPSFix? { if case .fix(let value) = value { value } else { nil } }
+    /// The heart-rate reading, if this is one.
+    public var heartRate: HeartRateReading? { if case .heartRate(let value) = value { value } else { nil } }
+    /// The speed and cadence reading, if this is one.
+    public var speedCadence: SpeedCadenceReading? { if case .speedCadence(let value) = value { value } else { nil } }
+    /// The power reading, if this is one.
+    public var power: PowerReading? { if case .power(let value) = value { value } else { nil } }
+    /// The stride reading, if this is one.
+    public var stride: StrideReading? { if case .stride(let value) = value { value } else { nil } }
+}
+
 /// Where a reading came from.
 public enum ReadingSource: Sendable, Hashable {
     /// An NMEA 0183 sentence from a GPS receiver, with its talker (`GP`, `GN`, …).
