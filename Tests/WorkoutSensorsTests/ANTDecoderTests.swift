@@ -37,9 +37,9 @@ struct ANTDecoderTests {
         #expect(rates.map(\.beatsPerMinute) == [120, 121, 122, 122, 123, 124])
         #expect(rates.map(\.page) == [4, 4, 4, 4, 0, 0], "toggle bit masked")
         #expect(rates.map(\.newBeats) == [nil, 1, 2, 0, 1, 2])
-        let rr: Double = 400.0 / 1024
-        let expectedRR: [[Double]] = [[rr], [rr], [rr], [], [rr], []]
-        #expect(rates.map(\.rrIntervals) == expectedRR)
+        let expectedRR: [[UInt16]] = [[400], [400], [400], [], [400], []]
+        #expect(rates.map(\.rrIntervals.ticks) == expectedRR)
+        #expect(rates.first?.rrIntervals.first == 400.0 / 1024, "seconds")
         #expect(rates[1].beatEventTime == 264.0 / 1024 && rates[1].beatCount == 255)
         #expect(decoder.counters.framesDecoded == 7 && decoder.counters.droppedFrames == 0)
         #expect(decoder.counters.bytesConsumed == bytes.count)
@@ -245,7 +245,7 @@ struct ANTDecoderTests {
         let rates = readings.compactMap(\.heartRate)
         #expect(rates.count == 300)
         #expect(rates.enumerated().allSatisfy { $0.element.beatsPerMinute == 140 + $0.offset % 5 })
-        #expect(rates.dropFirst().allSatisfy { $0.newBeats == 2 && $0.rrIntervals == [410.0 / 1024] })
+        #expect(rates.dropFirst().allSatisfy { $0.newBeats == 2 && $0.rrIntervals.ticks == [410] })
         let speeds = readings.compactMap(\.speedCadence).dropFirst()
         #expect(speeds.count == 299)
         #expect(speeds.allSatisfy { close($0.speed, 4 * 2.105, 1e-9) }, "across the 16-bit rollovers")

@@ -16,16 +16,23 @@ struct GATTTests {
         let measurement = try #require(GATT.parseHeartRate(payload))
         #expect(measurement.heartRate == 257, "both bytes of the u16 value")
         #expect(measurement.energyExpended == 1234)
-        #expect(measurement.rrIntervals == [800, 1024, 65535])
+        #expect(measurement.rrIntervals.ticks == [800, 1024, 65535])
+        #expect(Array(measurement.rrIntervals) == [800.0 / 1024, 1, 65535.0 / 1024])
         var session = GATT.Session()
         let value = session.reading(characteristic: 0x2A37, payload: payload, milliseconds: 5)
         #expect(
             value
                 == .heartRate(
                     HeartRateReading(
-                        beatsPerMinute: 257, rrIntervals: [800.0 / 1024, 1, 65535.0 / 1024], energyExpended: 1234)))
+                        beatsPerMinute: 257, rrIntervals: RRIntervals(ticks: [800, 1024, 65535]), energyExpended: 1234)))
         // RR without energy follow the heart rate directly.
-        #expect(GATT.parseHeartRate([0x10, 60] + le16(1100))?.rrIntervals == [1100])
+        #expect(GATT.parseHeartRate([0x10, 60] + le16(1100))?.rrIntervals.ticks == [1100])
+        // More than the nine kept inline (a larger BLE MTU): all kept, in order.
+        let many = (1...12).map { UInt16($0 * 100) }
+        let long = try #require(GATT.parseHeartRate([0x10, 60] + many.flatMap { le16(Int($0)) }))
+        #expect(long.rrIntervals.ticks == many && long.rrIntervals.count == 12)
+        #expect(long.rrIntervals.last == 1200.0 / 1024 && long.rrIntervals == RRIntervals(ticks: many))
+        #expect(long.rrIntervals != RRIntervals(ticks: many.dropLast()))
     }
 
     @Test func heartRateTruncatedOrOddIsRejected() {

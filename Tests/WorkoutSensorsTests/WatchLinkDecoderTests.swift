@@ -37,7 +37,7 @@ struct WatchLinkDecoderTests {
         expected.append(
             SensorReading(
                 source: .watchLinkGATT(characteristic: 0x2A37), time: .watchMilliseconds(12_000),
-                value: .heartRate(HeartRateReading(beatsPerMinute: 150, rrIntervals: [Double(0x0403) / 1024]))))
+                value: .heartRate(HeartRateReading(beatsPerMinute: 150, rrIntervals: RRIntervals(ticks: [0x0403])))))
         var decoder = WatchLinkDecoder()
         let readings = decoder.decode(bytes, chunkSizes: [3, 50, 1, 1000])
         #expect(readings == expected)
@@ -61,7 +61,7 @@ struct WatchLinkDecoderTests {
         var decoder = WatchLinkDecoder()
         let readings = decoder.decode(examples.flatMap { Array(($0 + "\r\n").utf8) })
         #expect(readings.count == 7 && decoder.counters.framesDecoded == 7)
-        #expect(readings.last?.heartRate?.rrIntervals == [1027.0 / 1024])
+        #expect(readings.last?.heartRate?.rrIntervals.first == 1027.0 / 1024)
     }
 
     @Test func otherVersionsUnknownTypesAndMalformedLinesAreCounted() {

@@ -23,10 +23,12 @@ public enum GATT {
         public var sensorContact: Bool?
         /// Energy expended, kilojoules (flags bit 3).
         public var energyExpended: Int?
-        /// RR intervals in 1/1024 s, oldest first (flags bit 4).
-        public var rrIntervals: [UInt16]
+        /// RR intervals, oldest first (flags bit 4).
+        public var rrIntervals: RRIntervals
 
-        public init(heartRate: Int, sensorContact: Bool? = nil, energyExpended: Int? = nil, rrIntervals: [UInt16] = []) {
+        public init(
+            heartRate: Int, sensorContact: Bool? = nil, energyExpended: Int? = nil, rrIntervals: RRIntervals = RRIntervals()
+        ) {
             self.heartRate = heartRate
             self.sensorContact = sensorContact
             self.energyExpended = energyExpended
@@ -135,9 +137,8 @@ public enum GATT {
         }
         if flags & 0x10 != 0 {
             guard (payload.count &- offset) % 2 == 0 else { return nil }
-            measurement.rrIntervals.reserveCapacity((payload.count &- offset) / 2)
             while offset &+ 1 < payload.count {
-                measurement.rrIntervals.append(LittleEndian.u16(payload, offset))
+                measurement.rrIntervals.append(ticks: LittleEndian.u16(payload, offset))
                 offset &+= 2
             }
         }
@@ -307,7 +308,7 @@ public enum GATT {
                 return .heartRate(
                     HeartRateReading(
                         beatsPerMinute: measurement.heartRate,
-                        rrIntervals: measurement.rrIntervals.map { Double($0) / 1024 },
+                        rrIntervals: measurement.rrIntervals,
                         energyExpended: measurement.energyExpended, sensorContact: measurement.sensorContact))
             case GATT.rscMeasurement:
                 guard let measurement = GATT.parseRSC(payload) else { return nil }
