@@ -24,7 +24,8 @@ struct GATTTests {
             value
                 == .heartRate(
                     HeartRateReading(
-                        beatsPerMinute: 257, rrIntervals: RRIntervals(ticks: [800, 1024, 65535]), energyExpended: 1234)))
+                        beatsPerMinute: 257, rrIntervals: RRIntervals(ticks: [800, 1024, 65535]), energyExpended: 1234))
+        )
         // RR without energy follow the heart rate directly.
         #expect(GATT.parseHeartRate([0x10, 60] + le16(1100))?.rrIntervals.ticks == [1100])
         // More than the nine kept inline (a larger BLE MTU): all kept, in order.
@@ -48,15 +49,20 @@ struct GATTTests {
         #expect(
             GATT.parseCSC(first)
                 == GATT.CSCMeasurement(
-                    wheelRevolutions: 0xFFFF_FFFE, wheelEventTime: 64512, crankRevolutions: 65535, crankEventTime: 63488))
-        #expect(GATT.parseCSC([0x01] + le32(5) + le16(1)) == GATT.CSCMeasurement(wheelRevolutions: 5, wheelEventTime: 1))
-        #expect(GATT.parseCSC([0x02] + le16(5) + le16(1)) == GATT.CSCMeasurement(crankRevolutions: 5, crankEventTime: 1))
+                    wheelRevolutions: 0xFFFF_FFFE, wheelEventTime: 64512, crankRevolutions: 65535, crankEventTime: 63488
+                ))
+        #expect(
+            GATT.parseCSC([0x01] + le32(5) + le16(1)) == GATT.CSCMeasurement(wheelRevolutions: 5, wheelEventTime: 1))
+        #expect(
+            GATT.parseCSC([0x02] + le16(5) + le16(1)) == GATT.CSCMeasurement(crankRevolutions: 5, crankEventTime: 1))
         #expect(GATT.parseCSC([0x03] + le32(5) + le16(1)) == nil, "crank data flagged but missing")
         let second: [UInt8] = [0x03] + le32(2) + le16(1024) + le16(1) + le16(0)
         var session = GATT.Session()
         var values: [SpeedCadenceReading] = []
         for (payload, milliseconds) in [(first, 0), (second, 1000), (second, 3000), (second, 3999), (second, 4000)] {
-            guard case .speedCadence(let value) = session.reading(characteristic: 0x2A5B, payload: payload, milliseconds: milliseconds)
+            guard
+                case .speedCadence(let value) = session.reading(
+                    characteristic: 0x2A5B, payload: payload, milliseconds: milliseconds)
             else {
                 Issue.record("a CSC value")
                 return
@@ -76,7 +82,8 @@ struct GATTTests {
                 == GATT.RSCMeasurement(speed: 3.5, cadence: 170, isRunning: false))
         #expect(
             GATT.parseRSC([0x07] + le16(1024) + [180] + le16(125) + le32(123_456))
-                == GATT.RSCMeasurement(speed: 4, cadence: 180, strideLength: 1.25, totalDistance: 12_345.6, isRunning: true))
+                == GATT.RSCMeasurement(
+                    speed: 4, cadence: 180, strideLength: 1.25, totalDistance: 12_345.6, isRunning: true))
         #expect(
             GATT.parseRSC([0x02] + le16(1024) + [180] + le32(10))
                 == GATT.RSCMeasurement(speed: 4, cadence: 180, totalDistance: 1, isRunning: false))
@@ -96,7 +103,8 @@ struct GATTTests {
         #expect(parsed.crankRevolutions == 11 && parsed.crankEventTime == 1024)
         var session = GATT.Session()
         _ = session.reading(characteristic: 0x2A63, payload: first, milliseconds: 0)
-        guard case .power(let power) = session.reading(characteristic: 0x2A63, payload: second, milliseconds: 1000) else {
+        guard case .power(let power) = session.reading(characteristic: 0x2A63, payload: second, milliseconds: 1000)
+        else {
             Issue.record("a power value")
             return
         }
@@ -128,7 +136,9 @@ struct GATTTests {
         #expect(GATT.parseCyclingPower(le16(0x0800) + le16(10) + le16(42))?.accumulatedEnergy == 42)
         // Bit 1 alone (balance reference) adds no field.
         #expect(GATT.parseCyclingPower(le16(0x0002) + le16(10))?.pedalBalance == nil)
-        #expect(GATT.parseCyclingPower(le16(0x0001) + le16(10) + [51])?.pedalBalance == PedalBalance(percent: 25.5, pedal: .unknown))
+        #expect(
+            GATT.parseCyclingPower(le16(0x0001) + le16(10) + [51])?.pedalBalance
+                == PedalBalance(percent: 25.5, pedal: .unknown))
     }
 
     @Test func unknownCharacteristicsAreNotDecoded() {

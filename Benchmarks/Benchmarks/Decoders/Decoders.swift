@@ -6,8 +6,9 @@ import WorkoutSimulator
 /// Decoding throughput per protocol, in MB/s (10^6 bytes per second), over multi-megabyte streams
 /// decoded in 4 KiB reads as from a serial port:
 ///
-/// - NMEA and ANT: the simulator's wire output of a full-distance triathlon (GGA + RMC each second;
-///   ANT+ heart rate, speed and cadence, power and foot-pod broadcasts with the channel ids first).
+/// - NMEA: the simulator's GPS output of a full-distance triathlon (GGA + RMC each second).
+/// - ANT: the simulator's ANT output of a full-distance triathlon followed by a 24-hour ultra run
+///   (ANT+ heart rate, speed and cadence, power and foot-pod broadcasts, each race's channel ids first).
 /// - Watch-link: a BLE bridge's stream built with the encoders: GATT heart rate (with RR), CSC,
 ///   cycling power and RSC values four times a second, plus lengths, strokes and buttons.
 /// - GATT: the payloads of that stream parsed alone (`GATT.Session`), bytes counted as payload bytes.
@@ -21,8 +22,8 @@ private struct Streams: Sendable {
     var gattBytes: Int
 }
 
-private func simulatorStreams() -> [WirePort: [UInt8]] {
-    guard let scenario = try? Scenario.load("full") else { return [:] }
+private func simulatorStreams(_ name: String) -> [WirePort: [UInt8]] {
+    guard let scenario = try? Scenario.load(name) else { return [:] }
     var simulator = WatchSimulator(scenario: scenario, seed: 1)
     var emitter = WireEmitter(start: simulator.start)
     var streams = emitter.preamble()
@@ -43,16 +44,23 @@ private func bridgeStream(seconds: Int) -> (watchLink: [UInt8], gatt: [(UInt16, 
         var batch: [(UInt16, [UInt8])] = [
             (0x2A37, [0x10, UInt8(120 + quarter % 40)] + le16(420 + quarter % 50)),
             (0x2A5B, [0x03] + le32(quarter * 2) + le16(ticks) + le16(quarter * 3 / 2) + le16(ticks)),
-            (0x2A63, le16(0x30) + le16(200 + quarter % 100) + le32(quarter * 2) + le16(quarter * 512) + le16(quarter) + le16(ticks)),
+            (
+                0x2A63,
+                le16(0x30) + le16(200 + quarter % 100) + le32(quarter * 2) + le16(quarter * 512) + le16(quarter)
+                    + le16(ticks)
+            ),
         ]
-        if quarter % 4 == 0 { batch.append((0x2A53, [0x07] + le16(900 + quarter % 200) + [170] + le16(120) + le32(quarter * 9))) }
+        if quarter % 4 == 0 {
+            batch.append((0x2A53, [0x07] + le16(900 + quarter % 200) + [170] + le16(120) + le32(quarter * 9)))
+        }
         for (uuid, payload) in batch {
             lines += WatchLink.gatt(milliseconds: milliseconds, characteristic: uuid, payload: payload)
         }
         values += batch
         if quarter % 120 == 0 {
             lines += WatchLink.length(
-                endMilliseconds: milliseconds, durationMilliseconds: 30_000, kind: .active, style: .freestyle, strokes: 15)
+                endMilliseconds: milliseconds, durationMilliseconds: 30_000, kind: .active, style: .freestyle,
+                strokes: 15)
             lines += WatchLink.strokes(endMilliseconds: milliseconds, durationMilliseconds: 10_000, count: 5)
             lines += WatchLink.button(milliseconds: milliseconds, .lap)
         }
@@ -61,10 +69,12 @@ private func bridgeStream(seconds: Int) -> (watchLink: [UInt8], gatt: [(UInt16, 
 }
 
 private let streams: Streams = {
-    let wire = simulatorStreams()
+    let full = simulatorStreams("full")
+    let ultra = simulatorStreams("ultra-24h")
     let bridge = bridgeStream(seconds: 8 * 3600)
     return Streams(
-        nmea: wire[.gps] ?? [], ant: wire[.ant] ?? [], watchLink: bridge.watchLink, gatt: bridge.gatt,
+        nmea: full[.gps] ?? [], ant: (full[.ant] ?? []) + (ultra[.ant] ?? []), watchLink: bridge.watchLink,
+        gatt: bridge.gatt,
         gattBytes: bridge.gatt.reduce(0) { $0 + $1.1.count })
 }()
 
@@ -106,7 +116,9 @@ let benchmarks: @Sendable () -> Void = {
         return count
     }
 
-    Benchmark("NMEA 0183 decoder (GGA + RMC, full triathlon, \(megabytes(streams.nmea.count)))", configuration: configuration) { benchmark in
+    Benchmark(
+        "NMEA 0183 decoder (GGA + RMC, full triathlon, \(megabytes(streams.nmea.count)))", configuration: configuration
+    ) { benchmark in
         let bytes = streams.nmea
         measure(benchmark, bytes: bytes.count) {
             var decoder = NMEADecoder()
@@ -114,7 +126,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("ANT decoder (HR, speed & cadence, power, foot pod; full triathlon, \(megabytes(streams.ant.count)))", configuration: configuration) {
+    Benchmark(
+        "ANT decoder (HR, speed & cadence, power, foot pod; full triathlon + 24 h run, \(megabytes(streams.ant.count)))",
+        configuration: configuration
+    ) {
         benchmark in
         let bytes = streams.ant
         measure(benchmark, bytes: bytes.count) {
@@ -123,7 +138,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("watch-link decoder (bridge: GATT HR, CSC, power, RSC; 8 h, \(megabytes(streams.watchLink.count)))", configuration: configuration) {
+    Benchmark(
+        "watch-link decoder (bridge: GATT HR, CSC, power, RSC; 8 h, \(megabytes(streams.watchLink.count)))",
+        configuration: configuration
+    ) {
         benchmark in
         let bytes = streams.watchLink
         measure(benchmark, bytes: bytes.count) {
@@ -132,7 +150,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("GATT payload parsers, pure (\(megabytes(streams.gattBytes)) of 0x2A37/2A5B/2A53/2A63 payloads)", configuration: configuration) {
+    Benchmark(
+        "GATT payload parsers, pure (\(megabytes(streams.gattBytes)) of 0x2A37/2A5B/2A53/2A63 payloads)",
+        configuration: configuration
+    ) {
         benchmark in
         let values = streams.gatt
         measure(benchmark, bytes: streams.gattBytes) {
@@ -158,7 +179,9 @@ let benchmarks: @Sendable () -> Void = {
             var session = GATT.Session()
             var count = 0
             for (uuid, payload) in values {
-                if case .some = session.reading(characteristic: uuid, payload: payload, milliseconds: nil) { count += 1 }
+                if case .some = session.reading(characteristic: uuid, payload: payload, milliseconds: nil) {
+                    count += 1
+                }
             }
             return count
         }

@@ -124,7 +124,9 @@ public struct ANTDecoder: SensorDecoder {
         return body(&channels[index])
     }
 
-    private mutating func message(_ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading])
+    private mutating func message(
+        _ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading]
+    )
         -> LineOutcome
     {
         switch id {
@@ -165,11 +167,13 @@ public struct ANTDecoder: SensorDecoder {
         case 0x6F:  // startup: the chip reset, its channels are closed
             guard payload.count >= 1 else { return .malformed }
             for index in channels.indices { channels[index].restart() }
-            readings.append(SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
             return .decoded
         case 0xAE:  // serial error
             guard payload.count >= 1 else { return .malformed }
-            readings.append(SensorReading(source: .ant(channel: nil, device: nil), value: .antSerialError(code: payload[0])))
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antSerialError(code: payload[0])))
             return .decoded
         default:
             return .unknown
@@ -258,10 +262,12 @@ private struct ChannelState: Sendable {
                     value: .speedCadence(
                         speedCadence(
                             crankTime: nil, crankCount: nil, wheelTime: LittleEndian.u16(data, 4),
-                            wheelCount: LittleEndian.u16(data, 6), circumference: circumference, stopAfter: stopAfter))))
+                            wheelCount: LittleEndian.u16(data, 6), circumference: circumference, stopAfter: stopAfter)))
+            )
         case ANT.DeviceType.bicyclePower.rawValue:
             switch data[0] {
-            case 0x10: readings.append(SensorReading(source: source, value: .power(powerOnly(data, stopAfter: stopAfter))))
+            case 0x10:
+                readings.append(SensorReading(source: source, value: .power(powerOnly(data, stopAfter: stopAfter))))
             case 0x12:
                 readings.append(SensorReading(source: source, value: .power(crankTorque(data, stopAfter: stopAfter))))
             default: return false
@@ -275,7 +281,8 @@ private struct ChannelState: Sendable {
                 let speed = Double(data[4] & 0x0F) + Double(data[5]) / 256
                 readings.append(
                     SensorReading(
-                        source: source, value: .stride(StrideReading(page: page, speed: speed, stepsPerMinute: cadence * 2))))
+                        source: source,
+                        value: .stride(StrideReading(page: page, speed: speed, stepsPerMinute: cadence * 2))))
             default: return false
             }
         default: return false

@@ -8,7 +8,9 @@ public struct RRIntervals: RandomAccessCollection, Sendable, Hashable, CustomStr
     public typealias Element = Double
 
     private static let inlineCapacity = 9
-    private var inline: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private var inline: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16) = (
+        0, 0, 0, 0, 0, 0, 0, 0, 0
+    )
     private var inlineCount: UInt8 = 0
     private var overflow: [UInt16] = []
 

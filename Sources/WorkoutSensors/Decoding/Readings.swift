@@ -89,7 +89,8 @@ public struct NMEATalker: Sendable, Hashable, CustomStringConvertible {
     public init(_ first: UInt8, _ second: UInt8) { rawValue = UInt16(first) << 8 | UInt16(second) }
 
     public var description: String {
-        String(decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)
+        String(
+            decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)
     }
 }
 
