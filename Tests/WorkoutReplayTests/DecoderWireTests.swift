@@ -83,7 +83,9 @@ struct DecoderWireTests {
         if race.cyclingDistance > 0 {
             let bike = antReadings.compactMap(\.speedCadence)
             let distance = try #require(bike.last?.distance)
-            #expect(abs(distance - race.cyclingDistance) / race.cyclingDistance < 0.01, "\(distance) vs \(race.cyclingDistance)")
+            #expect(
+                abs(distance - race.cyclingDistance) / race.cyclingDistance < 0.01,
+                "\(distance) vs \(race.cyclingDistance)")
             #expect(bike.allSatisfy { ($0.speed ?? 0) < 25 && ($0.cadence ?? 0) < 150 })
         }
 

@@ -10,7 +10,9 @@ private func hrPage(_ page: UInt8, previous: Int = 0xFFFF, time: Int, count: UIn
 }
 
 /// Decodes frames and returns the readings (and the decoder).
-private func decodeAll(_ bytes: [UInt8], configuration: ANTDecoder.Configuration = .init()) -> (
+private func decodeAll(
+    _ bytes: [UInt8], configuration: ANTDecoder.Configuration = .init()
+) -> (
     [SensorReading], ANTDecoder
 ) {
     var decoder = ANTDecoder(configuration: configuration)
@@ -37,9 +39,9 @@ struct ANTDecoderTests {
         #expect(rates.map(\.beatsPerMinute) == [120, 121, 122, 122, 123, 124])
         #expect(rates.map(\.page) == [4, 4, 4, 4, 0, 0], "toggle bit masked")
         #expect(rates.map(\.newBeats) == [nil, 1, 2, 0, 1, 2])
-        let rr: Double = 400.0 / 1024
-        let expectedRR: [[Double]] = [[rr], [rr], [rr], [], [rr], []]
-        #expect(rates.map(\.rrIntervals) == expectedRR)
+        let expectedRR: [[UInt16]] = [[400], [400], [400], [], [400], []]
+        #expect(rates.map(\.rrIntervals.ticks) == expectedRR)
+        #expect(rates.first?.rrIntervals.first == 400.0 / 1024, "seconds")
         #expect(rates[1].beatEventTime == 264.0 / 1024 && rates[1].beatCount == 255)
         #expect(decoder.counters.framesDecoded == 7 && decoder.counters.droppedFrames == 0)
         #expect(decoder.counters.bytesConsumed == bytes.count)
@@ -171,8 +173,11 @@ struct ANTDecoderTests {
             + channelID(4, number: 1, type: 11) + broadcast(4, [0x01, 0xAC, 0, 0, 0, 0, 0, 0])  // calibration page
             + channelID(8, number: 1, type: 17) + broadcast(8, [0x10, 0, 0, 0, 0, 0, 0, 0])  // fitness equipment
         let (readings, decoder) = decodeAll(bytes)
-        #expect(readings.map(\.value) == [.antChannelID(ANTDeviceID(number: 1, type: 11, transmissionType: 1)),
-            .antChannelID(ANTDeviceID(number: 1, type: 17, transmissionType: 1))])
+        #expect(
+            readings.map(\.value) == [
+                .antChannelID(ANTDeviceID(number: 1, type: 11, transmissionType: 1)),
+                .antChannelID(ANTDeviceID(number: 1, type: 17, transmissionType: 1)),
+            ])
         #expect(decoder.counters.unknownMessages == 3)
         #expect(decoder.counters.malformedFrames == 2)
         #expect(decoder.counters.framesDecoded == 2)
@@ -180,7 +185,8 @@ struct ANTDecoderTests {
 
     @Test func aBadChecksumDropsTheFrameAndTheNextOneDecodes() {
         let good = broadcast(0, hrPage(0x04, previous: 100, time: 600, count: 3, rate: 99))
-        let bad = antFrame(0x4E, [0] + hrPage(0x04, previous: 100, time: 600, count: 3, rate: 98), corruptChecksum: true)
+        let bad = antFrame(
+            0x4E, [0] + hrPage(0x04, previous: 100, time: 600, count: 3, rate: 98), corruptChecksum: true)
         #expect(!bad.dropFirst().contains(0xA4))
         let (readings, decoder) = decodeAll(channelID(0, number: 4711, type: 120) + bad + good)
         #expect(readings.compactMap(\.heartRate).map(\.beatsPerMinute) == [99])
@@ -190,7 +196,8 @@ struct ANTDecoderTests {
 
     @Test func garbageWithFalseSyncBytesResynchronises() {
         let frames =
-            channelID(0, number: 4711, type: 120) + broadcast(0, hrPage(0x04, previous: 100, time: 600, count: 3, rate: 99))
+            channelID(0, number: 4711, type: 120)
+            + broadcast(0, hrPage(0x04, previous: 100, time: 600, count: 3, rate: 99))
             + broadcast(0, hrPage(0x84, previous: 600, time: 1100, count: 4, rate: 100))
         let clean = decodeAll(frames).0
         let garbage: [UInt8] = [0x00, 0xA4, 0xFF, 0xA4, 0x00, 0x13, 0xA4, 0x02, 0x11]
@@ -234,9 +241,11 @@ struct ANTDecoderTests {
                     crankTime: (second * 1024) & 0xFFFF, crankRevolutions: (65530 + second * 3 / 2) & 0xFFFF,
                     wheelTime: (second * 1024) & 0xFFFF, wheelRevolutions: (65000 + second * 4) & 0xFFFF))
             bytes += ANT.broadcast(
-                channel: 2, ANT.powerPage(eventCount: second, cadence: 90, accumulatedPower: (second * 250) & 0xFFFF, power: 250))
+                channel: 2,
+                ANT.powerPage(eventCount: second, cadence: 90, accumulatedPower: (second * 250) & 0xFFFF, power: 250))
             bytes += ANT.broadcast(
-                channel: 3, ANT.footPodPage(time: Double(second), distance: Double(second) * 3.5, speed: 3.5, strides: second))
+                channel: 3,
+                ANT.footPodPage(time: Double(second), distance: Double(second) * 3.5, speed: 3.5, strides: second))
         }
         var decoder = ANTDecoder()
         let readings = decoder.decode(bytes, chunkSizes: [5, 13, 100, 1, 4096])
@@ -245,7 +254,7 @@ struct ANTDecoderTests {
         let rates = readings.compactMap(\.heartRate)
         #expect(rates.count == 300)
         #expect(rates.enumerated().allSatisfy { $0.element.beatsPerMinute == 140 + $0.offset % 5 })
-        #expect(rates.dropFirst().allSatisfy { $0.newBeats == 2 && $0.rrIntervals == [410.0 / 1024] })
+        #expect(rates.dropFirst().allSatisfy { $0.newBeats == 2 && $0.rrIntervals.ticks == [410] })
         let speeds = readings.compactMap(\.speedCadence).dropFirst()
         #expect(speeds.count == 299)
         #expect(speeds.allSatisfy { close($0.speed, 4 * 2.105, 1e-9) }, "across the 16-bit rollovers")
@@ -264,7 +273,9 @@ struct ANTDecoderTests {
         var decoder = ANTDecoder()
         var readings: [SensorReading] = []
         let page = le16(100) + le16(2) + le16(200) + le16(3)
-        decoder.decode(channelID(1, number: 22, type: 121) + broadcast(1, page) + Array(broadcast(1, page).prefix(6)), into: &readings)
+        decoder.decode(
+            channelID(1, number: 22, type: 121) + broadcast(1, page) + Array(broadcast(1, page).prefix(6)),
+            into: &readings)
         #expect(decoder.pendingByteCount == 6)
         decoder.connectionLost()
         #expect(decoder.pendingByteCount == 0 && decoder.counters.bytesDroppedOnDisconnect == 6)

@@ -16,16 +16,24 @@ struct GATTTests {
         let measurement = try #require(GATT.parseHeartRate(payload))
         #expect(measurement.heartRate == 257, "both bytes of the u16 value")
         #expect(measurement.energyExpended == 1234)
-        #expect(measurement.rrIntervals == [800, 1024, 65535])
+        #expect(measurement.rrIntervals.ticks == [800, 1024, 65535])
+        #expect(Array(measurement.rrIntervals) == [800.0 / 1024, 1, 65535.0 / 1024])
         var session = GATT.Session()
         let value = session.reading(characteristic: 0x2A37, payload: payload, milliseconds: 5)
         #expect(
             value
                 == .heartRate(
                     HeartRateReading(
-                        beatsPerMinute: 257, rrIntervals: [800.0 / 1024, 1, 65535.0 / 1024], energyExpended: 1234)))
+                        beatsPerMinute: 257, rrIntervals: RRIntervals(ticks: [800, 1024, 65535]), energyExpended: 1234))
+        )
         // RR without energy follow the heart rate directly.
-        #expect(GATT.parseHeartRate([0x10, 60] + le16(1100))?.rrIntervals == [1100])
+        #expect(GATT.parseHeartRate([0x10, 60] + le16(1100))?.rrIntervals.ticks == [1100])
+        // More than the nine kept inline (a larger BLE MTU): all kept, in order.
+        let many = (1...12).map { UInt16($0 * 100) }
+        let long = try #require(GATT.parseHeartRate([0x10, 60] + many.flatMap { le16(Int($0)) }))
+        #expect(long.rrIntervals.ticks == many && long.rrIntervals.count == 12)
+        #expect(long.rrIntervals.last == 1200.0 / 1024 && long.rrIntervals == RRIntervals(ticks: many))
+        #expect(long.rrIntervals != RRIntervals(ticks: many.dropLast()))
     }
 
     @Test func heartRateTruncatedOrOddIsRejected() {
@@ -41,15 +49,20 @@ struct GATTTests {
         #expect(
             GATT.parseCSC(first)
                 == GATT.CSCMeasurement(
-                    wheelRevolutions: 0xFFFF_FFFE, wheelEventTime: 64512, crankRevolutions: 65535, crankEventTime: 63488))
-        #expect(GATT.parseCSC([0x01] + le32(5) + le16(1)) == GATT.CSCMeasurement(wheelRevolutions: 5, wheelEventTime: 1))
-        #expect(GATT.parseCSC([0x02] + le16(5) + le16(1)) == GATT.CSCMeasurement(crankRevolutions: 5, crankEventTime: 1))
+                    wheelRevolutions: 0xFFFF_FFFE, wheelEventTime: 64512, crankRevolutions: 65535, crankEventTime: 63488
+                ))
+        #expect(
+            GATT.parseCSC([0x01] + le32(5) + le16(1)) == GATT.CSCMeasurement(wheelRevolutions: 5, wheelEventTime: 1))
+        #expect(
+            GATT.parseCSC([0x02] + le16(5) + le16(1)) == GATT.CSCMeasurement(crankRevolutions: 5, crankEventTime: 1))
         #expect(GATT.parseCSC([0x03] + le32(5) + le16(1)) == nil, "crank data flagged but missing")
         let second: [UInt8] = [0x03] + le32(2) + le16(1024) + le16(1) + le16(0)
         var session = GATT.Session()
         var values: [SpeedCadenceReading] = []
         for (payload, milliseconds) in [(first, 0), (second, 1000), (second, 3000), (second, 3999), (second, 4000)] {
-            guard case .speedCadence(let value) = session.reading(characteristic: 0x2A5B, payload: payload, milliseconds: milliseconds)
+            guard
+                case .speedCadence(let value) = session.reading(
+                    characteristic: 0x2A5B, payload: payload, milliseconds: milliseconds)
             else {
                 Issue.record("a CSC value")
                 return
@@ -69,7 +82,8 @@ struct GATTTests {
                 == GATT.RSCMeasurement(speed: 3.5, cadence: 170, isRunning: false))
         #expect(
             GATT.parseRSC([0x07] + le16(1024) + [180] + le16(125) + le32(123_456))
-                == GATT.RSCMeasurement(speed: 4, cadence: 180, strideLength: 1.25, totalDistance: 12_345.6, isRunning: true))
+                == GATT.RSCMeasurement(
+                    speed: 4, cadence: 180, strideLength: 1.25, totalDistance: 12_345.6, isRunning: true))
         #expect(
             GATT.parseRSC([0x02] + le16(1024) + [180] + le32(10))
                 == GATT.RSCMeasurement(speed: 4, cadence: 180, totalDistance: 1, isRunning: false))
@@ -89,7 +103,8 @@ struct GATTTests {
         #expect(parsed.crankRevolutions == 11 && parsed.crankEventTime == 1024)
         var session = GATT.Session()
         _ = session.reading(characteristic: 0x2A63, payload: first, milliseconds: 0)
-        guard case .power(let power) = session.reading(characteristic: 0x2A63, payload: second, milliseconds: 1000) else {
+        guard case .power(let power) = session.reading(characteristic: 0x2A63, payload: second, milliseconds: 1000)
+        else {
             Issue.record("a power value")
             return
         }
@@ -121,7 +136,9 @@ struct GATTTests {
         #expect(GATT.parseCyclingPower(le16(0x0800) + le16(10) + le16(42))?.accumulatedEnergy == 42)
         // Bit 1 alone (balance reference) adds no field.
         #expect(GATT.parseCyclingPower(le16(0x0002) + le16(10))?.pedalBalance == nil)
-        #expect(GATT.parseCyclingPower(le16(0x0001) + le16(10) + [51])?.pedalBalance == PedalBalance(percent: 25.5, pedal: .unknown))
+        #expect(
+            GATT.parseCyclingPower(le16(0x0001) + le16(10) + [51])?.pedalBalance
+                == PedalBalance(percent: 25.5, pedal: .unknown))
     }
 
     @Test func unknownCharacteristicsAreNotDecoded() {

@@ -124,7 +124,9 @@ public struct ANTDecoder: SensorDecoder {
         return body(&channels[index])
     }
 
-    private mutating func message(_ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading])
+    private mutating func message(
+        _ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading]
+    )
         -> LineOutcome
     {
         switch id {
@@ -139,14 +141,13 @@ public struct ANTDecoder: SensorDecoder {
             let data = UnsafeRawBufferPointer(rebasing: payload[1..<9])
             let stopAfter = configuration.stopAfterMessages
             let circumference = circumference
-            return channelState(channel) { state in
-                guard let device = state.device, device.type != 0 else { return LineOutcome.unknown }
-                let source = ReadingSource.ant(channel: channel, device: device)
-                guard let value = state.decode(data, type: device.type, circumference: circumference, stopAfter: stopAfter)
-                else { return .unknown }
-                readings.append(SensorReading(source: source, value: value))
-                return .decoded
-            }
+            let index = Int(channel)
+            guard index < channels.count, let device = channels[index].device, device.type != 0 else { return .unknown }
+            let source = ReadingSource.ant(channel: channel, device: device)
+            let decoded = channels[index].decode(
+                data, type: device.type, source: source, circumference: circumference, stopAfter: stopAfter,
+                into: &readings)
+            return decoded ? .decoded : .unknown
         case 0x51:  // channel id
             guard payload.count >= 5 else { return .malformed }
             let channel = payload[0]
@@ -166,11 +167,13 @@ public struct ANTDecoder: SensorDecoder {
         case 0x6F:  // startup: the chip reset, its channels are closed
             guard payload.count >= 1 else { return .malformed }
             for index in channels.indices { channels[index].restart() }
-            readings.append(SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
             return .decoded
         case 0xAE:  // serial error
             guard payload.count >= 1 else { return .malformed }
-            readings.append(SensorReading(source: .ant(channel: nil, device: nil), value: .antSerialError(code: payload[0])))
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antSerialError(code: payload[0])))
             return .decoded
         default:
             return .unknown
@@ -226,46 +229,65 @@ private struct ChannelState: Sendable {
         hasStride = false
     }
 
-    /// Decodes the 8 data bytes of a broadcast for a device of `type`; nil for a page not handled.
-    mutating func decode(_ data: UnsafeRawBufferPointer, type: UInt8, circumference: Double, stopAfter: Int)
-        -> SensorReading.Value?
-    {
+    /// Decodes the 8 data bytes of a broadcast for a device of `type` and appends the reading; false for
+    /// a page not handled. (Readings are built in the append: they are large, copies cost.)
+    mutating func decode(
+        _ data: UnsafeRawBufferPointer, type: UInt8, source: ReadingSource, circumference: Double, stopAfter: Int,
+        into readings: inout [SensorReading]
+    ) -> Bool {
         switch type {
-        case ANT.DeviceType.heartRate.rawValue: return .heartRate(heartRate(data))
+        case ANT.DeviceType.heartRate.rawValue:
+            readings.append(SensorReading(source: source, value: .heartRate(heartRate(data))))
         case ANT.DeviceType.bikeSpeedCadence.rawValue:
-            return .speedCadence(
-                speedCadence(
-                    crankTime: LittleEndian.u16(data, 0), crankCount: LittleEndian.u16(data, 2),
-                    wheelTime: LittleEndian.u16(data, 4), wheelCount: LittleEndian.u16(data, 6),
-                    circumference: circumference, stopAfter: stopAfter))
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: LittleEndian.u16(data, 0), crankCount: LittleEndian.u16(data, 2),
+                            wheelTime: LittleEndian.u16(data, 4), wheelCount: LittleEndian.u16(data, 6),
+                            circumference: circumference, stopAfter: stopAfter))))
         case ANT.DeviceType.bikeCadence.rawValue:
-            return .speedCadence(
-                speedCadence(
-                    crankTime: LittleEndian.u16(data, 4), crankCount: LittleEndian.u16(data, 6), wheelTime: nil,
-                    wheelCount: nil, circumference: circumference, stopAfter: stopAfter))
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: LittleEndian.u16(data, 4), crankCount: LittleEndian.u16(data, 6), wheelTime: nil,
+                            wheelCount: nil, circumference: circumference, stopAfter: stopAfter))))
         case ANT.DeviceType.bikeSpeed.rawValue:
-            return .speedCadence(
-                speedCadence(
-                    crankTime: nil, crankCount: nil, wheelTime: LittleEndian.u16(data, 4),
-                    wheelCount: LittleEndian.u16(data, 6), circumference: circumference, stopAfter: stopAfter))
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: nil, crankCount: nil, wheelTime: LittleEndian.u16(data, 4),
+                            wheelCount: LittleEndian.u16(data, 6), circumference: circumference, stopAfter: stopAfter)))
+            )
         case ANT.DeviceType.bicyclePower.rawValue:
             switch data[0] {
-            case 0x10: return .power(powerOnly(data, stopAfter: stopAfter))
-            case 0x12: return .power(crankTorque(data, stopAfter: stopAfter))
-            default: return nil
+            case 0x10:
+                readings.append(SensorReading(source: source, value: .power(powerOnly(data, stopAfter: stopAfter))))
+            case 0x12:
+                readings.append(SensorReading(source: source, value: .power(crankTorque(data, stopAfter: stopAfter))))
+            default: return false
             }
         case ANT.DeviceType.footPod.rawValue:
             let page = data[0] & 0x7F
             switch page {
-            case 1: return .stride(footPodPage1(data))
+            case 1: readings.append(SensorReading(source: source, value: .stride(footPodPage1(data))))
             case 2...15:
                 let cadence = Double(data[3]) + Double(data[4] >> 4) / 16
                 let speed = Double(data[4] & 0x0F) + Double(data[5]) / 256
-                return .stride(StrideReading(page: page, speed: speed, stepsPerMinute: cadence * 2))
-            default: return nil
+                readings.append(
+                    SensorReading(
+                        source: source,
+                        value: .stride(StrideReading(page: page, speed: speed, stepsPerMinute: cadence * 2))))
+            default: return false
             }
-        default: return nil
+        default: return false
         }
+        return true
     }
 
     /// Any heart-rate page: bytes 4–5 beat time, 6 beat count, 7 computed heart rate; page 4 bytes 2–3
@@ -274,7 +296,7 @@ private struct ChannelState: Sendable {
         let page = data[0] & 0x7F
         let beatTime = LittleEndian.u16(data, 4)
         let beatCount = data[6]
-        var rr: [Double] = []
+        var rr = RRIntervals()
         var newBeats: Int?
         let previous: UInt16? = page == 4 ? LittleEndian.u16(data, 2) : nil
         if hasBeat {
@@ -283,15 +305,15 @@ private struct ChannelState: Sendable {
             if beats > 0 {
                 if let previous {
                     let ticks = beatTime &- previous
-                    if ticks > 0 { rr.append(Double(ticks) / 1024) }
+                    if ticks > 0 { rr.append(ticks: ticks) }
                 } else if beats == 1 {
                     let ticks = beatTime &- lastBeatTime
-                    if ticks > 0 { rr.append(Double(ticks) / 1024) }
+                    if ticks > 0 { rr.append(ticks: ticks) }
                 }
             }
         } else if let previous {
             let ticks = beatTime &- previous
-            if ticks > 0 { rr.append(Double(ticks) / 1024) }
+            if ticks > 0 { rr.append(ticks: ticks) }
         }
         hasBeat = true
         lastBeatCount = beatCount

@@ -23,10 +23,13 @@ public enum GATT {
         public var sensorContact: Bool?
         /// Energy expended, kilojoules (flags bit 3).
         public var energyExpended: Int?
-        /// RR intervals in 1/1024 s, oldest first (flags bit 4).
-        public var rrIntervals: [UInt16]
+        /// RR intervals, oldest first (flags bit 4).
+        public var rrIntervals: RRIntervals
 
-        public init(heartRate: Int, sensorContact: Bool? = nil, energyExpended: Int? = nil, rrIntervals: [UInt16] = []) {
+        public init(
+            heartRate: Int, sensorContact: Bool? = nil, energyExpended: Int? = nil,
+            rrIntervals: RRIntervals = RRIntervals()
+        ) {
             self.heartRate = heartRate
             self.sensorContact = sensorContact
             self.energyExpended = energyExpended
@@ -67,7 +70,9 @@ public enum GATT {
         /// Running (flags bit 2 set) or walking.
         public var isRunning: Bool
 
-        public init(speed: Double, cadence: Int, strideLength: Double? = nil, totalDistance: Double? = nil, isRunning: Bool) {
+        public init(
+            speed: Double, cadence: Int, strideLength: Double? = nil, totalDistance: Double? = nil, isRunning: Bool
+        ) {
             self.speed = speed
             self.cadence = cadence
             self.strideLength = strideLength
@@ -135,9 +140,8 @@ public enum GATT {
         }
         if flags & 0x10 != 0 {
             guard (payload.count &- offset) % 2 == 0 else { return nil }
-            measurement.rrIntervals.reserveCapacity((payload.count &- offset) / 2)
             while offset &+ 1 < payload.count {
-                measurement.rrIntervals.append(LittleEndian.u16(payload, offset))
+                measurement.rrIntervals.append(ticks: LittleEndian.u16(payload, offset))
                 offset &+= 2
             }
         }
@@ -231,7 +235,8 @@ public enum GATT {
         }
         guard let angles = has(8, 3) else { return nil }
         if angles {
-            let packed = UInt32(payload[offset]) | UInt32(payload[offset &+ 1]) << 8 | UInt32(payload[offset &+ 2]) << 16
+            let packed =
+                UInt32(payload[offset]) | UInt32(payload[offset &+ 1]) << 8 | UInt32(payload[offset &+ 2]) << 16
             measurement.maximumAngle = UInt16(truncatingIfNeeded: packed & 0xFFF)
             measurement.minimumAngle = UInt16(truncatingIfNeeded: packed >> 12)
             offset &+= 3
@@ -273,8 +278,9 @@ public enum GATT {
         private var powerCrank = RevolutionTracker()
         private var powerTime: Int?
 
-        public init(wheelCircumference: Double = 2.105, stopAfterMilliseconds: Int = 3000, millisecondsPerValue: Int = 1000)
-        {
+        public init(
+            wheelCircumference: Double = 2.105, stopAfterMilliseconds: Int = 3000, millisecondsPerValue: Int = 1000
+        ) {
             self.wheelCircumference = wheelCircumference.isFinite && wheelCircumference > 0 ? wheelCircumference : 2.105
             self.stopAfterMilliseconds = stopAfterMilliseconds
             self.millisecondsPerValue = millisecondsPerValue
@@ -298,7 +304,9 @@ public enum GATT {
         /// The reading of one characteristic value at `milliseconds` (nil when unknown). Returns nil
         /// for a malformed payload; `.unknown` characteristics give `nil` too (check
         /// `GATT.isSupported`).
-        public mutating func reading(characteristic: UInt16, payload: UnsafeRawBufferPointer, milliseconds: Int?)
+        public mutating func reading(
+            characteristic: UInt16, payload: UnsafeRawBufferPointer, milliseconds: Int?
+        )
             -> SensorReading.Value?
         {
             switch characteristic {
@@ -307,7 +315,7 @@ public enum GATT {
                 return .heartRate(
                     HeartRateReading(
                         beatsPerMinute: measurement.heartRate,
-                        rrIntervals: measurement.rrIntervals.map { Double($0) / 1024 },
+                        rrIntervals: measurement.rrIntervals,
                         energyExpended: measurement.energyExpended, sensorContact: measurement.sensorContact))
             case GATT.rscMeasurement:
                 guard let measurement = GATT.parseRSC(payload) else { return nil }
@@ -366,7 +374,9 @@ public enum GATT {
         }
 
         /// `reading(characteristic:payload:milliseconds:)` for an array.
-        public mutating func reading(characteristic: UInt16, payload: [UInt8], milliseconds: Int?) -> SensorReading.Value? {
+        public mutating func reading(
+            characteristic: UInt16, payload: [UInt8], milliseconds: Int?
+        ) -> SensorReading.Value? {
             payload.withUnsafeBytes { reading(characteristic: characteristic, payload: $0, milliseconds: milliseconds) }
         }
     }

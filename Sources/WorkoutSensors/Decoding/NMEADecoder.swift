@@ -110,7 +110,8 @@ public struct NMEADecoder: SensorDecoder {
         counters.bytesDroppedOnDisconnect &+= carry.removeAll()
     }
 
-    private mutating func sentence(_ body: UnsafeRawBufferPointer, into readings: inout [SensorReading]) -> LineOutcome {
+    private mutating func sentence(_ body: UnsafeRawBufferPointer, into readings: inout [SensorReading]) -> LineOutcome
+    {
         var fields = Fields(body)
         guard let address = fields.next(), address.count == 5, body[address.lowerBound] != UInt8(ascii: "P") else {
             return .unknown
@@ -165,7 +166,9 @@ public struct NMEADecoder: SensorDecoder {
     }
 
     // GGA: time, lat, N/S, lon, E/W, quality, satellites, HDOP, altitude, M, geoid separation, M, age, station.
-    private mutating func gga(_ fields: inout Fields, talker: NMEATalker, into readings: inout [SensorReading])
+    private mutating func gga(
+        _ fields: inout Fields, talker: NMEATalker, into readings: inout [SensorReading]
+    )
         -> LineOutcome
     {
         let bytes = fields.bytes
@@ -210,7 +213,9 @@ public struct NMEADecoder: SensorDecoder {
     }
 
     // RMC: time, status, lat, N/S, lon, E/W, speed (kn), course, date, variation, E/W[, mode[, nav status]].
-    private mutating func rmc(_ fields: inout Fields, talker: NMEATalker, into readings: inout [SensorReading])
+    private mutating func rmc(
+        _ fields: inout Fields, talker: NMEATalker, into readings: inout [SensorReading]
+    )
         -> LineOutcome
     {
         let bytes = fields.bytes
@@ -257,7 +262,8 @@ public struct NMEADecoder: SensorDecoder {
             distance.add(latitude: latitude, longitude: longitude, time: time)
         }
         let fix = GPSFix(
-            sentence: .rmc, isValid: valid, latitude: latitude, longitude: longitude, speed: knots.map { $0 * Self.knot },
+            sentence: .rmc, isValid: valid, latitude: latitude, longitude: longitude,
+            speed: knots.map { $0 * Self.knot },
             course: course, totalDistance: distance.total)
         readings.append(SensorReading(source: .nmea(talker: talker), time: utc.map(SensorTime.utc), value: .fix(fix)))
         return .decoded

@@ -14,6 +14,7 @@ public struct SensorReading: Sendable, Equatable {
     /// What was measured or signalled.
     public var value: Value
 
+    @inline(__always)
     public init(source: ReadingSource, time: SensorTime? = nil, value: Value) {
         self.source = source
         self.time = time
@@ -88,7 +89,8 @@ public struct NMEATalker: Sendable, Hashable, CustomStringConvertible {
     public init(_ first: UInt8, _ second: UInt8) { rawValue = UInt16(first) << 8 | UInt16(second) }
 
     public var description: String {
-        String(decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)
+        String(
+            decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)
     }
 }
 
@@ -243,7 +245,7 @@ public struct HeartRateReading: Sendable, Equatable {
     public var beatsPerMinute: Int
     /// Beat-to-beat (RR) intervals in seconds, oldest first. ANT+: at most one, only when a new beat
     /// arrived (from page 4's previous beat time, or from consecutive messages one beat apart).
-    public var rrIntervals: [Double]
+    public var rrIntervals: RRIntervals
     /// ANT+: the page number (toggle bit masked off).
     public var page: UInt8?
     /// ANT+: the cumulative beat count as sent (rolls over at 256).
@@ -258,7 +260,7 @@ public struct HeartRateReading: Sendable, Equatable {
     public var sensorContact: Bool?
 
     public init(
-        beatsPerMinute: Int, rrIntervals: [Double] = [], page: UInt8? = nil, beatCount: UInt8? = nil,
+        beatsPerMinute: Int, rrIntervals: RRIntervals = RRIntervals(), page: UInt8? = nil, beatCount: UInt8? = nil,
         beatEventTime: Double? = nil, newBeats: Int? = nil, energyExpended: Int? = nil, sensorContact: Bool? = nil
     ) {
         self.beatsPerMinute = beatsPerMinute

@@ -153,7 +153,9 @@ enum Parse {
     /// A fixed-point decimal `[sign]digits[.digits]`: the integer part and the fraction (0 ≤ f < 1);
     /// at most 18 digits on each side; nil for anything else (empty included).
     @inline(__always)
-    static func fixedPoint(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> (
+    static func fixedPoint(
+        _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>
+    ) -> (
         negative: Bool, whole: Int, fraction: Double
     )? {
         var index = range.lowerBound
