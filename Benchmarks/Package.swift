@@ -2,6 +2,7 @@
 // Performance benchmarks (package-benchmark). Run from this folder:
 //   swift package benchmark --target Ingest
 //   swift package benchmark --target Store
+//   swift package benchmark --target Decoders
 // See ../README.md "Benchmarks" for the figures and how they were measured.
 import PackageDescription
 
@@ -38,6 +39,16 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/Store",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "Decoders",
+            dependencies: [
+                .product(name: "WorkoutSensors", package: "workout-engine"),
+                .product(name: "WorkoutSimulator", package: "workout-engine"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Decoders",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]

@@ -86,6 +86,12 @@ public struct Scenario: Codable, Sendable, Hashable {
         /// Race seconds from the start.
         public var start: Double
         public var duration: Double
+
+        public init(port: WirePort, start: Double, duration: Double) {
+            self.port = port
+            self.start = start
+            self.duration = duration
+        }
     }
 
     public struct Dropout: Codable, Sendable, Hashable {

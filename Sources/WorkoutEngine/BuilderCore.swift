@@ -132,10 +132,12 @@ struct BuilderCore: Sendable {
     var routePointCount = 0
     var recordsChanges: Bool
     var outbox: [RecordingChange] = []
-    /// With automatic transitions: the masks of the planned legs. The last activity also collects
-    /// what the next planned leg does, so the first seconds of a leg that is detected after the
-    /// fact (T1, T2) are kept and attributed to it once its boundary exists.
+    /// With automatic transitions: the masks of the planned legs.
     var planMasks: [UInt32] = []
+    /// While a session detects transitions: the next planned leg's mask. The open last activity also
+    /// collects those types, so the first seconds of a leg that is detected after the fact (T1, T2)
+    /// are kept and attributed to it once its boundary exists. 0 otherwise.
+    var lookaheadMask: UInt32 = 0
 
     struct StreamKey: Hashable, Sendable {
         var type: QuantityType
@@ -408,8 +410,8 @@ struct BuilderCore: Sendable {
     @inline(__always)
     private func collectMask(at t: Seconds) -> UInt32 {
         if let index = activityIndex(at: t) {
-            if index + 1 == activities.count, index + 1 < planMasks.count {
-                return activities[index].collectMask | planMasks[index + 1]
+            if lookaheadMask != 0, index + 1 == activities.count, activities[index].end == nil {
+                return activities[index].collectMask | lookaheadMask
             }
             return activities[index].collectMask
         }

@@ -152,6 +152,8 @@ struct RecoveryCollector: Sendable {
     /// Keeps an exercise reading (before stop).
     @inline(__always)
     mutating func observeExercise(_ reading: HeartRateReading) {
+        // Exact duplicates (a resent reading) count once, as in the builder.
+        if tail.suffix(8).contains(reading) { return }
         tail.append(reading)
         if reading.time > newest { newest = reading.time }
         if tail.count >= 512 {
@@ -172,7 +174,7 @@ struct RecoveryCollector: Sendable {
     /// Keeps a reading after stop; returns false when it lies outside the recovery window.
     mutating func observeRecovery(_ reading: HeartRateReading) -> Bool {
         guard let endOfExercise, result == nil, reading.time >= endOfExercise,
-            reading.time <= endOfExercise + options.window
+            reading.time <= endOfExercise + options.window, !recovery.contains(reading)
         else { return false }
         recovery.append(reading)
         return true

@@ -215,16 +215,20 @@ extension RecordingCore {
                 case .stopped: .stop(at: stateChange.date)
                 case .ended: .end(at: stateChange.date, reason: stateChange.endReason ?? .user)
                 }
+            let previous = machine.lastChange
             let applied = try machine.apply(call)
             self.machine = machine
             builder.emit(.sessionState(applied))
+            exerciseMayHaveStopped(applied, previousChange: previous)
         case .collectionBegan(let start, let workoutID):
             builder.workoutID = workoutID
             try builder.beginCollection(at: start)
         case .samples(let samples):
+            observeHeartRateTail(samples)
             _ = try builder.add(samples: samples)
         case .events(let events):
             try builder.add(events: events)
+            autoPause.paused = builder.inactive.motionPaused
         case .route(let points):
             _ = try builder.add(route: points)
         case .activityBegan(let activity):
@@ -233,6 +237,11 @@ extension RecordingCore {
             _ = try addActivity(
                 id: activity.id, configuration: activity.configuration, start: activity.start, end: activity.end,
                 metadata: activity.metadata)
+            // A leg the detector did not make was an explicit change: detection stayed off after it.
+            if builder.activities.count > 1, activity.metadata[MetadataKey.detectedBy] != .string("automatic") {
+                transitions = nil
+            }
+            syncLookahead()
         case .activityUpdated(let id, let end, let metadata):
             try builder.updateActivity(id: id, end: end, metadata: metadata)
         case .metadata(let metadata):
@@ -271,8 +280,12 @@ extension RecordingCore {
     )
         -> Int?
     {
-        let next = (current ?? -1) + 1
-        if next < plan.count, plan[next].activityType == configuration.activityType { return next }
+        // The first later leg of that type (a detected race may skip a transition).
+        var next = (current ?? -1) + 1
+        while next < plan.count {
+            if plan[next].activityType == configuration.activityType { return next }
+            next += 1
+        }
         return current
     }
 }

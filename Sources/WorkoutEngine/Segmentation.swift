@@ -99,17 +99,33 @@ struct AutoPauseDetector: Sendable {
     var paused = false
     var latest = -Double.infinity
 
+    /// Forgets the readings (a new leg); `paused` stays as the timeline is.
     mutating func reset() {
         firstSlow = nil
         latest = -Double.infinity
+        lastFast = -Double.infinity
     }
 
-    /// One speed reading in time order (older readings are ignored).
+    /// The newest fast reading.
+    var lastFast = -Double.infinity
+
+    /// One speed reading. A reading older than the newest (out of order inside the reorder window)
+    /// corrects the slow run it belongs to: a slow one can move its start back, a fast one ends it.
     mutating func observe(speed: Double, at t: Seconds, rule: AutoPauseRule, into changes: inout [DetectedChange]) {
-        guard t >= latest else { return }
+        guard t >= latest else {
+            guard !paused else { return }
+            if speed < rule.speedThreshold {
+                if let start = firstSlow, t < start, t > lastFast { firstSlow = t }
+            } else {
+                lastFast = Swift.max(lastFast, t)
+                if let start = firstSlow, t > start { firstSlow = nil }
+            }
+            return
+        }
         latest = t
         if speed >= rule.speedThreshold {
             firstSlow = nil
+            lastFast = t
             if paused {
                 paused = false
                 changes.append(.motionResumed(at: t))

@@ -20,7 +20,7 @@ extension RecordingCore {
         try builder.add(events: events)
         guard transitions != nil, machine != nil, builder.state == .collecting else { return }
         for event in events where event.type == .lap { transitions?.observe(length: event) }
-        applyDetected(decideTransitions())
+        detectLegs()
     }
 
     /// Adds route points; their speed feeds transition detection and auto-pause.
@@ -28,16 +28,27 @@ extension RecordingCore {
         let report = try builder.add(route: points)
         guard machine != nil, builder.state == .collecting else { return report }
         let context = currentContext()
-        var changes: [DetectedChange] = []
-        for point in points where point.isValid {
+        var speeds: [(time: Seconds, speed: Double)] = []
+        for point in points where point.isValid && isInsideWorkout(seconds(point.date)) {
             transitions?.observe(route: point)
-            if let rule = context.rule, let speed = point.speed, machine?.state == .running {
-                autoPause.observe(speed: speed, at: seconds(point.date), rule: rule, into: &changes)
-            }
+            if context.rule != nil, let speed = point.speed { speeds.append((seconds(point.date), speed)) }
         }
-        changes += decideTransitions()
-        applyDetected(changes)
+        detectMotion(speeds, rule: context.rule)
+        detectLegs()
         return report
+    }
+
+    private func isInsideWorkout(_ t: Seconds) -> Bool {
+        t >= builder.workoutStart && t <= (builder.workoutEnd ?? .infinity)
+    }
+
+    /// Feeds the heart-rate readings of valid samples to the recovery's exercise tail.
+    mutating func observeHeartRateTail(_ samples: [QuantitySample]) {
+        guard recovery != nil else { return }
+        for sample in samples where sample.type == .heartRate {
+            guard let value = try? sample.validate(), isInsideWorkout(seconds(sample.start)) else { continue }
+            recovery?.observeExercise(HeartRateReading(time: seconds(sample.start), value: value))
+        }
     }
 
     private struct Context {
@@ -56,27 +67,47 @@ extension RecordingCore {
 
     private mutating func observe(_ samples: [QuantitySample]) {
         let context = currentContext()
-        let running = machine?.state == .running
-        var changes: [DetectedChange] = []
+        var speeds: [(time: Seconds, speed: Double)] = []
+        let end = builder.workoutEnd ?? .infinity
         for sample in samples {
-            guard let value = sample.canonicalValue, value.isFinite else { continue }
+            // Only what the builder can take: an impossible or out-of-workout sample decides nothing.
+            guard let value = try? sample.validate() else { continue }
+            let start = seconds(sample.start)
+            guard start >= builder.workoutStart, seconds(sample.end) <= end else { continue }
             switch sample.type {
             case .heartRate:
-                if recovery != nil, value >= 1, value <= 300 {
-                    recovery?.observeExercise(HeartRateReading(time: seconds(sample.start), value: value))
-                }
+                if recovery != nil { recovery?.observeExercise(HeartRateReading(time: start, value: value)) }
             case .cyclingSpeed where context.activityType == .cycling,
                 .runningSpeed where context.activityType == .running || context.activityType == .walking:
-                if let rule = context.rule, running, value >= 0 {
-                    autoPause.observe(speed: value, at: seconds(sample.start), rule: rule, into: &changes)
-                }
+                if context.rule != nil { speeds.append((start, value)) }
             default:
                 break
             }
             if transitions != nil { transitions?.observe(sample, value: value, legStart: context.legStart) }
         }
-        changes += decideTransitions()
+        detectMotion(speeds, rule: context.rule)
+        detectLegs()
+    }
+
+    /// Auto-pause on a batch's speeds, in time order (a batch may carry them out of order).
+    private mutating func detectMotion(_ speeds: [(time: Seconds, speed: Double)], rule: AutoPauseRule?) {
+        guard let rule, !speeds.isEmpty, machine?.state == .running else { return }
+        var changes: [DetectedChange] = []
+        for reading in speeds.sorted(by: { $0.time < $1.time }) {
+            autoPause.observe(speed: reading.speed, at: reading.time, rule: rule, into: &changes)
+        }
         applyDetected(changes)
+    }
+
+    /// Applies leg changes until the cues call for none: one batch may hold several legs' cues.
+    private mutating func detectLegs() {
+        for _ in 0..<5 {
+            let changes = decideTransitions()
+            guard !changes.isEmpty else { return }
+            let before = legIndex
+            applyDetected(changes)
+            guard legIndex != before else { return }
+        }
     }
 
     private func decideTransitions() -> [DetectedChange] {
@@ -121,10 +152,6 @@ extension RecordingCore {
         if time <= currentStart { time = (currentStart + 0.001) }
         // On a copy: ending the current leg and beginning the next is all or nothing.
         var trial = self
-        if trial.autoPause.paused {
-            trial.autoPause.paused = false
-            trial.addMotionEvent(.motionResumed, at: time)
-        }
         do {
             _ = try trial.beginNewActivity(
                 configuration: plan[leg], at: date(time), metadata: [MetadataKey.detectedBy: .string("automatic")],
@@ -135,7 +162,7 @@ extension RecordingCore {
         }
         trial.legIndex = leg
         trial.transitions?.legBegan(at: time)
-        trial.autoPause.reset()
+        trial.syncLookahead()
         self = trial
     }
 

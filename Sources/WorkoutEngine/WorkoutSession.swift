@@ -102,6 +102,7 @@ public final class WorkoutSession: Sendable {
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
             try core.requireActivityCall(.endCurrentActivity, at: at)
             core.transitions = nil
+            core.syncLookahead()
             guard let index = core.builder.currentActivityIndex else { throw .noCurrentActivity }
             try core.builder.updateActivity(id: core.builder.activities[index].id, end: at, metadata: [:])
         }
@@ -175,6 +176,7 @@ extension RecordingCore {
     /// A session call and its builder effects; runs on a transaction copy.
     mutating func perform(_ call: SessionCall) throws(EngineError) {
         guard var machine else { return }
+        let previous = machine.lastChange
         let change = try machine.apply(call)
         self.machine = machine
         builder.emit(.sessionState(change))
@@ -185,15 +187,38 @@ extension RecordingCore {
             if let first = plan.first, builder.activities.isEmpty, builder.state == .collecting {
                 _ = try addActivity(id: builder.nextID(), configuration: first, start: at, end: nil, metadata: [:])
             }
-        case .pause(let at):
-            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .pause, start: at)]) }
-        case .resume(let at):
-            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .resume, start: at)]) }
+            syncLookahead()
+        case .pause(let at), .resume(let at):
+            // A motion event a detector placed at the newest reading may be later than a pause dated
+            // inside the reorder window: the pause event then takes that instant.
+            let type: WorkoutEventType = if case .pause = call { .pause } else { .resume }
+            let time = Swift.max(seconds(at), builder.inactive.lastEventTime)
+            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: type, start: date(time))]) }
         case .stop(let at), .end(let at, _):
             if builder.state == .collecting { try builder.endCollection(at: at) }
-            if change.from == .running || change.from == .paused { recovery?.stop(at: seconds(at)) }
         case .prepare:
             break
+        }
+        exerciseMayHaveStopped(change, previousChange: previous)
+    }
+
+    /// Starts the heart-rate recovery when `change` stopped exercise. Paused at the stop, exercise
+    /// ended when the pause began (the heart rate already fell during it).
+    mutating func exerciseMayHaveStopped(_ change: SessionStateChange, previousChange: Date?) {
+        guard change.to == .stopped || change.to == .ended, change.from == .running || change.from == .paused else {
+            return
+        }
+        let end = change.from == .paused ? (previousChange ?? change.date) : change.date
+        recovery?.stop(at: seconds(end))
+    }
+
+    /// Sets the builder's next-leg collection mask: only while transitions are being detected.
+    mutating func syncLookahead() {
+        let masks = builder.planMasks
+        if transitions != nil, let leg = legIndex, leg + 1 < masks.count {
+            builder.lookaheadMask = masks[leg + 1]
+        } else {
+            builder.lookaheadMask = 0
         }
     }
 
@@ -214,9 +239,18 @@ extension RecordingCore {
         try requireActivityCall(call, at: date)
         if let index = builder.currentActivityIndex {
             if builder.activities[index].start == seconds(date) { throw .activityWouldBeEmpty(start: date) }
+            if autoPause.paused {
+                // A motion pause ends with its leg: the next leg starts moving (or pauses by its own rule).
+                let time = Swift.max(seconds(date), builder.inactive.lastEventTime)
+                try builder.add(events: [WorkoutEvent(type: .motionResumed, start: Date(timeIntervalSinceReferenceDate: time))])
+                autoPause.paused = false
+            }
+            autoPause.reset()
             try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
         }
-        return try addActivity(
+        let activity = try addActivity(
             id: builder.nextID(), configuration: configuration, start: date, end: nil, metadata: metadata)
+        syncLookahead()
+        return activity
     }
 }

@@ -1,0 +1,431 @@
+/// Streaming decoder of ANT serial messages (a USB ANT stick, an ANT UART module) with the ANT+ pages
+/// of heart-rate, bike speed and cadence, bike cadence, bike speed, bicycle power and foot-pod sensors.
+///
+/// Frames are `A4`, length, id, payload, checksum (XOR of everything before it, the sync included).
+/// A frame with a bad checksum is dropped and counted, and the decoder resynchronises from the byte
+/// after its sync (the real frame may start inside it). A length above `maxPayload` cannot be a frame:
+/// the sync byte is skipped.
+///
+/// Messages: channel-id responses (0x51) map a channel to its device (type and number), as do the
+/// channel ids of extended data messages and `Configuration.channels`; broadcast (0x4E) and
+/// acknowledged (0x4F) data are decoded by the channel's device type (data on a channel whose type is
+/// unknown is counted as unknown); channel events and responses (0x40), startup (0x6F) and serial
+/// errors (0xAE) are reported. Other message ids, and pages the decoder does not interpret, are
+/// counted as unknown.
+///
+/// Rates come from differences between consecutive messages of a channel, counters rolling over as the
+/// profiles say. When no new revolution (or power event) arrived, the last value is held until
+/// `Configuration.stopAfterMessages` messages in a row brought nothing new, then 0 is reported
+/// (12 messages is 3 s at the ANT+ 4 Hz message rate).
+public struct ANTDecoder: SensorDecoder {
+    /// What the decoder needs to know beyond the bytes.
+    public struct Configuration: Sendable, Hashable {
+        /// Wheel circumference for bike speed, metres (the simulator's wheel: 2.105 m, a 700×25c tyre).
+        public var wheelCircumference: Double
+        /// Messages without a new revolution or event after which speed, cadence and power read 0.
+        public var stopAfterMessages: Int
+        /// Devices of channels known beforehand (the host assigned them), by channel number.
+        public var channels: [UInt8: ANTDeviceID]
+        /// The longest payload accepted (extended messages with every flag fit in 32).
+        public var maxPayload: Int
+
+        public init(
+            wheelCircumference: Double = 2.105, stopAfterMessages: Int = 12, channels: [UInt8: ANTDeviceID] = [:],
+            maxPayload: Int = 32
+        ) {
+            self.wheelCircumference = wheelCircumference
+            self.stopAfterMessages = stopAfterMessages
+            self.channels = channels
+            self.maxPayload = maxPayload
+        }
+    }
+
+    public let configuration: Configuration
+    public private(set) var counters = DecoderCounters()
+    private var carry = CarryBuffer()
+    private var channels: [ChannelState] = []
+    private let circumference: Double
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let circumference = configuration.wheelCircumference
+        self.circumference = circumference.isFinite && circumference > 0 ? circumference : 2.105
+        for (channel, device) in configuration.channels {
+            channelState(channel) { $0.device = device }
+        }
+    }
+
+    /// The device of `channel`, when known.
+    public func device(onChannel channel: UInt8) -> ANTDeviceID? {
+        Int(channel) < channels.count ? channels[Int(channel)].device : nil
+    }
+
+    /// Bytes of a frame not yet complete.
+    public var pendingByteCount: Int { carry.bytes.count }
+
+    public mutating func decode(_ chunk: UnsafeRawBufferPointer, into readings: inout [SensorReading]) {
+        counters.bytesConsumed &+= chunk.count
+        var carry = CarryBuffer()
+        swap(&carry, &self.carry)
+        carry.feed(chunk) { bytes in scanFrames(bytes, into: &readings) }
+        swap(&carry, &self.carry)
+    }
+
+    public mutating func connectionLost() {
+        counters.bytesDroppedOnDisconnect &+= carry.removeAll()
+        for index in channels.indices { channels[index].restart() }
+    }
+
+    private mutating func scanFrames(_ bytes: UnsafeRawBufferPointer, into readings: inout [SensorReading]) -> Int {
+        let count = bytes.count
+        let maxPayload = configuration.maxPayload
+        var index = 0
+        while index < count {
+            guard bytes[index] == ANT.sync else {
+                counters.resyncBytesSkipped &+= 1
+                index &+= 1
+                continue
+            }
+            guard index &+ 1 < count else { return index }
+            let length = Int(bytes[index &+ 1])
+            guard length >= 1, length <= maxPayload else {
+                counters.resyncBytesSkipped &+= 1  // not a frame's start
+                index &+= 1
+                continue
+            }
+            let end = index &+ length &+ 4
+            guard end <= count else { return index }
+            var sum: UInt8 = 0
+            for offset in index..<(end &- 1) { sum ^= bytes[offset] }
+            guard sum == bytes[end &- 1] else {
+                counters.badChecksums &+= 1
+                counters.resyncBytesSkipped &+= 1
+                index &+= 1
+                continue
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(index &+ 3)..<(end &- 1)])
+            switch message(bytes[index &+ 2], payload, into: &readings) {
+            case .decoded: counters.framesDecoded &+= 1
+            case .malformed: counters.malformedFrames &+= 1
+            case .unknown, .unsupportedVersion: counters.unknownMessages &+= 1
+            }
+            index = end
+        }
+        return count
+    }
+
+    /// Runs `body` on the state of `channel`, creating it when needed.
+    @inline(__always)
+    private mutating func channelState<Result>(_ channel: UInt8, _ body: (inout ChannelState) -> Result) -> Result {
+        let index = Int(channel)
+        if index >= channels.count {
+            channels.append(contentsOf: repeatElement(ChannelState(), count: index &+ 1 &- channels.count))
+        }
+        return body(&channels[index])
+    }
+
+    private mutating func message(
+        _ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading]
+    )
+        -> LineOutcome
+    {
+        switch id {
+        case 0x4E, 0x4F:  // broadcast, acknowledged data
+            guard payload.count >= 9 else { return .malformed }
+            let channel = payload[0]
+            if payload.count >= 14, payload[9] & 0x80 != 0 {  // extended: the channel id follows
+                let device = ANTDeviceID(
+                    number: LittleEndian.u16(payload, 10), type: payload[12], transmissionType: payload[13])
+                if device.type != 0 { setDevice(device, onChannel: channel) }
+            }
+            let data = UnsafeRawBufferPointer(rebasing: payload[1..<9])
+            let stopAfter = configuration.stopAfterMessages
+            let circumference = circumference
+            let index = Int(channel)
+            guard index < channels.count, let device = channels[index].device, device.type != 0 else { return .unknown }
+            let source = ReadingSource.ant(channel: channel, device: device)
+            let decoded = channels[index].decode(
+                data, type: device.type, source: source, circumference: circumference, stopAfter: stopAfter,
+                into: &readings)
+            return decoded ? .decoded : .unknown
+        case 0x51:  // channel id
+            guard payload.count >= 5 else { return .malformed }
+            let channel = payload[0]
+            let device = ANTDeviceID(
+                number: LittleEndian.u16(payload, 1), type: payload[3], transmissionType: payload[4])
+            setDevice(device, onChannel: channel)
+            readings.append(SensorReading(source: .ant(channel: channel, device: device), value: .antChannelID(device)))
+            return .decoded
+        case 0x40:  // channel event or response
+            guard payload.count >= 3 else { return .malformed }
+            let channel = payload[0]
+            readings.append(
+                SensorReading(
+                    source: .ant(channel: channel, device: device(onChannel: channel)),
+                    value: .antChannelEvent(messageID: payload[1], code: payload[2])))
+            return .decoded
+        case 0x6F:  // startup: the chip reset, its channels are closed
+            guard payload.count >= 1 else { return .malformed }
+            for index in channels.indices { channels[index].restart() }
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
+            return .decoded
+        case 0xAE:  // serial error
+            guard payload.count >= 1 else { return .malformed }
+            readings.append(
+                SensorReading(source: .ant(channel: nil, device: nil), value: .antSerialError(code: payload[0])))
+            return .decoded
+        default:
+            return .unknown
+        }
+    }
+
+    private mutating func setDevice(_ device: ANTDeviceID, onChannel channel: UInt8) {
+        channelState(channel) { state in
+            if state.device != device {
+                state.restart()  // another sensor: its counters are not the previous one's
+                state.device = device
+            }
+        }
+    }
+}
+
+/// Per-channel profile state: the previous values that rates and deltas are computed from.
+private struct ChannelState: Sendable {
+    var device: ANTDeviceID?
+    // Heart rate
+    var hasBeat = false
+    var lastBeatCount: UInt8 = 0
+    var lastBeatTime: UInt16 = 0
+    // Speed and cadence
+    var wheel = RevolutionTracker()
+    var crank = RevolutionTracker()
+    // Power page 0x10
+    var hasPower = false
+    var lastPowerEvent: UInt8 = 0
+    var lastAccumulatedPower: UInt16 = 0
+    var powerIdle = 0
+    // Crank torque page 0x12
+    var hasTorque = false
+    var lastTorqueEvent: UInt8 = 0
+    var lastCrankPeriod: UInt16 = 0
+    var lastAccumulatedTorque: UInt16 = 0
+    var torqueIdle = 0
+    // Foot pod page 1
+    var hasStride = false
+    var lastDistance: UInt16 = 0  // 1/16 m, 12 bits
+    var lastStrides: UInt8 = 0
+    var totalDistance: UInt64 = 0  // 1/16 m
+    var totalStrides = 0
+
+    mutating func restart() {
+        hasBeat = false
+        wheel.restart()
+        crank.restart()
+        hasPower = false
+        powerIdle = 0
+        hasTorque = false
+        torqueIdle = 0
+        hasStride = false
+    }
+
+    /// Decodes the 8 data bytes of a broadcast for a device of `type` and appends the reading; false for
+    /// a page not handled. (Readings are built in the append: they are large, copies cost.)
+    mutating func decode(
+        _ data: UnsafeRawBufferPointer, type: UInt8, source: ReadingSource, circumference: Double, stopAfter: Int,
+        into readings: inout [SensorReading]
+    ) -> Bool {
+        switch type {
+        case ANT.DeviceType.heartRate.rawValue:
+            readings.append(SensorReading(source: source, value: .heartRate(heartRate(data))))
+        case ANT.DeviceType.bikeSpeedCadence.rawValue:
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: LittleEndian.u16(data, 0), crankCount: LittleEndian.u16(data, 2),
+                            wheelTime: LittleEndian.u16(data, 4), wheelCount: LittleEndian.u16(data, 6),
+                            circumference: circumference, stopAfter: stopAfter))))
+        case ANT.DeviceType.bikeCadence.rawValue:
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: LittleEndian.u16(data, 4), crankCount: LittleEndian.u16(data, 6), wheelTime: nil,
+                            wheelCount: nil, circumference: circumference, stopAfter: stopAfter))))
+        case ANT.DeviceType.bikeSpeed.rawValue:
+            readings.append(
+                SensorReading(
+                    source: source,
+                    value: .speedCadence(
+                        speedCadence(
+                            crankTime: nil, crankCount: nil, wheelTime: LittleEndian.u16(data, 4),
+                            wheelCount: LittleEndian.u16(data, 6), circumference: circumference, stopAfter: stopAfter)))
+            )
+        case ANT.DeviceType.bicyclePower.rawValue:
+            switch data[0] {
+            case 0x10:
+                readings.append(SensorReading(source: source, value: .power(powerOnly(data, stopAfter: stopAfter))))
+            case 0x12:
+                readings.append(SensorReading(source: source, value: .power(crankTorque(data, stopAfter: stopAfter))))
+            default: return false
+            }
+        case ANT.DeviceType.footPod.rawValue:
+            let page = data[0] & 0x7F
+            switch page {
+            case 1: readings.append(SensorReading(source: source, value: .stride(footPodPage1(data))))
+            case 2...15:
+                let cadence = Double(data[3]) + Double(data[4] >> 4) / 16
+                let speed = Double(data[4] & 0x0F) + Double(data[5]) / 256
+                readings.append(
+                    SensorReading(
+                        source: source,
+                        value: .stride(StrideReading(page: page, speed: speed, stepsPerMinute: cadence * 2))))
+            default: return false
+            }
+        default: return false
+        }
+        return true
+    }
+
+    /// Any heart-rate page: bytes 4–5 beat time, 6 beat count, 7 computed heart rate; page 4 bytes 2–3
+    /// the previous beat's time. Bit 7 of the page number is the toggle bit.
+    private mutating func heartRate(_ data: UnsafeRawBufferPointer) -> HeartRateReading {
+        let page = data[0] & 0x7F
+        let beatTime = LittleEndian.u16(data, 4)
+        let beatCount = data[6]
+        var rr = RRIntervals()
+        var newBeats: Int?
+        let previous: UInt16? = page == 4 ? LittleEndian.u16(data, 2) : nil
+        if hasBeat {
+            let beats = beatCount &- lastBeatCount
+            newBeats = Int(beats)
+            if beats > 0 {
+                if let previous {
+                    let ticks = beatTime &- previous
+                    if ticks > 0 { rr.append(ticks: ticks) }
+                } else if beats == 1 {
+                    let ticks = beatTime &- lastBeatTime
+                    if ticks > 0 { rr.append(ticks: ticks) }
+                }
+            }
+        } else if let previous {
+            let ticks = beatTime &- previous
+            if ticks > 0 { rr.append(ticks: ticks) }
+        }
+        hasBeat = true
+        lastBeatCount = beatCount
+        lastBeatTime = beatTime
+        return HeartRateReading(
+            beatsPerMinute: Int(data[7]), rrIntervals: rr, page: page, beatCount: beatCount,
+            beatEventTime: Double(beatTime) / 1024, newBeats: newBeats)
+    }
+
+    private mutating func speedCadence(
+        crankTime: UInt16?, crankCount: UInt16?, wheelTime: UInt16?, wheelCount: UInt16?, circumference: Double,
+        stopAfter: Int
+    ) -> SpeedCadenceReading {
+        var reading = SpeedCadenceReading()
+        if let wheelTime, let wheelCount {
+            let rate = wheel.update(
+                count: UInt32(wheelCount), countMask: 0xFFFF, time: wheelTime, ticksPerSecond: 1024, elapsed: 1,
+                stopAfter: stopAfter)
+            reading.wheel = RevolutionData(revolutions: UInt32(wheelCount), eventTime: Double(wheelTime) / 1024)
+            reading.speed = rate.map { $0 * circumference }
+            reading.distance = Double(wheel.total) * circumference
+        }
+        if let crankTime, let crankCount {
+            let rate = crank.update(
+                count: UInt32(crankCount), countMask: 0xFFFF, time: crankTime, ticksPerSecond: 1024, elapsed: 1,
+                stopAfter: stopAfter)
+            reading.crank = RevolutionData(revolutions: UInt32(crankCount), eventTime: Double(crankTime) / 1024)
+            reading.cadence = rate.map { $0 * 60 }
+        }
+        return reading
+    }
+
+    /// Page 0x10: event count, pedal balance, cadence, accumulated power, instantaneous power.
+    private mutating func powerOnly(_ data: UnsafeRawBufferPointer, stopAfter: Int) -> PowerReading {
+        let event = data[1]
+        let accumulated = LittleEndian.u16(data, 4)
+        var average: Double?
+        if hasPower {
+            let events = event &- lastPowerEvent
+            if events > 0 {
+                average = Double(accumulated &- lastAccumulatedPower) / Double(events)
+                powerIdle = 0
+            } else {
+                powerIdle = min(powerIdle &+ 1, Int.max / 2)
+                if powerIdle >= stopAfter { average = 0 }
+            }
+        }
+        hasPower = true
+        lastPowerEvent = event
+        lastAccumulatedPower = accumulated
+        var balance: PedalBalance?
+        if data[2] != 0xFF {
+            balance = PedalBalance(percent: Double(data[2] & 0x7F), pedal: data[2] & 0x80 != 0 ? .right : .unknown)
+        }
+        return PowerReading(
+            page: 0x10, instantaneousPower: Int(LittleEndian.u16(data, 6)), averagePower: average,
+            cadence: data[3] == 0xFF ? nil : Double(data[3]), pedalBalance: balance, eventCount: event,
+            accumulatedPower: accumulated)
+    }
+
+    /// Page 0x12: event count, crank ticks, cadence, accumulated crank period (1/2048 s), accumulated
+    /// torque (1/32 N·m). Average power = 128π × Δtorque / Δperiod; cadence = 60 × Δevents / (Δperiod /
+    /// 2048); events with no period (the crank not turning) mean 0.
+    private mutating func crankTorque(_ data: UnsafeRawBufferPointer, stopAfter: Int) -> PowerReading {
+        let event = data[1]
+        let period = LittleEndian.u16(data, 4)
+        let torque = LittleEndian.u16(data, 6)
+        var reading = PowerReading(page: 0x12, eventCount: event, accumulatedTorque: torque)
+        if hasTorque {
+            let events = event &- lastTorqueEvent
+            if events > 0 {
+                torqueIdle = 0
+                let ticks = period &- lastCrankPeriod
+                let torqueDelta = Double(torque &- lastAccumulatedTorque)
+                if ticks > 0 {
+                    reading.averagePower = 128 * Double.pi * torqueDelta / Double(ticks)
+                    reading.cadence = 60 * Double(events) * 2048 / Double(ticks)
+                    reading.averageTorque = torqueDelta / (32 * Double(events))
+                } else {
+                    reading.averagePower = 0
+                    reading.cadence = 0
+                    reading.averageTorque = 0
+                }
+            } else {
+                torqueIdle = min(torqueIdle &+ 1, Int.max / 2)
+                if torqueIdle >= stopAfter {
+                    reading.averagePower = 0
+                    reading.cadence = 0
+                }
+            }
+        }
+        if reading.cadence == nil, data[3] != 0xFF { reading.cadence = Double(data[3]) }
+        hasTorque = true
+        lastTorqueEvent = event
+        lastCrankPeriod = period
+        lastAccumulatedTorque = torque
+        return reading
+    }
+
+    /// Page 1: time (1/200 s), distance (1/16 m, rolls over at 256 m), speed (1/256 m/s), strides.
+    private mutating func footPodPage1(_ data: UnsafeRawBufferPointer) -> StrideReading {
+        let distance = UInt16(data[3]) << 4 | UInt16(data[4] >> 4)
+        let strides = data[6]
+        if hasStride {
+            totalDistance &+= UInt64((distance &- lastDistance) & 0x0FFF)
+            totalStrides &+= Int(strides &- lastStrides)
+        }
+        hasStride = true
+        lastDistance = distance
+        lastStrides = strides
+        return StrideReading(
+            page: 1, speed: Double(data[4] & 0x0F) + Double(data[5]) / 256, totalDistance: Double(totalDistance) / 16,
+            totalStrides: totalStrides, time: Double(data[2]) + Double(data[1]) / 200)
+    }
+}
