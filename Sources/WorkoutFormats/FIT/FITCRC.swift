@@ -20,12 +20,37 @@ public enum FITCRC {
         return shifted ^ table ^ nibbleTable[Int(nibble & 0x0F)]
     }
 
-    /// Continues `crc` over `bytes`.
+    /// Eight tables for slicing-by-8: `slices[k][b]` is the CRC of byte `b` followed by `k` zero bytes.
+    static let slices: [UInt16] = {
+        var tables = byteTable
+        for k in 1..<8 {
+            for value in 0..<256 {
+                let previous = tables[(k - 1) * 256 + value]
+                tables.append((previous >> 8) ^ byteTable[Int(previous & 0xFF)])
+            }
+        }
+        return tables
+    }()
+
+    /// Continues `crc` over `bytes`, eight bytes per step (slicing-by-8), then byte by byte.
     public static func update(_ crc: UInt16, _ bytes: UnsafeRawBufferPointer) -> UInt16 {
         var crc = crc
-        byteTable.withUnsafeBufferPointer { table in
-            for byte in bytes {
-                crc = (crc >> 8) ^ table[Int(UInt8(truncatingIfNeeded: crc) ^ byte)]
+        slices.withUnsafeBufferPointer { table in
+            var index = 0
+            let count = bytes.count
+            while count - index >= 8 {
+                let low = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
+                let x = crc ^ low
+                crc =
+                    table[7 * 256 + Int(x & 0xFF)] ^ table[6 * 256 + Int(x >> 8)]
+                    ^ table[5 * 256 + Int(bytes[index + 2])] ^ table[4 * 256 + Int(bytes[index + 3])]
+                    ^ table[3 * 256 + Int(bytes[index + 4])] ^ table[2 * 256 + Int(bytes[index + 5])]
+                    ^ table[256 + Int(bytes[index + 6])] ^ table[Int(bytes[index + 7])]
+                index += 8
+            }
+            while index < count {
+                crc = (crc >> 8) ^ table[Int(UInt8(truncatingIfNeeded: crc) ^ bytes[index])]
+                index += 1
             }
         }
         return crc

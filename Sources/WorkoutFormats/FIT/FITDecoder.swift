@@ -46,6 +46,18 @@ struct FITFieldSlot: Sendable {
     var size: Int
     /// Normalised base type index (0…16).
     var type: UInt8
+    /// Bytes of one element of the base type.
+    var elementSize: Int
+    var kind: FITBaseType.Kind
+
+    init(number: UInt8, offset: Int, size: Int, type: UInt8) {
+        self.number = number
+        self.offset = offset
+        self.size = size
+        self.type = type
+        elementSize = FITBaseType.sizes[Int(type)]
+        kind = FITBaseType.kinds[Int(type)]
+    }
 }
 
 /// What a local message type means, set by its definition message.
@@ -123,6 +135,21 @@ struct FITParser {
     /// An unsigned integer of `size` (1…8) bytes at `at`.
     @inline(__always)
     func unsigned(_ at: Int, _ size: Int, bigEndian: Bool) -> UInt64 {
+        switch size {
+        case 1:
+            return UInt64(buffer[at])
+        case 2:
+            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self)
+            return UInt64(bigEndian ? UInt16(bigEndian: value) : UInt16(littleEndian: value))
+        case 4:
+            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+            return UInt64(bigEndian ? UInt32(bigEndian: value) : UInt32(littleEndian: value))
+        case 8:
+            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            return bigEndian ? UInt64(bigEndian: value) : UInt64(littleEndian: value)
+        default:
+            break
+        }
         var value: UInt64 = 0
         if bigEndian {
             for index in 0..<size { value = value << 8 | UInt64(buffer[at + index]) }
@@ -198,6 +225,8 @@ struct FITParser {
             if computed != stored { throw .dataCRC(offset: dataEnd, stored: stored, computed: computed) }
         }
         file.headers.append(header)
+        // Records are most of a file and at least 8 bytes each: reserve instead of growing 20 times.
+        file.records.reserveCapacity(file.records.count + header.dataSize / 24)
         // A chained file starts afresh: its local definitions and accumulated values are its own.
         locals = [FITLocalDefinition?](repeating: nil, count: 16)
         lastTimestamp = nil

@@ -16,12 +16,11 @@ extension FITParser {
     /// One element of type `slot.type` at `at` as an integer (floats rounded toward zero).
     @inline(__always)
     func element(_ slot: FITFieldSlot, _ at: Int, bigEndian: Bool) -> Int64? {
-        let type = Int(slot.type)
-        let size = FITBaseType.sizes[type]
+        let size = slot.elementSize
         guard slot.size >= size else { return nil }
         let raw = unsigned(at, size, bigEndian: bigEndian)
         let allOnes: UInt64 = size == 8 ? .max : (1 << UInt64(8 * size)) - 1
-        switch FITBaseType.kinds[type] {
+        switch slot.kind {
         case .unsigned, .bytes:
             if raw == allOnes { return nil }
             return Int64(exactly: raw)
@@ -50,8 +49,8 @@ extension FITParser {
         -> Double?
     {
         guard let slot = slot(definition, number) else { return nil }
-        if FITBaseType.kinds[Int(slot.type)] == .float {
-            let size = FITBaseType.sizes[Int(slot.type)]
+        if slot.kind == .float {
+            let size = slot.elementSize
             guard slot.size >= size else { return nil }
             let raw = unsigned(base + slot.offset, size, bigEndian: definition.bigEndian)
             let value = size == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: raw)
@@ -85,7 +84,7 @@ extension FITParser {
     /// Every valid element of an array field as integers (invalid elements are nil).
     func array(_ definition: FITLocalDefinition, _ base: Int, _ number: UInt8) -> [Int64?] {
         guard let slot = slot(definition, number) else { return [] }
-        let size = FITBaseType.sizes[Int(slot.type)]
+        let size = slot.elementSize
         let count = slot.size / size
         var values: [Int64?] = []
         values.reserveCapacity(count)

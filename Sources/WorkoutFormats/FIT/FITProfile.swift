@@ -142,7 +142,7 @@ enum FITBaseType {
     static let sizes: [Int] = [1, 1, 1, 2, 2, 4, 4, 1, 4, 8, 1, 2, 4, 1, 8, 8, 8]
 
     /// How each index is interpreted.
-    enum Kind: UInt8 { case unsigned, signed, float, zeroInvalid, bytes, string }
+    enum Kind: UInt8, Sendable { case unsigned, signed, float, zeroInvalid, bytes, string }
     static let kinds: [Kind] = [
         .unsigned, .signed, .unsigned, .signed, .unsigned, .signed, .unsigned, .string, .float, .float,
         .zeroInvalid, .zeroInvalid, .zeroInvalid, .bytes, .signed, .unsigned, .zeroInvalid,
