@@ -60,7 +60,8 @@ struct ImportCommand: ParsableCommand {
         for (index, file) in files.enumerated() {
             let name = (file as NSString).lastPathComponent
             do {
-                let result = try FileImport.run(path: file, into: database, options: options) { fraction in
+                let result = try FileImport.run(path: file, into: database, options: options, compare: compare) {
+                    fraction in
                     guard showProgress else { return }
                     Self.drawProgress(done: Double(index) + fraction, total: files.count, name: name)
                 }
@@ -68,7 +69,7 @@ struct ImportCommand: ParsableCommand {
                 outcomes.append(
                     Outcome(
                         file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
-                        comparison: compare ? result.comparison.rows : nil))
+                        comparison: result.comparison?.rows))
                 if !output.json { printResult(result, name: name, detailed: files.count == 1) }
             } catch {
                 if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
@@ -105,9 +106,9 @@ struct ImportCommand: ParsableCommand {
         }
         emitLine("imported \(name) as \(result.workout.id)")
         for anomaly in result.anomalies { emitLine("  anomaly: \(anomaly.detail)") }
-        if compare {
+        if let comparison = result.comparison {
             emitLine("")
-            emitLine(Format.comparison(result.comparison).joined(separator: "\n"))
+            emitLine(Format.comparison(comparison).joined(separator: "\n"))
         }
     }
 

@@ -11,8 +11,8 @@ public struct FileImportResult: Sendable {
     public var workout: Workout
     public var legs: [ImportedLeg]
     public var anomalies: [ImportAnomaly]
-    /// Our figures next to the device's, per session and lap.
-    public var comparison: FITComparison
+    /// Our figures next to the device's, per session and lap, when asked for.
+    public var comparison: FITComparison?
     public var heartRateRecovery: HeartRateRecoveryResult?
     /// Samples and route points offered to the builder.
     public var samplesSent: Int
@@ -43,9 +43,11 @@ public enum FileImportError: Error, Sendable, CustomStringConvertible {
 public enum FileImport {
     /// Imports the FIT file at `path` into `store`.
     ///
-    /// - Parameter progress: called with the fraction of the file's timeline replayed (0…1).
+    /// - Parameters:
+    ///   - compare: also compare our workout with the device's summaries (reads the saved samples back).
+    ///   - progress: called with the fraction of the file's timeline replayed (0…1).
     public static func run(
-        path: String, into store: WorkoutStore, options: FITImportOptions = FITImportOptions(),
+        path: String, into store: WorkoutStore, options: FITImportOptions = FITImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -61,7 +63,7 @@ public enum FileImport {
         }
         plan.metadata[ImportMetadataKey.fileName] = .string((path as NSString).lastPathComponent)
         do {
-            return try run(plan, path: path, into: store, progress: progress)
+            return try run(plan, path: path, into: store, compare: compare, progress: progress)
         } catch {
             if case .workoutExists(let id) = error { throw .alreadyImported(path: path, workout: id) }
             throw .store(path: path, error)
@@ -70,7 +72,7 @@ public enum FileImport {
 
     /// Replays a planned import into `store`.
     static func run(
-        _ plan: FITImportPlan, path: String, into store: WorkoutStore, progress: ((Double) -> Void)?
+        _ plan: FITImportPlan, path: String, into store: WorkoutStore, compare: Bool, progress: ((Double) -> Void)?
     ) throws(StoreError) -> FileImportResult {
         // The same file gives the same ids: refuse to import it twice.
         if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: plan.builderOptions).workoutID,
@@ -125,10 +127,13 @@ public enum FileImport {
             workout.metadata.merge(result.workoutMetadata) { _, new in new }
             recovery = result
         }
-        let samples = try store.samples(workout: workout.id)
+        var comparison: FITComparison?
+        if compare {
+            comparison = FITComparison(plan: plan, workout: workout, samples: try store.samples(workout: workout.id))
+        }
         return FileImportResult(
-            path: path, workout: workout, legs: plan.legs, anomalies: plan.anomalies,
-            comparison: FITComparison(plan: plan, workout: workout, samples: samples), heartRateRecovery: recovery,
+            path: path, workout: workout, legs: plan.legs, anomalies: plan.anomalies, comparison: comparison,
+            heartRateRecovery: recovery,
             samplesSent: plan.sampleCount, routePointsSent: plan.routePointCount)
     }
 }

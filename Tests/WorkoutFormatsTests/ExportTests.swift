@@ -230,21 +230,22 @@ func expectEquivalent(_ original: Workout, _ copy: Workout, _ label: String) {
     #expect(abs(original.end.timeIntervalSince(copy.end)) < 1, "\(label): end")
     #expect(abs(original.duration - copy.duration) < 1, "\(label): duration")
     #expect(original.activities.count == copy.activities.count, "\(label): activities")
-    func compare(_ a: [QuantityType: Statistics], _ b: [QuantityType: Statistics], _ where_: String) {
+    func compare(_ a: [QuantityType: Statistics], _ b: [QuantityType: Statistics], _ context: String) {
         #expect(
             Set(a.keys) == Set(b.keys),
-            "\(where_): statistics types \(a.keys.map(\.rawValue).sorted()) vs \(b.keys.map(\.rawValue).sorted())")
+            "\(context): statistics types \(a.keys.map(\.rawValue).sorted()) vs \(b.keys.map(\.rawValue).sorted())")
         for (type, x) in a {
             guard let y = b[type] else { continue }
             func close(_ p: Quantity?, _ q: Quantity?, _ what: String) {
                 guard let p, let q else {
-                    #expect(p == nil && q == nil, "\(where_) \(type.rawValue) \(what)")
+                    #expect(p == nil && q == nil, "\(context) \(type.rawValue) \(what)")
                     return
                 }
                 // FIT keeps heart rate and power whole, speed in mm/s, distance in cm, cadence in 1/128.
                 let tolerance = max(0.01, 1e-4 * abs(p.value))
                 #expect(
-                    abs(p.value - q.value) <= tolerance, "\(where_) \(type.rawValue) \(what): \(p.value) vs \(q.value)")
+                    abs(p.value - q.value) <= tolerance, "\(context) \(type.rawValue) \(what): \(p.value) vs \(q.value)"
+                )
             }
             close(x.average, y.average, "average")
             close(x.maximum, y.maximum, "maximum")
@@ -254,12 +255,12 @@ func expectEquivalent(_ original: Workout, _ copy: Workout, _ label: String) {
     }
     compare(original.statistics, copy.statistics, "\(label) workout")
     for (a, b) in zip(original.activities, copy.activities) {
-        let where_ = "\(label) \(a.configuration.activityType.rawValue)"
-        #expect(a.configuration == b.configuration, "\(where_)")
-        #expect(abs(a.start.timeIntervalSince(b.start)) < 1, "\(where_): start")
-        #expect(abs((a.end ?? original.end).timeIntervalSince(b.end ?? copy.end)) < 1, "\(where_): end")
-        #expect(abs(a.duration - b.duration) < 1, "\(where_): duration \(a.duration) vs \(b.duration)")
-        compare(a.statistics, b.statistics, where_)
+        let context = "\(label) \(a.configuration.activityType.rawValue)"
+        #expect(a.configuration == b.configuration, "\(context)")
+        #expect(abs(a.start.timeIntervalSince(b.start)) < 1, "\(context): start")
+        #expect(abs((a.end ?? original.end).timeIntervalSince(b.end ?? copy.end)) < 1, "\(context): end")
+        #expect(abs(a.duration - b.duration) < 1, "\(context): duration \(a.duration) vs \(b.duration)")
+        compare(a.statistics, b.statistics, context)
     }
     let lengths = (original.events.compactMap(PoolLength.init), copy.events.compactMap(PoolLength.init))
     #expect(lengths.0.count == lengths.1.count, "\(label): lengths")
