@@ -36,7 +36,7 @@ public func fuzzInitialize(
 ) -> Int32 {
     guard let directory = ProcessInfo.processInfo.environment["FIT_FUZZ_SEEDS"] else { return 0 }
     for (name, bytes) in FuzzSeeds.all() {
-        FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(bytes))
     }
     exit(0)
 }
