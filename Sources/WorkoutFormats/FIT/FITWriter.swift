@@ -10,6 +10,13 @@ public struct FITWriter: Sendable {
         public var baseType: UInt8
         public var bytes: [UInt8]
 
+        /// A field of any base type from its little-endian bytes (arrays: the elements one after another).
+        public init(number: UInt8, baseType: UInt8, bytes: [UInt8]) {
+            self.number = number
+            self.baseType = baseType
+            self.bytes = bytes
+        }
+
         /// An enum field; nil when absent.
         public static func enumeration(_ number: UInt8, _ value: UInt8?) -> Field? {
             value.map { Field(number: number, baseType: FITBaseType.enumeration, bytes: [$0]) }
