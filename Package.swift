@@ -69,7 +69,8 @@ let package = Package(
         ),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
-        .testTarget(name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],

@@ -47,6 +47,11 @@ public struct Scenario: Codable, Sendable, Hashable {
     public struct Leg: Codable, Sendable, Hashable {
         public var type: WorkoutActivityType
         public var segments: [Segment]
+
+        public init(type: WorkoutActivityType, segments: [Segment]) {
+            self.type = type
+            self.segments = segments
+        }
     }
 
     public struct Segment: Codable, Sendable, Hashable {

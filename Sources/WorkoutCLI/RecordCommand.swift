@@ -106,10 +106,14 @@ struct RecordCommand: ParsableCommand {
                 configuration: configuration, clock: clock, options: options, commitInterval: commitInterval)
         }
         let interactive = isatty(STDERR_FILENO) == 1 && !output.json
+        // Reconnect back-off runs on the recording's time: faster when a simulator plays faster.
+        let backoff = SensorConnection.Backoff(
+            initial: .milliseconds(max(1, Int(100 / timeScale))), multiplier: 2,
+            maximum: .milliseconds(max(10, Int(5000 / timeScale))))
         let recorder = SensorRecorder(
-            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength
-        ) { event in
-            Self.report(event)
+            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff
+        ) { [json = output.json] event in
+            Self.report(event, json: json)
         }
         do {
             try recording.session.start(at: clock.now())
@@ -142,7 +146,7 @@ struct RecordCommand: ParsableCommand {
                 }
                 let workout = try userFacing { () throws(StoreError) in try recording.finish() }
                 saved = workout
-                Self.say("saved \(workout.id)")
+                Self.say("saved \(workout.id)", json: output.json)
                 if let end = session.heartRateRecoveryWindowEnd, !output.json {
                     Self.say("collecting heart-rate recovery until \(Format.timestamp(end)) (Ctrl-C skips)")
                 }
@@ -190,14 +194,21 @@ struct RecordCommand: ParsableCommand {
         emitLine("saved \(workout.id) to \(database.path)")
     }
 
-    private static func say(_ line: String) { emitLine(line) }
+    /// A progress line: on standard output, or standard error when standard output carries JSON.
+    private static func say(_ line: String, json: Bool = false) {
+        if json {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            emitLine(line)
+        }
+    }
 
-    private static func report(_ event: SensorRecorder.Event) {
+    private static func report(_ event: SensorRecorder.Event, json: Bool) {
         switch event {
         case .availability(let sensor, let availability, _):
-            say("sensor \(sensor.wire) \(sensor.path) \(availability)")
+            say("sensor \(sensor.wire) \(sensor.path) \(availability)", json: json)
         case .button(let button, _, let refused):
-            say("button \(button.rawValue)" + (refused.map { " refused: \($0)" } ?? ""))
+            say("button \(button.rawValue)" + (refused.map { " refused: \($0)" } ?? ""), json: json)
         case .refused(let sensor, let problem):
             FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(problem)\n".utf8))
         }

@@ -508,9 +508,14 @@ struct BuilderCore: Sendable {
     private mutating func distributeAmount(_ amount: Double, from a: Seconds, to b: Seconds, typeIndex: Int) {
         if b > a {
             let total = b - a
+            // The activity the amount started in took it; another activity it straddles into gets
+            // its share only if it collects the type (a leg does not count what it does not collect).
+            let home = activityIndex(at: a)
+            let bit = UInt32(1) << UInt32(typeIndex)
             Self.forEachOverlap(
                 a, b, workoutStart: workoutStart, workoutEnd: workoutEnd, activities: activities, inactive: inactive
             ) { span, active in
+                if span > 0, span - 1 != home, activities[span - 1].collectMask & bit == 0 { return }
                 accumulators[span * Self.typeCount + typeIndex].addAmount(amount * active / total, at: a)
             }
             return

@@ -39,15 +39,16 @@ public struct RecordedInput: Sendable {
 /// Turns decoded sensor readings into engine input, for every sensor of one recording.
 ///
 /// Times: ANT readings carry no clock and take their chunk's arrival time. Watch-link times
-/// (milliseconds on the watch's clock) and NMEA UTC times keep their own spacing: each is anchored
-/// once, at its first reading, to the arrival time (so a watch's lengths and buttons, and a
-/// receiver's fixes, are dated by the device, not by when the bytes got through).
+/// (milliseconds on the watch's clock) and NMEA UTC times keep their own spacing: each device's
+/// clock is mapped to ours by the smallest (arrival − device time) seen so far (so a watch's lengths
+/// and buttons, and a receiver's fixes, are dated by the device, not by when the bytes got through,
+/// and a first reading that was held up does not shift the rest).
 /// Amounts: sensors send running totals (wheel revolutions × circumference, a foot pod's distance, a
 /// receiver's distance between fixes); each new total becomes a cumulative sample of the increase
 /// since the previous reading of the same source. After a disconnect (`connectionLost`) the next
-/// total only re-bases: no amount is invented across a gap. GPS distance counts only where no
-/// other sensor measures distance: open-water swims, transitions, and legs whose distance sensor
-/// has been silent for 10 s. Pool lengths become lap events (with kind, style and strokes), a
+/// total only re-bases: no amount is invented across a gap. Distance comes from the best source
+/// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
+/// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
 /// swimming-distance sample of one pool length (rests excepted) and a stroke-count sample.
 public struct ReadingMapper: Sendable {
     /// Pool length in metres for pool swims; nil in open water.
@@ -57,6 +58,8 @@ public struct ReadingMapper: Sendable {
     private var gpsAnchor: TimeInterval?
     private var watchName = "watch"
     private var lastSensorDistance: Date?
+    private var lastWatchDistance: Date?
+    private var lastLengthEnd: Date?
     private var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
     private var sawRMC = false
     /// Readings that could not be used (no value, no position, a time that cannot be anchored).
@@ -130,7 +133,13 @@ public struct ReadingMapper: Sendable {
             mapFix(fix, time: reading.time, arrival: arrival, leg: leg, source: source, key: key, into: &input)
         case .swimLength(let length):
             let end = watchDate(length.endMilliseconds, arrival: arrival)
-            let start = end.addingTimeInterval(-Double(max(0, length.durationMilliseconds)) / 1000)
+            var start = end.addingTimeInterval(-Double(max(0, length.durationMilliseconds)) / 1000)
+            // Lengths follow each other; when the clock mapping moved earlier since the last one,
+            // this one starts where that one ended rather than overlap it.
+            if let previous = lastLengthEnd, start < previous, previous.timeIntervalSince(start) <= 5, previous < end {
+                start = previous
+            }
+            lastLengthEnd = end
             var metadata: Metadata = [SwimMetadataKey.lengthKind: .string(Self.kind(length.kind).rawValue)]
             if let style = length.style { metadata[SwimMetadataKey.strokeStyle] = .string(Self.style(style)) }
             if let strokes = length.strokes, strokes >= 0 { metadata[SwimMetadataKey.strokes] = .int(strokes) }
@@ -144,6 +153,14 @@ public struct ReadingMapper: Sendable {
                 input.samples.append(
                     QuantitySample(.swimmingStrokeCount, Double(strokes), at: start, end: end, source: source))
             }
+        case .distance(let distance):
+            let end = watchDate(distance.endMilliseconds, arrival: arrival)
+            let start = end.addingTimeInterval(-Double(max(0, distance.durationMilliseconds)) / 1000)
+            // A watch that measures distance is trusted over GPS even where its distance is not used
+            // (a pool swim counts lengths): GPS distance stays off while it reports.
+            defer { lastWatchDistance = end }
+            guard let type = distanceType(leg: leg, from: .watch, at: end), distance.meters > 0 else { return }
+            input.samples.append(QuantitySample(type, distance.meters, at: start, end: end, source: source))
         case .strokes(let count):
             let end = watchDate(count.endMilliseconds, arrival: arrival)
             let start = end.addingTimeInterval(-Double(max(0, count.durationMilliseconds)) / 1000)
@@ -198,21 +215,33 @@ public struct ReadingMapper: Sendable {
         _ fix: GPSFix, at date: Date, leg: WorkoutActivityType?, source: SourceDevice, key: String,
         into input: inout RecordedInput
     ) {
-        let sensorSilent = lastSensorDistance.map { date.timeIntervalSince($0) > 10 } ?? true
-        let type: QuantityType? =
-            switch leg {
-            case .swimming?: lapLength == nil ? .distanceSwimming : nil
-            case .transition?: .distanceWalkingRunning
-            case .cycling?: sensorSilent ? .distanceCycling : nil
-            case .running?, .walking?: sensorSilent ? .distanceWalkingRunning : nil
-            case .swimBikeRun?, .other?, nil: nil
-            }
-        guard let type else {
+        guard let type = distanceType(leg: leg, from: .gps, at: date) else {
             // Keep the total moving so that a later leg does not get this leg's distance.
             totals[key] = (fix.totalDistance, date)
             return
         }
         amount(type, total: fix.totalDistance, key: key, at: date, source: source, into: &input)
+    }
+
+    private enum DistanceSource { case watch, gps }
+
+    /// The distance type a watch or GPS distance counts as in `leg`, or nil when a better source
+    /// measures it: a speed sensor or foot pod (reported within 10 s) beats the watch, which beats
+    /// GPS; pool lengths carry a pool swim's distance.
+    private func distanceType(leg: WorkoutActivityType?, from source: DistanceSource, at date: Date) -> QuantityType? {
+        func recent(_ last: Date?) -> Bool { last.map { abs(date.timeIntervalSince($0)) <= 10 } ?? false }
+        if recent(lastSensorDistance), leg != .swimming, leg != .transition { return nil }
+        // A watch that measures distance at all is preferred to GPS wherever it measures (swims,
+        // transitions): deciding per reading would race the two ports at each leg's first second.
+        if source == .gps, lastWatchDistance != nil, leg == .swimming || leg == .transition || recent(lastWatchDistance) {
+            return nil
+        }
+        switch leg {
+        case .swimming?: return lapLength == nil ? .distanceSwimming : nil
+        case .transition?, .running?, .walking?: return .distanceWalkingRunning
+        case .cycling?: return .distanceCycling
+        case .swimBikeRun?, .other?, nil: return nil
+        }
     }
 
     /// A cumulative sample of the increase of `total` since the source's previous total.
@@ -228,11 +257,14 @@ public struct ReadingMapper: Sendable {
         input.samples.append(QuantitySample(type, increase, at: previous.at, end: date, source: source))
     }
 
-    /// The instant of a watch-link time: anchored to the arrival of the first one.
+    /// The instant of a watch-link time. The watch's clock is mapped to ours by the smallest
+    /// arrival − watch time seen so far: nothing arrives before it happened, so a reading that was
+    /// held up (a busy reader, a full buffer) never sets the mapping late.
     private mutating func watchDate(_ milliseconds: Int, arrival: Date) -> Date {
         let offset = Double(milliseconds) / 1000
-        if watchAnchor == nil { watchAnchor = arrival.addingTimeInterval(-offset) }
-        return (watchAnchor ?? arrival).addingTimeInterval(offset)
+        let candidate = arrival.addingTimeInterval(-offset)
+        if watchAnchor.map({ candidate < $0 }) ?? true { watchAnchor = candidate }
+        return (watchAnchor ?? candidate).addingTimeInterval(offset)
     }
 
     private mutating func time(of time: SensorTime, arrival: Date) -> Date {
@@ -241,8 +273,10 @@ public struct ReadingMapper: Sendable {
             return watchDate(milliseconds, arrival: arrival)
         case .utc(let utc):
             guard let instant = utc.instant else { return arrival }
-            if gpsAnchor == nil { gpsAnchor = arrival.timeIntervalSince(instant) }
-            return instant.addingTimeInterval(gpsAnchor ?? 0)
+            // The same rule for a receiver's UTC: the smallest arrival − UTC seen so far.
+            let candidate = arrival.timeIntervalSince(instant)
+            if gpsAnchor.map({ candidate < $0 }) ?? true { gpsAnchor = candidate }
+            return instant.addingTimeInterval(gpsAnchor ?? candidate)
         }
     }
 
