@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Fuzzes each decoder with libFuzzer: scripts/fuzz.sh [runs per target, default 1000000] [targets…]
+#
+# Builds Fuzz/<Target>/main.swift with the decoder sources (Sources/WorkoutSensors/Decoding plus the
+# dependency-free ANT.swift and WatchLink.swift) through `swiftc -sanitize=fuzzer,address`, writes a
+# seed corpus of valid frames made by the encoders (Fuzz/Seeds), then runs each target for the given
+# number of executions. New inputs go to .build/fuzz/corpus-work/<Target>; crashes to
+# .build/fuzz/crashes/<Target>. Exits non-zero when a target crashes or fails a property.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs="${1:-1000000}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT WatchLink GATT)
+
+out=.build/fuzz
+mkdir -p "$out"
+decoders=(Sources/WorkoutSensors/Decoding/*.swift Sources/WorkoutSensors/ANT.swift Sources/WorkoutSensors/WatchLink.swift)
+
+echo "== seed corpus"
+swiftc -O -module-name Seeds Fuzz/Seeds/main.swift Sources/WorkoutSensors/{ANT,NMEA,WatchLink}.swift -o "$out/seeds"
+rm -rf "$out/seeds-corpus"
+"$out/seeds" "$out/seeds-corpus"
+
+status=0
+summary=()
+for target in "${targets[@]}"; do
+    echo "== $target: build"
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz$target" \
+        "Fuzz/$target/main.swift" Fuzz/Support.swift "${decoders[@]}" -o "$out/fuzz-$target"
+    mkdir -p "$out/corpus-work/$target" "$out/crashes/$target"
+    echo "== $target: $runs runs"
+    log="$out/fuzz-$target.log"
+    started=$(date +%s.%N)
+    if "$out/fuzz-$target" -runs="$runs" -max_len=4096 -print_final_stats=1 \
+        -artifact_prefix="$out/crashes/$target/" \
+        "$out/corpus-work/$target" "$out/seeds-corpus/$target" >"$log" 2>&1; then
+        result=ok
+    else
+        result=FAILED
+        status=1
+        tail -40 "$log"
+    fi
+    elapsed=$(echo "$(date +%s.%N) - $started" | bc)
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
+    line=$(printf '%-10s %-6s %10s executions in %6.1f s (%s exec/s) %s' "$target" "$result" "$executions" "$elapsed" "$rate" "$coverage")
+    echo "$line"
+    summary+=("$line")
+done
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status
