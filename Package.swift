@@ -34,7 +34,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "CTerminalShims"),
-        .target(name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims"], swiftSettings: strict),
+        .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
+        .target(
+            name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims", "CSerialPort"],
+            swiftSettings: strict),
         .target(
             name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
@@ -55,13 +58,15 @@ let package = Package(
                 "WorkoutStore",
                 "WorkoutSimulator",
                 "WorkoutReplay",
+                "WorkoutSensors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
-        .testTarget(name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],
@@ -71,6 +76,15 @@ let package = Package(
             dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore"], swiftSettings: strict),
+            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims"], swiftSettings: strict),
+        // Test support (not a product): a probe that runs libserialport's real code over a pseudo-terminal,
+        // with modem lines emulated in its own process only (README, Development).
+        .target(name: "CModemLineEmulation", path: "Tests/CModemLineEmulation"),
+        .executableTarget(
+            name: "SerialProbe", dependencies: ["WorkoutSensors", "CModemLineEmulation"], path: "Tests/SerialProbe",
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutCLITests", dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors"],
+            swiftSettings: strict),
     ]
 )

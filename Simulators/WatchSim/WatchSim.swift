@@ -45,6 +45,30 @@ struct WatchSim: ParsableCommand {
         return terminal
     }
 
+    /// The lines (CR LF terminated) of a watch-link byte stream.
+    static func lines(_ bytes: [UInt8]) -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        var current: [UInt8] = []
+        for byte in bytes {
+            current.append(byte)
+            if byte == 0x0A {
+                lines.append(current)
+                current = []
+            }
+        }
+        if !current.isEmpty { lines.append(current) }
+        return lines
+    }
+
+    /// The race second a watch-link line happened at (its milliseconds field), if it has one.
+    static func watchTime(_ line: [UInt8]) -> Double? {
+        var decoder = WatchLinkDecoder()
+        for reading in decoder.decode(line) {
+            if case .watchMilliseconds(let milliseconds)? = reading.time { return Double(milliseconds) / 1000 }
+        }
+        return nil
+    }
+
     func run() throws {
         let scenario: Scenario
         do {
@@ -90,12 +114,30 @@ struct WatchSim: ParsableCommand {
                     }
                 }
             }
+            // Each message leaves when it happened, as real devices send: a watch line at its own
+            // instant (a length when it ends, a button when pressed), ANT and GPS data about the
+            // second at the second's end. As fast as possible (speed 0), in that order at once.
+            var writes: [(due: Double, port: WirePort, bytes: [UInt8])] = []
+            let end = Double(second.offset + 1)
             for (port, bytes) in emitter.encode(second) where !bytes.isEmpty {
-                dropped[port, default: 0] += try terminals[port]?.write(bytes, whenFull: .drop) ?? 0
+                if port == .watch {
+                    for line in Self.lines(bytes) {
+                        let at = Self.watchTime(line).map { min(max($0, Double(second.offset)), end) } ?? end
+                        writes.append((at, port, line))
+                    }
+                } else {
+                    writes.append((end, port, bytes))
+                }
+            }
+            for write in writes.sorted(by: { $0.due < $1.due }) {
+                if speed > 0 {
+                    let pause = wallStart.addingTimeInterval(write.due / speed).timeIntervalSinceNow
+                    if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                }
+                dropped[write.port, default: 0] += try terminals[write.port]?.write(write.bytes, whenFull: .drop) ?? 0
             }
             if speed > 0 {
-                let due = wallStart.addingTimeInterval(Double(second.offset + 1) / speed)
-                let pause = due.timeIntervalSinceNow
+                let pause = wallStart.addingTimeInterval(end / speed).timeIntervalSinceNow
                 if pause > 0 { Thread.sleep(forTimeInterval: pause) }
             }
         }

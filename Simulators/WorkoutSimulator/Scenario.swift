@@ -47,6 +47,11 @@ public struct Scenario: Codable, Sendable, Hashable {
     public struct Leg: Codable, Sendable, Hashable {
         public var type: WorkoutActivityType
         public var segments: [Segment]
+
+        public init(type: WorkoutActivityType, segments: [Segment]) {
+            self.type = type
+            self.segments = segments
+        }
     }
 
     public struct Segment: Codable, Sendable, Hashable {
@@ -57,6 +62,17 @@ public struct Scenario: Codable, Sendable, Hashable {
         public var intensity: Double
         public var style: StrokeStyle?
         public var kind: SegmentKind?
+
+        public init(
+            distance: Double? = nil, duration: Double? = nil, intensity: Double, style: StrokeStyle? = nil,
+            kind: SegmentKind? = nil
+        ) {
+            self.distance = distance
+            self.duration = duration
+            self.intensity = intensity
+            self.style = style
+            self.kind = kind
+        }
     }
 
     public enum StrokeStyle: String, Codable, Sendable, Hashable, CaseIterable {
@@ -65,6 +81,9 @@ public struct Scenario: Codable, Sendable, Hashable {
 
     public enum SegmentKind: String, Codable, Sendable, Hashable {
         case active, drill, rest
+        /// Standing still on the bike or the run (a red light): speed, cadence and power 0, sensors
+        /// still reporting. Needs a duration.
+        case stop
     }
 
     public struct Disconnect: Codable, Sendable, Hashable {
@@ -72,6 +91,12 @@ public struct Scenario: Codable, Sendable, Hashable {
         /// Race seconds from the start.
         public var start: Double
         public var duration: Double
+
+        public init(port: WirePort, start: Double, duration: Double) {
+            self.port = port
+            self.start = start
+            self.duration = duration
+        }
     }
 
     public struct Dropout: Codable, Sendable, Hashable {
@@ -80,6 +105,12 @@ public struct Scenario: Codable, Sendable, Hashable {
         /// Race seconds from the start.
         public var start: Double
         public var duration: Double
+
+        public init(sensor: Sensor, start: Double, duration: Double) {
+            self.sensor = sensor
+            self.start = start
+            self.duration = duration
+        }
     }
 }
 
@@ -203,7 +234,12 @@ extension Scenario {
                 if let duration = segment.duration, !(duration.isFinite && duration > 0 && duration <= 172_800) {
                     throw fail("\(field).duration", "must be more than 0 and at most 172,800 s (48 h)")
                 }
-                if segment.kind == .rest {
+                if segment.kind == .stop {
+                    guard segment.duration != nil else { throw fail("\(field).duration", "a stop needs a duration") }
+                    guard leg.type != .swimming, leg.type != .transition else {
+                        throw fail("\(field).kind", "a stop belongs to a cycling or running leg (swims rest instead)")
+                    }
+                } else if segment.kind == .rest {
                     guard segment.duration != nil else { throw fail("\(field).duration", "a rest needs a duration") }
                 } else if segment.distance == nil, segment.duration == nil {
                     throw fail(field, "needs a distance (m) or a duration (s)")

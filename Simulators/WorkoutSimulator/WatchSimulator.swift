@@ -21,13 +21,6 @@ public struct SimulatedSecond: Sendable {
     public var heartRate: Double = 0
 }
 
-/// Metadata keys the simulator writes on length (lap) events.
-public enum SwimMetadataKey {
-    public static let strokes = "Strokes"
-    public static let strokeStyle = "StrokeStyle"
-    public static let lengthKind = "LengthKind"
-}
-
 /// The simulated athlete and sensors: a deterministic stream of `SimulatedSecond`s for a scenario and
 /// a seed, plus the ground truth it was generated from.
 ///
@@ -103,7 +96,8 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         pendingLegStart = false
 
         let resting = segment.kind == .rest
-        let intensity = resting ? 0.15 : segment.intensity
+        let stopped = segment.kind == .stop
+        let intensity = resting ? 0.15 : stopped ? 0.3 : segment.intensity
         // Heart rate: first-order approach to the intensity's target.
         let target = athlete.restingHeartRate + intensity * (athlete.maxHeartRate - athlete.restingHeartRate)
         heartRate += (target - heartRate) * (1 - exp(-1 / athlete.heartRateTimeConstant))
@@ -122,6 +116,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         case .running, .walking, .other, .swimBikeRun: speed = 1000 / athlete.runPaceKm * factor
         case .transition: speed = 2.0 * factor
         }
+        if stopped { speed = 0 }
         var moved = speed
         var segmentEnds = false
         if let distance = segment.distance, !resting {
@@ -203,6 +198,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         let time = start.addingTimeInterval(t)
         let end = time.addingTimeInterval(1)
         let intensity = segment.kind == .rest ? 0 : segment.intensity
+        let stopped = segment.kind == .stop
         switch leg.type {
         case .cycling:
             if !droppedOut(.bike, at: t) {
@@ -210,21 +206,24 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
                     QuantitySample(.distanceCycling, moved, at: time, end: end, source: Self.bikeSensor))
                 result.samples.append(QuantitySample(.cyclingSpeed, speed, at: time, source: Self.bikeSensor))
                 result.samples.append(
-                    QuantitySample(.cyclingCadence, (70 + 25 * intensity).rounded(), at: time, source: Self.bikeSensor))
+                    QuantitySample(
+                        .cyclingCadence, stopped ? 0 : (70 + 25 * intensity).rounded(), at: time,
+                        source: Self.bikeSensor))
                 result.samples.append(
                     QuantitySample(
-                        .cyclingPower, (scenario.athlete.thresholdPower * intensity / 0.9).rounded(), at: time,
-                        source: Self.powerMeter))
+                        .cyclingPower, stopped ? 0 : (scenario.athlete.thresholdPower * intensity / 0.9).rounded(),
+                        at: time, source: Self.powerMeter))
             }
         case .running, .walking, .other, .swimBikeRun:
             if !droppedOut(.footPod, at: t) {
-                let cadence = (150 + 30 * intensity).rounded()
+                let cadence = stopped ? 0 : (150 + 30 * intensity).rounded()
                 result.samples.append(
                     QuantitySample(.distanceWalkingRunning, moved, at: time, end: end, source: Self.footPod))
                 result.samples.append(QuantitySample(.runningSpeed, speed, at: time, source: Self.footPod))
                 result.samples.append(QuantitySample(.runningCadence, cadence, at: time, source: Self.footPod))
                 result.samples.append(
-                    QuantitySample(.runningStrideLength, speed * 60 / cadence, at: time, source: Self.footPod))
+                    QuantitySample(
+                        .runningStrideLength, cadence > 0 ? speed * 60 / cadence : 0, at: time, source: Self.footPod))
                 result.samples.append(
                     QuantitySample(.runningPower, (75 * speed).rounded(), at: time, source: Self.footPod))
             }

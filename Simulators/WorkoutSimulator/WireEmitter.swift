@@ -161,6 +161,14 @@ public struct WireEmitter: Sendable {
                     time: t + 1, distance: footPodDistance, speed: byType[.runningSpeed]?.quantity.value ?? 0,
                     strides: Self.whole(strides)))
         }
+        for sample in second.samples where sample.source == WatchSimulator.watch
+            && (sample.type == .distanceSwimming || sample.type == .distanceWalkingRunning) && sample.quantity.value > 0
+        {
+            // The watch's own distance (open-water GPS, pool, transitions on foot).
+            out[.watch, default: []] += WatchLink.distance(
+                endMilliseconds: milliseconds(sample.end),
+                durationMilliseconds: milliseconds(sample.end) - milliseconds(sample.start), meters: sample.quantity.value)
+        }
         if let strokes = byType[.swimmingStrokeCount], second.events.isEmpty {
             out[.watch, default: []] += WatchLink.strokes(
                 endMilliseconds: milliseconds(strokes.end),

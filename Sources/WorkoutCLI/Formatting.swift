@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutEngine
 import WorkoutModel
 import WorkoutStore
 
@@ -127,6 +128,10 @@ enum Format {
             let counts = Dictionary(grouping: workout.events, by: \.type).map { "\($0.key.rawValue) \($0.value.count)" }
             header.append(["events", counts.sorted().joined(separator: ", ")])
         }
+        if let swolf = statistics[.swimmingSWOLF], let average = swolf.average?.value {
+            header.append(["SWOLF", String(format: "avg %.1f over %d active lengths", average, swolf.sampleCount)])
+        }
+        if let recovery = recoveryLine(workout.metadata) { header.append(["recovery", recovery]) }
         var counters = "\(workout.counters.accepted) accepted, \(workout.counters.totalDropped) dropped"
         let reasons = workout.counters.dropped.filter { $0.value > 0 }.map { "\($0.key.rawValue) \($0.value)" }
         if !reasons.isEmpty { counters += " (" + reasons.sorted().joined(separator: ", ") + ")" }
@@ -147,7 +152,53 @@ enum Format {
             row(
                 number: "", type: workout.activityType, label: "total", offset: "", elapsed: workout.elapsed,
                 active: workout.duration, statistics: statistics))
-        return table(header) + [""] + table(rows, rightAligned: [0, 2, 3, 4, 5, 6, 7, 8, 9])
+        var lines = table(header) + [""] + table(rows, rightAligned: [0, 2, 3, 4, 5, 6, 7, 8, 9])
+        let sets = workout.events.filter { $0.metadata[MetadataKey.segmentKind] == .string("swimSet") }
+        if !sets.isEmpty {
+            var setRows: [[String]] = [["SET", "OFFSET", "TIME", "STYLE", "LENGTHS", "ACTIVE", "SWOLF"]]
+            for (index, set) in sets.enumerated() {
+                var style = "-"
+                if case .string(let value)? = set.metadata[SwimMetadataKey.strokeStyle] { style = value }
+                var lengths = "-"
+                if case .int(let value)? = set.metadata[SwimMetadataKey.lengths] { lengths = "\(value)" }
+                var active = "-"
+                if case .int(let value)? = set.metadata[SwimMetadataKey.activeLengths] { active = "\(value)" }
+                var swolf = "-"
+                if case .double(let value)? = set.metadata[SwimMetadataKey.swolf] { swolf = String(format: "%.1f", value) }
+                setRows.append([
+                    "\(index + 1)", duration(set.start.timeIntervalSince(workout.start)), duration(set.duration), style,
+                    lengths, active, swolf,
+                ])
+            }
+            lines += [""] + table(setRows, rightAligned: [0, 1, 2, 4, 5, 6])
+        }
+        return lines
+    }
+
+    /// `HRR1 34 bpm (168 → 134), 2-min drop 58 bpm`, or why they are missing; nil when neither is known.
+    static func recoveryLine(_ metadata: Metadata) -> String? {
+        func number(_ key: String) -> Double? {
+            if case .double(let value)? = metadata[key] { return value }
+            return nil
+        }
+        func reason(_ key: String) -> String? {
+            if case .string(let raw)? = metadata[key] {
+                return HeartRateRecoveryUnavailable(rawValue: raw)?.description ?? raw
+            }
+            return nil
+        }
+        var parts: [String] = []
+        if let value = number(MetadataKey.heartRateRecoveryOneMinute) {
+            parts.append("HRR1 " + whole(value, "bpm"))
+        } else if let why = reason(MetadataKey.heartRateRecoveryOneMinuteUnavailable) {
+            parts.append("HRR1 unavailable: \(why)")
+        }
+        if let value = number(MetadataKey.heartRateRecoveryTwoMinutes) {
+            parts.append("2-min drop " + whole(value, "bpm"))
+        } else if let why = reason(MetadataKey.heartRateRecoveryTwoMinutesUnavailable) {
+            parts.append("2-min drop unavailable: \(why)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 
     private static func row(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WorkoutEngine
 import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
@@ -26,6 +27,19 @@ struct ReplayCommand: ParsableCommand {
             return speed
         })
     var speed: ReplaySpeed = .max
+    @Option(
+        help: ArgumentHelp(
+            "How a multisport race changes legs: buttons (the watch's NEXT button) or automatic (detected).",
+            valueName: "mode"),
+        transform: { text in
+            guard let mode = ReplayOptions.LegChanges(rawValue: text) else {
+                throw ValidationError("--legs takes buttons or automatic, not '\(text)'")
+            }
+            return mode
+        })
+    var legs: ReplayOptions.LegChanges = .buttons
+    @Flag(help: "Auto-pause when the athlete stops (cycling < 1 m/s, running < 0.5 m/s, for 3 s).")
+    var autoPause = false
     @OptionGroup var store: StoreOptions
     @Option(help: ArgumentHelp("Where to write the ground truth JSON (default: next to the store).", valueName: "path"))
     var truth: String?
@@ -42,7 +56,8 @@ struct ReplayCommand: ParsableCommand {
         let total = Self.raceSeconds(scenario, seed: seed)
         let showProgress = isatty(STDERR_FILENO) == 1 && !output.json
         let result = try userFacing { () throws(StoreError) in
-            try RaceReplay.run(scenario, seed: seed, into: database, speed: speed) { progress in
+            let options = ReplayOptions(speed: speed, legChanges: legs, autoPause: autoPause ? .standard : nil)
+            return try RaceReplay.run(scenario, seed: seed, into: database, options: options) { progress in
                 guard showProgress else { return }
                 Self.drawProgress(progress, total: total)
             }

@@ -17,7 +17,7 @@ struct WorkoutCommand: ParsableCommand {
         version: version,
         subcommands: [
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
-            DebugRecordCommand.self,
+            RecordCommand.self, PortsCommand.self, DebugRecordCommand.self,
         ]
     )
 }

@@ -132,6 +132,12 @@ struct BuilderCore: Sendable {
     var routePointCount = 0
     var recordsChanges: Bool
     var outbox: [RecordingChange] = []
+    /// With automatic transitions: the masks of the planned legs.
+    var planMasks: [UInt32] = []
+    /// While a session detects transitions: the next planned leg's mask. The open last activity also
+    /// collects those types, so the first seconds of a leg that is detected after the fact (T1, T2)
+    /// are kept and attributed to it once its boundary exists. 0 otherwise.
+    var lookaheadMask: UInt32 = 0
 
     struct StreamKey: Hashable, Sendable {
         var type: QuantityType
@@ -147,7 +153,11 @@ struct BuilderCore: Sendable {
         }
         self.configuration = configuration
         holdCap = options.holdCap
-        reorderWindow = options.reorderWindow
+        reorderWindow = options.effectiveReorderWindow(for: configuration)
+        let plan = configuration.plannedLegs
+        if options.automaticTransitions.enabled, !plan.isEmpty {
+            planMasks = plan.map { options.dataSource.mask(for: $0) }
+        }
         policy = options.invalidInput
         dataSource = options.dataSource
         workoutMask = options.dataSource.mask(for: configuration)
@@ -175,6 +185,24 @@ struct BuilderCore: Sendable {
     mutating func takeOutbox() -> [RecordingChange] {
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox
+    }
+
+    /// Throws what `add(samples:)` would throw before changing anything (state, reject policy).
+    func precheck(samples: [QuantitySample]) throws(EngineError) {
+        try requireAccepting("add samples")
+        if policy == .reject {
+            for sample in samples {
+                if let error = rejection(for: sample) { throw error }
+            }
+        }
+    }
+
+    /// The earliest instant a pause or boundary may be placed at, from `t` on: at or after every
+    /// folded interval, after every folded reading.
+    func earliestUnsettled(from t: Seconds) -> Seconds {
+        var result = Swift.max(t, settledThrough)
+        if result <= settledInstant { result = settledInstant.nextUp }
+        return result
     }
 
     private func requireAccepting(_ operation: String) throws(EngineError) {
@@ -381,7 +409,12 @@ struct BuilderCore: Sendable {
     /// The collection mask in force at instant `t`: the activity's, or the workout's between activities.
     @inline(__always)
     private func collectMask(at t: Seconds) -> UInt32 {
-        if let index = activityIndex(at: t) { return activities[index].collectMask }
+        if let index = activityIndex(at: t) {
+            if lookaheadMask != 0, index + 1 == activities.count, activities[index].end == nil {
+                return activities[index].collectMask | lookaheadMask
+            }
+            return activities[index].collectMask
+        }
         return workoutMask
     }
 
@@ -475,9 +508,14 @@ struct BuilderCore: Sendable {
     private mutating func distributeAmount(_ amount: Double, from a: Seconds, to b: Seconds, typeIndex: Int) {
         if b > a {
             let total = b - a
+            // The activity the amount started in took it; another activity it straddles into gets
+            // its share only if it collects the type (a leg does not count what it does not collect).
+            let home = activityIndex(at: a)
+            let bit = UInt32(1) << UInt32(typeIndex)
             Self.forEachOverlap(
                 a, b, workoutStart: workoutStart, workoutEnd: workoutEnd, activities: activities, inactive: inactive
             ) { span, active in
+                if span > 0, span - 1 != home, activities[span - 1].collectMask & bit == 0 { return }
                 accumulators[span * Self.typeCount + typeIndex].addAmount(amount * active / total, at: a)
             }
             return
@@ -506,6 +544,7 @@ struct BuilderCore: Sendable {
         var redundant = 0
         for event in newEvents {
             if let key = firstNonFiniteKey(event.metadata) { throw .invalidMetadata(key: key) }
+            if let problem = PoolLength.problem(with: event) { throw .invalidLength(start: event.start, problem: problem) }
             let start = seconds(event.start)
             guard event.duration.isFinite, event.duration >= 0, event.type.hasDuration || event.duration == 0 else {
                 throw .invalidEventDuration(event.type, duration: event.duration)
@@ -755,13 +794,27 @@ struct BuilderCore: Sendable {
     func snapshotWorkout(at now: Seconds) -> Workout {
         let end = readEnd(now: now)
         let settled = settledCopy(readEnd: end)
-        let sortedEvents = events.enumerated().sorted { lhs, rhs in
+        var sortedEvents = events.enumerated().sorted { lhs, rhs in
             lhs.element.start == rhs.element.start ? lhs.offset < rhs.offset : lhs.element.start < rhs.element.start
         }.map(\.element)
+        var activities = settled.activitySnapshots(readEnd: end)
+        var statistics = settled.statistics(span: 0, start: workoutStart, end: end)
+        // SWOLF is derived from the pool lengths, never accumulated from samples.
+        statistics[.swimmingSWOLF] = nil
+        for index in activities.indices { activities[index].statistics[.swimmingSWOLF] = nil }
+        if let swim = SwimAnalysis.analyze(sortedEvents, activityIndex: { activityIndex(at: seconds($0)) }) {
+            sortedEvents = swim.events
+            statistics[.swimmingSWOLF] = swim.workout.statistics(
+                start: date(workoutStart), end: date(end), duration: activeLength(workoutStart, end))
+            for (index, tally) in swim.activities where index < activities.count {
+                let activity = activities[index]
+                activities[index].statistics[.swimmingSWOLF] = tally.statistics(
+                    start: activity.start, end: activity.end ?? date(end), duration: activity.duration)
+            }
+        }
         return Workout(
             id: workoutID, configuration: configuration, start: date(workoutStart), end: date(end),
-            duration: activeLength(workoutStart, end), activities: settled.activitySnapshots(readEnd: end),
-            events: sortedEvents, metadata: metadata,
-            statistics: settled.statistics(span: 0, start: workoutStart, end: end), counters: counters)
+            duration: activeLength(workoutStart, end), activities: activities,
+            events: sortedEvents, metadata: metadata, statistics: statistics, counters: counters)
     }
 }

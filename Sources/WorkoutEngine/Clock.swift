@@ -16,6 +16,25 @@ public struct SystemClock: WorkoutClock {
     public func now() -> Date { Date() }
 }
 
+/// The wall clock run faster: `start` + (wall time since creation) × `rate`.
+///
+/// For recording sensors that a simulator plays faster than real time (`watch-sim --speed 100`
+/// with `workout record --time-scale 100`): recorded instants then advance at the race's pace.
+public struct ScaledClock: WorkoutClock {
+    public let start: Date
+    public let rate: Double
+    private let origin: Date
+
+    /// - Parameter rate: race seconds per wall second; must be finite and > 0 (else 1).
+    public init(start: Date = Date(), rate: Double) {
+        self.start = start
+        self.rate = rate.isFinite && rate > 0 ? rate : 1
+        origin = Date()
+    }
+
+    public func now() -> Date { start.addingTimeInterval(Date().timeIntervalSince(origin) * rate) }
+}
+
 /// A clock that only moves when told: virtual time for replays and tests. Thread-safe.
 public final class ManualClock: WorkoutClock {
     private let current: Mutex<Date>

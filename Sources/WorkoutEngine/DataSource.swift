@@ -7,7 +7,8 @@ import WorkoutModel
 /// and walking add walking/running distance, running speed, cadence, power and stride; transitions
 /// add walking/running distance. A swim-bike-run workout outside its legs, and `other`, collect
 /// everything. Set `explicitTypes` to collect one fixed set everywhere instead. Samples of a type
-/// the current activity does not collect are dropped and counted as `notCollected`.
+/// the current activity does not collect are dropped and counted as `notCollected`; SWOLF samples
+/// always are (SWOLF is derived from pool lengths).
 public struct WorkoutDataSource: Sendable, Hashable {
     /// When set, every activity collects exactly these types.
     public var explicitTypes: Set<QuantityType>?
@@ -36,7 +37,9 @@ public struct WorkoutDataSource: Sendable, Hashable {
         }
     }
 
+    /// The collection mask; SWOLF is derived from length events and never collected as samples.
     func mask(for configuration: WorkoutConfiguration) -> UInt32 {
         typesToCollect(for: configuration).reduce(0) { $0 | (1 << UInt32($1.index)) }
+            & ~(1 << UInt32(QuantityType.swimmingSWOLF.index))
     }
 }

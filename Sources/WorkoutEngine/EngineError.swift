@@ -40,6 +40,10 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     case invalidOption(String)
     case invalidMetadata(key: String)
+    /// A lap event's pool-length metadata (kind, strokes, style) is malformed.
+    case invalidLength(start: Date, problem: String)
+    /// Heart-rate recovery asked for before exercise stopped, or after it was finished.
+    case recoveryState(String)
 
     public var description: String {
         switch self {
@@ -118,6 +122,10 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid builder option: \(detail)"
         case .invalidMetadata(let key):
             return "metadata '\(key)' is not a finite value (NaN or infinite); drop the key or fix the value"
+        case .invalidLength(let start, let problem):
+            return "the pool length starting at \(start) is malformed: \(problem); fix the watch's length data"
+        case .recoveryState(let detail):
+            return "heart-rate recovery: \(detail)"
         }
     }
 }

@@ -93,7 +93,7 @@ public final class LiveWorkoutBuilder: Sendable {
     @discardableResult
     public func add(_ samples: [QuantitySample]) throws(EngineError) -> IngestReport {
         try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
-            try core.builder.add(samples: samples)
+            try core.ingest(samples: samples)
         }
     }
 
@@ -103,7 +103,7 @@ public final class LiveWorkoutBuilder: Sendable {
     /// is normalised away and counted as `redundantPauseOrResume`, not stored.
     public func add(_ events: [WorkoutEvent]) throws(EngineError) {
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
-            try core.builder.add(events: events)
+            try core.ingest(events: events)
         }
     }
 
@@ -112,7 +112,7 @@ public final class LiveWorkoutBuilder: Sendable {
     public func addRoute(_ points: [RoutePoint]) throws(EngineError) -> IngestReport {
         // In place, like samples: the route path validates everything before its first mutation.
         try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
-            try core.builder.add(route: points)
+            try core.ingest(route: points)
         }
     }
 
@@ -150,8 +150,11 @@ public final class LiveWorkoutBuilder: Sendable {
     /// options gives the same workout, activities and statistics.
     public func apply(_ change: RecordingChange) throws(EngineError) {
         if case .samples(let samples) = change {
-            // The sample path is applied in place, as `add` does (it never throws after mutating).
-            _ = try add(samples)
+            // The sample path is applied in place, as `add` does (it never throws after mutating);
+            // without the detectors: what they decided is in the changes already.
+            _ = try storage.mutate { (core: inout RecordingCore) throws(EngineError) -> IngestReport in
+                try core.builder.add(samples: samples)
+            }
             return
         }
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
@@ -212,16 +215,20 @@ extension RecordingCore {
                 case .stopped: .stop(at: stateChange.date)
                 case .ended: .end(at: stateChange.date, reason: stateChange.endReason ?? .user)
                 }
+            let previous = machine.lastChange
             let applied = try machine.apply(call)
             self.machine = machine
             builder.emit(.sessionState(applied))
+            exerciseMayHaveStopped(applied, previousChange: previous)
         case .collectionBegan(let start, let workoutID):
             builder.workoutID = workoutID
             try builder.beginCollection(at: start)
         case .samples(let samples):
+            observeHeartRateTail(samples)
             _ = try builder.add(samples: samples)
         case .events(let events):
             try builder.add(events: events)
+            autoPause.paused = builder.inactive.motionPaused
         case .route(let points):
             _ = try builder.add(route: points)
         case .activityBegan(let activity):
@@ -230,6 +237,11 @@ extension RecordingCore {
             _ = try addActivity(
                 id: activity.id, configuration: activity.configuration, start: activity.start, end: activity.end,
                 metadata: activity.metadata)
+            // A leg the detector did not make was an explicit change: detection stayed off after it.
+            if builder.activities.count > 1, activity.metadata[MetadataKey.detectedBy] != .string("automatic") {
+                transitions = nil
+            }
+            syncLookahead()
         case .activityUpdated(let id, let end, let metadata):
             try builder.updateActivity(id: id, end: end, metadata: metadata)
         case .metadata(let metadata):
@@ -268,8 +280,12 @@ extension RecordingCore {
     )
         -> Int?
     {
-        let next = (current ?? -1) + 1
-        if next < plan.count, plan[next].activityType == configuration.activityType { return next }
+        // The first later leg of that type (a detected race may skip a transition).
+        var next = (current ?? -1) + 1
+        while next < plan.count {
+            if plan[next].activityType == configuration.activityType { return next }
+            next += 1
+        }
         return current
     }
 }

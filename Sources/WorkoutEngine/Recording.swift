@@ -74,6 +74,8 @@ public struct BuilderOptions: Sendable {
     /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
     /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
     /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
+    /// Detectors raise it where they place changes in the past: to `automaticTransitions.lookback`
+    /// for a swim-bike-run session with detection on, to the longest auto-pause hold + 2 s.
     public var reorderWindow: TimeInterval = 2
     /// Invalid samples, events and route points: dropped and counted (default) or rejected.
     public var invalidInput: InvalidInputPolicy = .dropAndCount
@@ -83,18 +85,41 @@ public struct BuilderOptions: Sendable {
     public var identifiers: IdentifierSource = .random
     /// The workout's id; nil draws it from `identifiers`. Recovery sets it to the journaled id.
     public var workoutID: UUID?
+    /// Automatic swim → T1 → bike → T2 → run detection for swim-bike-run sessions (on by default;
+    /// the first explicit leg change turns it off). Sessions only.
+    public var automaticTransitions = TransitionDetectionOptions()
+    /// Auto-pause rules; nil (the default) never auto-pauses. Sessions only.
+    public var autoPause: AutoPauseSettings?
+    /// Heart-rate recovery after stop (on by default). Sessions only.
+    public var heartRateRecovery = HeartRateRecoveryOptions()
 
     public init(
         holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
         dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random,
-        workoutID: UUID? = nil
+        workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
+        autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions()
     ) {
         self.workoutID = workoutID
+        self.automaticTransitions = automaticTransitions
+        self.autoPause = autoPause
+        self.heartRateRecovery = heartRateRecovery
         self.holdCap = holdCap
         self.reorderWindow = reorderWindow
         self.invalidInput = invalidInput
         self.dataSource = dataSource
         self.identifiers = identifiers
+    }
+
+    /// The reorder window the builder uses for `configuration` (see `reorderWindow`).
+    func effectiveReorderWindow(for configuration: WorkoutConfiguration) -> TimeInterval {
+        var window = reorderWindow
+        if automaticTransitions.enabled, !configuration.plannedLegs.isEmpty {
+            window = Swift.max(window, automaticTransitions.lookback)
+        }
+        if let autoPause, let hold = autoPause.rules.values.map(\.holdTime).max() {
+            window = Swift.max(window, hold + 2)
+        }
+        return window
     }
 
     func validate() throws(EngineError) {
@@ -104,6 +129,9 @@ public struct BuilderOptions: Sendable {
         guard reorderWindow.isFinite, reorderWindow >= 0 else {
             throw .invalidOption("reorderWindow must be a finite number of seconds >= 0, got \(reorderWindow)")
         }
+        try automaticTransitions.validate()
+        try autoPause?.validate()
+        try heartRateRecovery.validate()
     }
 }
 

@@ -9,6 +9,29 @@ struct RecordingCore: Sendable {
     var builder: BuilderCore
     /// Index into the configuration's planned legs of the current leg, once a plan is running.
     var legIndex: Int?
+    /// Session detectors (nil when off or without a session): transitions, auto-pause, recovery.
+    var transitions: TransitionDetector?
+    var autoPauseSettings: AutoPauseSettings?
+    var autoPause = AutoPauseDetector()
+    var recovery: RecoveryCollector?
+    /// Detected changes the builder refused (should stay 0; shown to the user when not).
+    var detectorFailures = 0
+
+    /// A builder without a session: no detectors.
+    init(builder: BuilderCore) {
+        self.builder = builder
+    }
+
+    /// A session's core with the detectors its options turn on.
+    init(machine: SessionStateMachine, builder: BuilderCore, options: BuilderOptions) {
+        self.machine = machine
+        self.builder = builder
+        if options.automaticTransitions.enabled, !builder.configuration.plannedLegs.isEmpty {
+            transitions = TransitionDetector(options: options.automaticTransitions)
+        }
+        autoPauseSettings = options.autoPause
+        if options.heartRateRecovery.enabled { recovery = RecoveryCollector(options: options.heartRateRecovery) }
+    }
 }
 
 /// The shared, locked home of one recording; the session and its builder are views onto it.
@@ -54,6 +77,11 @@ final class RecordingStorage: Sendable {
             if !current.builder.outbox.isEmpty { deliver(current.builder.takeOutbox()) }
             return result
         }
+    }
+
+    /// Runs a non-throwing `body` in place (state the sink does not see, such as recovery readings).
+    func mutateInPlace<R: Sendable>(_ body: (inout RecordingCore) -> R) -> R {
+        core.withLock { body(&$0) }
     }
 
     private func deliver(_ changes: [RecordingChange]) {

@@ -28,7 +28,8 @@ public final class WorkoutSession: Sendable {
     ) throws(EngineError) {
         let core = try BuilderCore(configuration: configuration, options: options, recordsChanges: sink != nil)
         storage = RecordingStorage(
-            core: RecordingCore(machine: SessionStateMachine(), builder: core), clock: clock, sink: sink)
+            core: RecordingCore(machine: SessionStateMachine(), builder: core, options: options), clock: clock,
+            sink: sink)
         builder = LiveWorkoutBuilder(storage: storage)
     }
 
@@ -89,7 +90,9 @@ public final class WorkoutSession: Sendable {
     ) throws(EngineError) -> WorkoutActivity {
         let at = now(date)
         return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
-            try core.beginNewActivity(configuration: configuration, at: at, metadata: metadata, call: .beginNewActivity)
+            core.transitions = nil  // an explicit change wins over detection
+            return try core.beginNewActivity(
+                configuration: configuration, at: at, metadata: metadata, call: .beginNewActivity)
         }
     }
 
@@ -98,6 +101,8 @@ public final class WorkoutSession: Sendable {
         let at = now(date)
         try storage.transaction { (core: inout RecordingCore) throws(EngineError) in
             try core.requireActivityCall(.endCurrentActivity, at: at)
+            core.transitions = nil
+            core.syncLookahead()
             guard let index = core.builder.currentActivityIndex else { throw .noCurrentActivity }
             try core.builder.updateActivity(id: core.builder.activities[index].id, end: at, metadata: [:])
         }
@@ -113,7 +118,56 @@ public final class WorkoutSession: Sendable {
             let plan = core.builder.configuration.plannedLegs
             let next = (core.legIndex ?? -1) + 1
             guard next < plan.count else { throw .noNextLeg(core.builder.configuration.activityType) }
+            core.transitions = nil
             return try core.beginNewActivity(configuration: plan[next], at: at, metadata: [:], call: .advanceLeg)
+        }
+    }
+
+    // MARK: detectors
+
+    /// Whether automatic transition detection is still on (swim-bike-run, no explicit change yet).
+    public var detectsTransitions: Bool { storage.read { $0.transitions != nil } }
+
+    /// Detected changes the builder could not take (0 unless something is wrong; shown to users).
+    public var detectorFailures: Int { storage.read { $0.detectorFailures } }
+
+    // MARK: heart-rate recovery
+
+    /// When the heart-rate recovery window closes (stop + window); nil before stop or when off.
+    public var heartRateRecoveryWindowEnd: Date? { storage.read { $0.recovery?.windowEnd.map(date) } }
+
+    /// The recovery result once `finishHeartRateRecovery` computed it.
+    public var heartRateRecovery: HeartRateRecoveryResult? { storage.read { $0.recovery?.result } }
+
+    /// Adds heart-rate readings taken after stop, for the recovery (DESIGN §8); returns how many
+    /// were kept. Readings of other types, before the stop, after the window, impossible values or
+    /// after the recovery finished are not kept (the return value says how many were).
+    @discardableResult
+    public func addRecoveryHeartRate(_ samples: [QuantitySample]) -> Int {
+        storage.mutateInPlace { core in
+            guard core.recovery?.endOfExercise != nil else { return 0 }
+            var kept = 0
+            for sample in samples where sample.type == .heartRate {
+                guard let value = try? sample.validate() else { continue }
+                if core.recovery?.observeRecovery(HeartRateReading(time: seconds(sample.start), value: value)) == true {
+                    kept += 1
+                }
+            }
+            return kept
+        }
+    }
+
+    /// Computes the heart-rate recovery from what was collected up to `date` (now by default) and
+    /// returns it; later calls return the same result.
+    ///
+    /// Call it when the window closes (`heartRateRecoveryWindowEnd`), or earlier to cut it short:
+    /// values whose windows were not reached are unavailable with `.windowCutShort`.
+    /// - Throws: `.recoveryState` before the session stopped.
+    @discardableResult
+    public func finishHeartRateRecovery(at date: Date? = nil) throws(EngineError) -> HeartRateRecoveryResult {
+        let end = now(date)
+        return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> HeartRateRecoveryResult in
+            try core.finishRecovery(at: end)
         }
     }
 }
@@ -122,6 +176,7 @@ extension RecordingCore {
     /// A session call and its builder effects; runs on a transaction copy.
     mutating func perform(_ call: SessionCall) throws(EngineError) {
         guard var machine else { return }
+        let previous = machine.lastChange
         let change = try machine.apply(call)
         self.machine = machine
         builder.emit(.sessionState(change))
@@ -132,14 +187,38 @@ extension RecordingCore {
             if let first = plan.first, builder.activities.isEmpty, builder.state == .collecting {
                 _ = try addActivity(id: builder.nextID(), configuration: first, start: at, end: nil, metadata: [:])
             }
-        case .pause(let at):
-            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .pause, start: at)]) }
-        case .resume(let at):
-            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: .resume, start: at)]) }
+            syncLookahead()
+        case .pause(let at), .resume(let at):
+            // A motion event a detector placed at the newest reading may be later than a pause dated
+            // inside the reorder window: the pause event then takes that instant.
+            let type: WorkoutEventType = if case .pause = call { .pause } else { .resume }
+            let time = Swift.max(seconds(at), builder.inactive.lastEventTime)
+            if builder.state == .collecting { try builder.add(events: [WorkoutEvent(type: type, start: date(time))]) }
         case .stop(let at), .end(let at, _):
             if builder.state == .collecting { try builder.endCollection(at: at) }
         case .prepare:
             break
+        }
+        exerciseMayHaveStopped(change, previousChange: previous)
+    }
+
+    /// Starts the heart-rate recovery when `change` stopped exercise. Paused at the stop, exercise
+    /// ended when the pause began (the heart rate already fell during it).
+    mutating func exerciseMayHaveStopped(_ change: SessionStateChange, previousChange: Date?) {
+        guard change.to == .stopped || change.to == .ended, change.from == .running || change.from == .paused else {
+            return
+        }
+        let end = change.from == .paused ? (previousChange ?? change.date) : change.date
+        recovery?.stop(at: seconds(end))
+    }
+
+    /// Sets the builder's next-leg collection mask: only while transitions are being detected.
+    mutating func syncLookahead() {
+        let masks = builder.planMasks
+        if transitions != nil, let leg = legIndex, leg + 1 < masks.count {
+            builder.lookaheadMask = masks[leg + 1]
+        } else {
+            builder.lookaheadMask = 0
         }
     }
 
@@ -160,9 +239,18 @@ extension RecordingCore {
         try requireActivityCall(call, at: date)
         if let index = builder.currentActivityIndex {
             if builder.activities[index].start == seconds(date) { throw .activityWouldBeEmpty(start: date) }
+            if autoPause.paused {
+                // A motion pause ends with its leg: the next leg starts moving (or pauses by its own rule).
+                let time = Swift.max(seconds(date), builder.inactive.lastEventTime)
+                try builder.add(events: [WorkoutEvent(type: .motionResumed, start: Date(timeIntervalSinceReferenceDate: time))])
+                autoPause.paused = false
+            }
+            autoPause.reset()
             try builder.updateActivity(id: builder.activities[index].id, end: date, metadata: [:])
         }
-        return try addActivity(
+        let activity = try addActivity(
             id: builder.nextID(), configuration: configuration, start: date, end: nil, metadata: metadata)
+        syncLookahead()
+        return activity
     }
 }

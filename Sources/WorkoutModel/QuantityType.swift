@@ -26,6 +26,9 @@ public enum QuantityType: String, Sendable, Codable, Hashable, CaseIterable, Cod
     case runningStrideLength
     case activeEnergyBurned
     case heartRateRecoveryOneMinute
+    /// SWOLF of pool lengths (length seconds + strokes). Derived by the engine from length events,
+    /// never collected as samples: an activity's statistic is the mean over its active lengths.
+    case swimmingSWOLF
 
     /// A dense index (0 ..< allCases.count) for array-backed tables on hot paths.
     @inlinable
@@ -45,6 +48,7 @@ public enum QuantityType: String, Sendable, Codable, Hashable, CaseIterable, Cod
         case .runningStrideLength: 11
         case .activeEnergyBurned: 12
         case .heartRateRecoveryOneMinute: 13
+        case .swimmingSWOLF: 14
         }
     }
 
@@ -53,7 +57,7 @@ public enum QuantityType: String, Sendable, Codable, Hashable, CaseIterable, Cod
         switch self {
         case .heartRate, .cyclingCadence, .runningCadence, .heartRateRecoveryOneMinute: .countPerMinute
         case .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .runningStrideLength: .meter
-        case .swimmingStrokeCount: .count
+        case .swimmingStrokeCount, .swimmingSWOLF: .count
         case .cyclingPower, .runningPower: .watt
         case .cyclingSpeed, .runningSpeed: .meterPerSecond
         case .activeEnergyBurned: .kilocalorie
@@ -79,6 +83,7 @@ public enum QuantityType: String, Sendable, Codable, Hashable, CaseIterable, Cod
         switch self {
         case .heartRate: 1...300
         case .heartRateRecoveryOneMinute: -300...300
+        case .swimmingSWOLF: 0...10_000
         case .cyclingSpeed, .runningSpeed: 0...100
         case .cyclingPower, .runningPower: 0...5000
         case .cyclingCadence, .runningCadence: 0...500

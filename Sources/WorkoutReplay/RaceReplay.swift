@@ -37,10 +37,37 @@ public struct ReplayProgress: Sendable {
 
 /// What a replay produced.
 public struct ReplayResult: Sendable {
+    /// The saved workout (with the heart-rate recovery merged into its metadata when there is one).
     public var workout: Workout
     public var truth: GroundTruth
     /// How many samples the sensors sent during the race (what the builder was offered).
     public var samplesSent: Int
+    /// The heart-rate recovery computed from the post-race heart rate.
+    public var heartRateRecovery: HeartRateRecoveryResult?
+    /// Detected changes the builder refused (0 unless something is wrong).
+    public var detectorFailures: Int = 0
+}
+
+/// How a replay finds the legs of a multisport race and what else it turns on.
+public struct ReplayOptions: Sendable {
+    /// How legs change in a multisport race.
+    public enum LegChanges: String, Sendable, CaseIterable {
+        /// The watch's NEXT button at each leg's first second (explicit changes).
+        case buttons
+        /// No buttons: the session's automatic transition detection finds the legs.
+        case automatic
+    }
+
+    public var speed: ReplaySpeed = .max
+    public var legChanges: LegChanges = .buttons
+    /// Auto-pause rules for the session; nil never auto-pauses.
+    public var autoPause: AutoPauseSettings?
+
+    public init(speed: ReplaySpeed = .max, legChanges: LegChanges = .buttons, autoPause: AutoPauseSettings? = nil) {
+        self.speed = speed
+        self.legChanges = legChanges
+        self.autoPause = autoPause
+    }
 }
 
 /// Replays a simulated race through the same live path as a recording: a journaled session and
@@ -55,32 +82,49 @@ public enum RaceReplay {
         _ scenario: Scenario, seed: UInt64, into store: WorkoutStore, speed: ReplaySpeed = .max,
         progress: (@Sendable (ReplayProgress) -> Void)? = nil
     ) throws(StoreError) -> ReplayResult {
+        try run(scenario, seed: seed, into: store, options: ReplayOptions(speed: speed), progress: progress)
+    }
+
+    /// Runs `scenario` with `seed` into `store` with `options`.
+    ///
+    /// After the finish the post-race heart rate feeds the session's heart-rate recovery; the
+    /// workout is saved at the finish and the recovery attached as soon as the post-race data has
+    /// been replayed.
+    public static func run(
+        _ scenario: Scenario, seed: UInt64, into store: WorkoutStore, options: ReplayOptions,
+        progress: (@Sendable (ReplayProgress) -> Void)? = nil
+    ) throws(StoreError) -> ReplayResult {
+        let speed = options.speed
         var simulator = WatchSimulator(scenario: scenario, seed: seed)
         let clock = ManualClock(simulator.start)
         // The ids derive from the scenario and the seed: the same replay gives the same workout, and
         // different scenarios with one seed do not collide.
         let identifiers = IdentifierSource.seeded(seed ^ fnv1a(scenario.name))
         let recording = try store.beginRecording(
-            configuration: scenario.configuration, clock: clock, options: BuilderOptions(identifiers: identifiers))
+            configuration: scenario.configuration, clock: clock,
+            options: BuilderOptions(identifiers: identifiers, autoPause: options.autoPause))
 
         var truth = GroundTruthRecorder(scenario: scenario)
         var sent = 0
         let wallStart = Date()
+        var recoveryEnd: Date?
         do {
             try recording.session.start(at: simulator.start)
             var stopped = false
             while let second = simulator.next() {
                 truth.observe(second)
                 guard let leg = second.leg else {
-                    // After the finish: the recovery window (heart-rate recovery arrives with its issue).
+                    // After the finish: the heart rate of the recovery window.
                     if !stopped {
                         try finish(recording, at: second.time)
                         stopped = true
                     }
+                    recording.session.addRecoveryHeartRate(second.samples)
+                    recoveryEnd = second.time.addingTimeInterval(1)
                     continue
                 }
                 clock.set(second.time)
-                if second.beginsLeg, !scenario.configuration.plannedLegs.isEmpty {
+                if second.beginsLeg, !scenario.configuration.plannedLegs.isEmpty, options.legChanges == .buttons {
                     try recording.session.advanceToNextLeg(at: second.time)
                 }
                 try recording.builder.add(second.samples)
@@ -114,8 +158,23 @@ public enum RaceReplay {
             try? recording.discard()
             throw .database(path: store.path, detail: String(describing: error))
         }
-        let workout = try recording.finish()
-        return ReplayResult(workout: workout, truth: truth.result(of: simulator), samplesSent: sent)
+        var workout = try recording.finish()
+        var recovery: HeartRateRecoveryResult?
+        if let stop = recording.session.stopDate {
+            do {
+                let result = try recording.session.finishHeartRateRecovery(at: recoveryEnd ?? stop)
+                try store.attachHeartRateRecovery(result, toWorkout: workout.id)
+                workout.metadata.merge(result.workoutMetadata) { _, new in new }
+                recovery = result
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .database(path: store.path, detail: String(describing: error))
+            }
+        }
+        return ReplayResult(
+            workout: workout, truth: truth.result(of: simulator), samplesSent: sent, heartRateRecovery: recovery,
+            detectorFailures: recording.session.detectorFailures)
     }
 
     /// FNV-1a of a name, to mix a scenario into a seed.

@@ -7,14 +7,57 @@ import CTerminalShims
 #endif
 
 /// What went wrong with a serial device or pseudo-terminal.
+///
+/// Every case about a device names its path, and the message says what to do.
 public enum SensorError: Error, Sendable, Equatable, CustomStringConvertible {
     case pseudoTerminal(String)
     case write(path: String, detail: String)
+    /// Nothing at the path (ENOENT), or no device behind it (ENXIO, ENODEV): unplugged or mistyped.
+    case deviceMissing(path: String, detail: String)
+    /// Another program has the device open exclusively (EBUSY, TIOCEXCL, or its lock).
+    case deviceBusy(path: String, detail: String)
+    /// The device exists but this user may not open it (EACCES, EPERM); `group` owns it.
+    case permissionDenied(path: String, group: String?)
+    /// The path is not a terminal device (a file, a directory, /dev/null …).
+    case notASerialDevice(path: String, detail: String)
+    /// The device refused (or did not keep) one of the line settings.
+    case unsupportedSetting(path: String, setting: String, detail: String)
+    /// A settings string (`115200,8N1,flow=rtscts`) that does not parse.
+    case invalidSettings(spec: String, detail: String)
+    /// Opening failed for another reason.
+    case open(path: String, detail: String)
+    /// Reading failed with an error that is not a disconnect.
+    case read(path: String, detail: String)
+    /// The transport was already closed.
+    case closed(path: String)
+    /// Listing the serial ports failed.
+    case listPorts(detail: String)
 
     public var description: String {
         switch self {
         case .pseudoTerminal(let detail): "cannot create a pseudo-terminal: \(detail)"
         case .write(let path, let detail): "cannot write to \(path): \(detail)"
+        case .deviceMissing(let path, let detail):
+            "no device at \(path) (\(detail)): check that it is plugged in and the path is right "
+                + "(`workout ports` lists serial ports; /dev/serial/by-id/ has names that survive a replug)"
+        case .deviceBusy(let path, let detail):
+            "\(path) is in use by another program (\(detail)): close that program and try again "
+                + "(`fuser -v \(path)` shows it; ModemManager sometimes grabs new USB serial devices)"
+        case .permissionDenied(let path, let group):
+            "no permission to open \(path): add your user to the group '\(group ?? "dialout")' that owns it "
+                + "(`sudo usermod -aG \(group ?? "dialout") $USER`, then log in again)"
+        case .notASerialDevice(let path, let detail):
+            "\(path) is not a serial device (\(detail)): give the path of a serial port "
+                + "(`workout ports` lists them) or of a pseudo-terminal (/dev/pts/N)"
+        case .unsupportedSetting(let path, let setting, let detail):
+            "\(path) does not support \(setting) (\(detail)): choose another value in the settings "
+                + "(e.g. 115200,8N1 or flow=none)"
+        case .invalidSettings(let spec, let detail):
+            "invalid serial settings '\(spec)': \(detail); write them like 115200,8N1 or 9600,7E2,flow=rtscts"
+        case .open(let path, let detail): "cannot open \(path): \(detail)"
+        case .read(let path, let detail): "cannot read from \(path): \(detail)"
+        case .closed(let path): "\(path) is already closed: open it again"
+        case .listPorts(let detail): "cannot list the serial ports: \(detail) (is /sys mounted?)"
         }
     }
 }
@@ -55,6 +98,22 @@ public final class PseudoTerminal: Sendable {
     deinit {
         close(slave)
         close(master)
+    }
+
+    /// Reads what the reader wrote to the slave side (up to `maxCount` bytes), waiting up to
+    /// `timeout` for the first byte; empty when nothing came.
+    public func read(upTo maxCount: Int = 4096, timeout: Duration) throws(SensorError) -> [UInt8] {
+        let (revents, pollError) = waitFor(master, events: Int16(POLLIN), timeout: timeout)
+        if pollError != 0 { throw .read(path: path, detail: "poll: \(errorText(pollError))") }
+        guard revents != 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: max(1, maxCount))
+        let count = bytes.withUnsafeMutableBytes { systemRead(master, $0) }
+        if count < 0 {
+            let code = errno
+            if code == EAGAIN || code == EINTR { return [] }
+            throw .read(path: path, detail: errorText(code))
+        }
+        return Array(bytes.prefix(count))
     }
 
     /// What a write does when the reader has not kept up and the terminal's buffer is full.

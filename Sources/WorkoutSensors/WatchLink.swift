@@ -61,6 +61,17 @@ public enum WatchLink {
         line("STK,\(endMilliseconds),\(durationMilliseconds),\(count)")
     }
 
+    /// `DST,<end ms>,<duration ms>,<metres>`: distance the watch measured over an interval (its own
+    /// GPS or accelerometer: an open-water swim, a transition), metres with up to three decimals.
+    public static func distance(endMilliseconds: Int, durationMilliseconds: Int, meters: Double) -> [UInt8] {
+        let value = meters.isFinite ? Swift.max(0, Swift.min(meters, 1e9)) : 0
+        let millimetres = Int((value * 1000).rounded())
+        let fraction = String(millimetres % 1000)
+        return line(
+            "DST,\(endMilliseconds),\(durationMilliseconds),\(millimetres / 1000)."
+                + String(repeating: "0", count: 3 - fraction.count) + fraction)
+    }
+
     /// `BTN,<ms>,<button>`: a button press.
     public static func button(milliseconds: Int, _ button: Button) -> [UInt8] {
         line("BTN,\(milliseconds),\(button.rawValue)")

@@ -11,6 +11,11 @@ struct JournalOptions: Codable, Sendable {
     var invalidInput: InvalidInputPolicy
     var explicitTypes: [QuantityType]?
     var seed: UInt64?
+    /// The detectors' settings (they change the builder's reorder window and collection masks).
+    /// Absent in journals written before they existed: detection off, as it was then.
+    var automaticTransitions: TransitionDetectionOptions?
+    var autoPause: AutoPauseSettings?
+    var heartRateRecovery: HeartRateRecoveryOptions?
 
     init(_ options: BuilderOptions) {
         holdCap = options.holdCap
@@ -18,13 +23,18 @@ struct JournalOptions: Codable, Sendable {
         invalidInput = options.invalidInput
         explicitTypes = options.dataSource.explicitTypes.map { $0.sorted { $0.rawValue < $1.rawValue } }
         seed = options.identifiers.seed
+        automaticTransitions = options.automaticTransitions
+        autoPause = options.autoPause
+        heartRateRecovery = options.heartRateRecovery
     }
 
     func builderOptions(workoutID: UUID) -> BuilderOptions {
         BuilderOptions(
             holdCap: holdCap, reorderWindow: reorderWindow, invalidInput: invalidInput,
             dataSource: WorkoutDataSource(explicitTypes: explicitTypes.map(Set.init)),
-            identifiers: seed.map { IdentifierSource.seeded($0) } ?? .random, workoutID: workoutID)
+            identifiers: seed.map { IdentifierSource.seeded($0) } ?? .random, workoutID: workoutID,
+            automaticTransitions: automaticTransitions ?? TransitionDetectionOptions(enabled: false),
+            autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions())
     }
 }
 

@@ -315,6 +315,43 @@ public final class WorkoutStore: Sendable {
         return try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'anchor'") ?? 0
     }
 
+    /// Attaches a heart-rate recovery to a saved workout (DESIGN §8): the heartRateRecoveryOneMinute
+    /// sample when there is one, and the values (or the reasons they are missing) merged into the
+    /// workout's metadata. The workout's anchor moves, so anchored queries report it again.
+    /// Attaching again replaces the earlier recovery (sample and metadata).
+    ///
+    /// - Throws: `.workoutNotFound` when no finished workout has the id.
+    public func attachHeartRateRecovery(_ result: HeartRateRecoveryResult, toWorkout id: UUID) throws(StoreError) {
+        try write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, metadata FROM workout WHERE uuid = ? AND recording = 0",
+                    arguments: [id.uuidString])
+            else { throw StoreError.workoutNotFound(id) }
+            let rowID: Int64 = row["id"]
+            var metadata = try JSON.decode(Metadata.self, row["metadata"] as String)
+            // Attaching again replaces what an earlier attach stored.
+            for key in [
+                MetadataKey.heartRateRecoveryOneMinute, MetadataKey.heartRateRecoveryTwoMinutes,
+                MetadataKey.heartRateRecoveryOneMinuteUnavailable, MetadataKey.heartRateRecoveryTwoMinutesUnavailable,
+            ] {
+                metadata[key] = nil
+            }
+            try db.execute(
+                sql: "DELETE FROM sample WHERE workout_id = ? AND type = ?",
+                arguments: [rowID, QuantityType.heartRateRecoveryOneMinute.rawValue])
+            metadata.merge(result.workoutMetadata) { _, new in new }
+            if let sample = result.sample {
+                var inserter = try SampleInserter(db)
+                try inserter.insert(sample, workout: rowID)
+            }
+            try db.execute(
+                sql: "UPDATE workout SET metadata = ?, anchor = ? WHERE id = ?",
+                arguments: [try JSON.encode(metadata), try nextAnchor(db), rowID])
+        }
+        broadcaster.publish(.added([id]))
+    }
+
     // MARK: deleting
 
     /// Deletes a workout and everything attached to it; anchored queries report it as deleted.

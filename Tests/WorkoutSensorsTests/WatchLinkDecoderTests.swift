@@ -53,7 +53,7 @@ struct WatchLinkDecoderTests {
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
                 "../../docs/watch-link.md"), encoding: .utf8)
         let examples = documentation.split(separator: "\n").filter { $0.hasPrefix("$WL1,") && !$0.contains("<") }
-        #expect(examples.count == 7)
+        #expect(examples.count == 8)
         for example in examples {
             let star = try #require(example.lastIndex(of: "*"))
             let body = String(example[example.index(after: example.startIndex)..<star])
@@ -63,8 +63,15 @@ struct WatchLinkDecoderTests {
         #expect(gatt == Array("$WL1,GATT,12000,2A37,10960304*61\r\n".utf8), "the encoder writes the documented line")
         var decoder = WatchLinkDecoder()
         let readings = decoder.decode(examples.flatMap { Array(($0 + "\r\n").utf8) })
-        #expect(readings.count == 7 && decoder.counters.framesDecoded == 7)
+        #expect(readings.count == 8 && decoder.counters.framesDecoded == 8)
         #expect(readings.last?.heartRate?.rrIntervals.first == 1027.0 / 1024)
+        let distance = WatchLink.distance(endMilliseconds: 20_000, durationMilliseconds: 1000, meters: 1.713)
+        #expect(distance == Array("$WL1,DST,20000,1000,1.713*70\r\n".utf8), "the encoder writes the documented line")
+        #expect(
+            readings.contains {
+                $0.value == .distance(WatchDistance(endMilliseconds: 20_000, durationMilliseconds: 1000, meters: 1.713))
+                    && $0.time == .watchMilliseconds(20_000)
+            })
     }
 
     @Test func otherVersionsUnknownTypesAndMalformedLinesAreCounted() {

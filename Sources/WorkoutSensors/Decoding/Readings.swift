@@ -37,6 +37,8 @@ public struct SensorReading: Sendable, Equatable {
         case swimLength(SwimLength)
         /// Strokes counted over an interval (watch-link `STK`).
         case strokes(StrokeCount)
+        /// Distance the watch measured over an interval (watch-link `DST`).
+        case distance(WatchDistance)
         /// A button press (watch-link `BTN`).
         case button(WatchLink.Button)
         /// The watch introduced itself (watch-link `HELLO`).
@@ -438,5 +440,18 @@ public struct StrokeCount: Sendable, Hashable {
         self.endMilliseconds = endMilliseconds
         self.durationMilliseconds = durationMilliseconds
         self.count = count
+    }
+}
+
+/// Distance the watch measured over an interval ending at `endMilliseconds` (watch-link `DST`).
+public struct WatchDistance: Sendable, Hashable {
+    public var endMilliseconds: Int
+    public var durationMilliseconds: Int
+    public var meters: Double
+
+    public init(endMilliseconds: Int, durationMilliseconds: Int, meters: Double) {
+        self.endMilliseconds = endMilliseconds
+        self.durationMilliseconds = durationMilliseconds
+        self.meters = meters
     }
 }

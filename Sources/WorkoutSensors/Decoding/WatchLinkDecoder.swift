@@ -21,6 +21,7 @@ public struct WatchLinkDecoder: SensorDecoder {
     private static let length = Parse.word("LEN")
     private static let strokes = Parse.word("STK")
     private static let button = Parse.word("BTN")
+    private static let distance = Parse.word("DST")
     private static let gattType = Parse.word("GATT")
     private static let version = Parse.word("1")
 
@@ -99,6 +100,17 @@ public struct WatchLinkDecoder: SensorDecoder {
                 SensorReading(
                     source: .watchLink, time: .watchMilliseconds(end),
                     value: .strokes(StrokeCount(endMilliseconds: end, durationMilliseconds: duration, count: count))))
+        case Self.distance:
+            guard let endField = fields.next(), let durationField = fields.next(), let metresField = fields.next(),
+                fields.isAtEnd, let end = Parse.unsigned(body, endField),
+                let duration = Parse.unsigned(body, durationField), let metres = Parse.decimal(body, metresField),
+                metres.isFinite, metres >= 0
+            else { return .malformed }
+            readings.append(
+                SensorReading(
+                    source: .watchLink, time: .watchMilliseconds(end),
+                    value: .distance(
+                        WatchDistance(endMilliseconds: end, durationMilliseconds: duration, meters: metres))))
         case Self.button:
             guard let timeField = fields.next(), let buttonField = fields.next(), fields.isAtEnd,
                 let time = Parse.unsigned(body, timeField)

@@ -1,0 +1,307 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+import WorkoutSensors
+import WorkoutStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `workout record --sensor PATH:PROTOCOL … --activity TYPE`: a live session from serial sensors.
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record", abstract: "Record a workout from serial sensors (GPS, ANT+, a watch).",
+        discussion: """
+            Opens every --sensor port (PATH:PROTOCOL with PROTOCOL nmea, ant or watch, optionally \
+            @SETTINGS such as /dev/ttyACM0:nmea@9600,8N1), starts a journaled session and records until \
+            the watch's STOP button, the s key, or Ctrl-C / SIGTERM. A sensor that disappears is marked \
+            unavailable and reopened with back-off while the session goes on. After the stop the heart \
+            rate of the recovery window is collected (Ctrl-C again skips it), the workout is saved and \
+            the heart-rate recovery attached. Keys (when standard input is a terminal): n next leg (a lap \
+            in single sports), l lap, p pause/resume, s stop.
+            """)
+
+    @Option(
+        name: .customLong("sensor"),
+        help: ArgumentHelp("A sensor port: PATH:PROTOCOL[@SETTINGS] (nmea, ant, watch); repeat for several.",
+            valueName: "spec"))
+    var sensors: [String] = []
+    @Option(help: ArgumentHelp("What is recorded: \(Parse.activityTypeNames).", valueName: "type"))
+    var activity: String
+    @Option(help: ArgumentHelp("Pool length in metres for pool swims (lengths come from the watch).", valueName: "m"))
+    var lapLength: Double?
+    @Flag(help: "Auto-pause when the athlete stops (cycling < 1 m/s, running < 0.5 m/s, for 3 s).")
+    var autoPause = false
+    @Option(help: ArgumentHelp("Seconds of heart rate collected after the stop for the recovery (0: none).", valueName: "s"))
+    var recovery: Double = 130
+    @Option(
+        help: ArgumentHelp(
+            "Race seconds per wall second, for sensors a simulator plays faster than real time (watch-sim --speed).",
+            valueName: "rate"))
+    var timeScale: Double = 1
+    @Option(help: .hidden) var commitInterval: Double = 1
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if sensors.isEmpty { throw ValidationError("name at least one --sensor PATH:PROTOCOL (nmea, ant or watch)") }
+        _ = try Self.parseSensors(sensors)
+        _ = try Parse.activityType(activity)
+        if let lapLength, !(lapLength.isFinite && lapLength >= 10 && lapLength <= 100) {
+            throw ValidationError("--lap-length must be 10...100 m, got \(lapLength)")
+        }
+        guard recovery.isFinite, recovery >= 0, recovery <= 3600 else {
+            throw ValidationError("--recovery must be 0...3600 s, got \(recovery)")
+        }
+        guard timeScale.isFinite, timeScale > 0, timeScale <= 10_000 else {
+            throw ValidationError("--time-scale must be more than 0 and at most 10000, got \(timeScale)")
+        }
+    }
+
+    /// Parses `PATH:PROTOCOL[@SETTINGS]`; the protocol follows the last colon (paths may contain colons).
+    static func parseSensors(_ specs: [String]) throws -> [SensorRecorder.Sensor] {
+        try specs.map { spec in
+            guard let colon = spec.lastIndex(of: ":"), colon != spec.startIndex else {
+                throw ValidationError("--sensor '\(spec)' needs PATH:PROTOCOL, e.g. /dev/ttyUSB0:ant")
+            }
+            let path = String(spec[..<colon])
+            var rest = String(spec[spec.index(after: colon)...])
+            var settings = SerialSettings.standard
+            if let at = rest.firstIndex(of: "@") {
+                let text = String(rest[rest.index(after: at)...])
+                rest = String(rest[..<at])
+                do {
+                    settings = try SerialSettings(parsing: text)
+                } catch {
+                    throw ValidationError("--sensor \(path): \(String(describing: error))")
+                }
+            }
+            guard let wire = SensorProtocol(rawValue: rest.lowercased()) else {
+                throw ValidationError(
+                    "--sensor \(path): unknown protocol '\(rest)'; use one of "
+                        + SensorProtocol.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+        }
+    }
+
+    func run() throws {
+        let sensors = try Self.parseSensors(self.sensors)
+        let type = try Parse.activityType(activity)
+        let configuration = WorkoutConfiguration(
+            activityType: type, locationType: lapLength == nil ? .outdoor : .unknown,
+            swimmingLocationType: lapLength == nil ? (type == .swimming || type == .swimBikeRun ? .openWater : .unknown)
+                : .pool,
+            lapLength: lapLength.map { Quantity($0, .meter) })
+        let database = try store.open()
+        let clock: any WorkoutClock = timeScale == 1 ? SystemClock() : ScaledClock(rate: timeScale)
+        var options = BuilderOptions(autoPause: autoPause ? .standard : nil)
+        options.heartRateRecovery.enabled = recovery > 0
+        options.heartRateRecovery.window = recovery
+        let recording = try userFacing { () throws(StoreError) in
+            try database.beginRecording(
+                configuration: configuration, clock: clock, options: options, commitInterval: commitInterval)
+        }
+        let interactive = isatty(STDERR_FILENO) == 1 && !output.json
+        // Reconnect back-off runs on the recording's time: faster when a simulator plays faster.
+        let backoff = SensorConnection.Backoff(
+            initial: .milliseconds(max(1, Int(100 / timeScale))), multiplier: 2,
+            maximum: .milliseconds(max(10, Int(5000 / timeScale))))
+        let recorder = SensorRecorder(
+            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff
+        ) { [json = output.json] event in
+            Self.report(event, json: json)
+        }
+        do {
+            try recording.session.start(at: clock.now())
+            try recorder.start()
+        } catch let error as SensorError {
+            try? recording.discard()
+            throw UserFacingError("cannot record: \(error.description)")
+        } catch {
+            try? recording.discard()
+            throw UserFacingError(error)
+        }
+        let (stops, signalSources) = Self.installSignalHandlers()
+        defer { withExtendedLifetime(signalSources) {} }
+        let keys = Keyboard.start(recorder: recorder, clock: clock)
+        defer { keys?.restore() }
+
+        var saved: Workout?
+        var result: HeartRateRecoveryResult?
+        var lastDraw = Date.distantPast
+        let session = recording.session
+        while result == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            let requests = stops.value + (keys?.stopRequests ?? 0)
+            if requests > 0, session.state == .running || session.state == .paused {
+                recorder.press(.stop, at: clock.now())
+            }
+            if saved == nil, session.state == .stopped || session.state == .ended {
+                if session.state == .stopped {
+                    try? session.end(at: max(clock.now(), session.stopDate ?? clock.now()))
+                }
+                let workout = try userFacing { () throws(StoreError) in try recording.finish() }
+                saved = workout
+                Self.say("saved \(workout.id)", json: output.json)
+                if let end = session.heartRateRecoveryWindowEnd, !output.json {
+                    Self.say("collecting heart-rate recovery until \(Format.timestamp(end)) (Ctrl-C skips)")
+                }
+            }
+            if let workout = saved {
+                let end = session.heartRateRecoveryWindowEnd
+                let skip = requests >= 2 || stops.value >= 2 || (keys?.stopRequests ?? 0) >= 2
+                if end == nil || clock.now() >= (end ?? .distantPast) || skip {
+                    let recovery: HeartRateRecoveryResult
+                    do {
+                        recovery = try session.finishHeartRateRecovery(at: clock.now())
+                    } catch {
+                        throw UserFacingError(error)
+                    }
+                    try userFacing { () throws(StoreError) in
+                        try database.attachHeartRateRecovery(recovery, toWorkout: workout.id)
+                    }
+                    result = recovery
+                }
+            }
+            if interactive, Date().timeIntervalSince(lastDraw) >= 1 {
+                lastDraw = Date()
+                Self.draw(session: session, recorder: recorder, clock: clock)
+            }
+        }
+        recorder.stop()
+        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        guard var workout = saved else { return }
+        if let result { workout.metadata.merge(result.workoutMetadata) { _, new in new } }
+        if output.json {
+            emitLine(try Format.json(workout))
+            return
+        }
+        emitLine(Format.workoutDetail(workout).joined(separator: "\n"))
+        emitLine("")
+        for status in recorder.status {
+            let decoder = status.decoder
+            emitLine(
+                "sensor \(status.sensor.wire) \(status.sensor.path): \(status.samplesAdded) samples, "
+                    + "\(decoder.framesDecoded) frames, \(decoder.badChecksums) bad checksums, "
+                    + "\(decoder.malformedFrames + decoder.oversizedFrames + decoder.unsupportedVersions) malformed, "
+                    + "\(decoder.resyncBytesSkipped) bytes skipped, \(status.connection.disconnects) disconnects, "
+                    + "\(status.refused) refused")
+        }
+        emitLine("saved \(workout.id) to \(database.path)")
+    }
+
+    /// A progress line: on standard output, or standard error when standard output carries JSON.
+    private static func say(_ line: String, json: Bool = false) {
+        if json {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            emitLine(line)
+        }
+    }
+
+    private static func report(_ event: SensorRecorder.Event, json: Bool) {
+        switch event {
+        case .availability(let sensor, let availability, _):
+            say("sensor \(sensor.wire) \(sensor.path) \(availability)", json: json)
+        case .button(let button, _, let refused):
+            say("button \(button.rawValue)" + (refused.map { " refused: \($0)" } ?? ""), json: json)
+        case .refused(let sensor, let problem):
+            FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(problem)\n".utf8))
+        }
+    }
+
+    /// SIGINT and SIGTERM stop the session gracefully; the counter tells how many arrived. Keep the
+    /// returned sources alive while recording.
+    private static func installSignalHandlers() -> (StopCounter, [any DispatchSourceSignal]) {
+        let count = StopCounter()
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                // SIGTERM asks to finish now: count it twice (stop, and skip the recovery window).
+                count.add(number == SIGTERM ? 2 : 1)
+            }
+            source.resume()
+            return source
+        }
+        return (count, sources)
+    }
+
+    /// The live status line: state, elapsed, leg, heart rate, speed or pace, power, sensors.
+    private static func draw(session: WorkoutSession, recorder: SensorRecorder, clock: any WorkoutClock) {
+        let now = clock.now()
+        let workout = session.builder.snapshot(at: now)
+        let activity = workout.activities.last { $0.end == nil }
+        let type = activity?.configuration.activityType ?? workout.activityType
+        let statistics = activity?.statistics ?? workout.statistics
+        var parts = [session.state.rawValue, Format.duration(workout.elapsed)]
+        if let index = session.currentLegIndex {
+            parts.append("leg \(index + 1)/\(session.plannedLegs.count) \(type.rawValue)")
+        }
+        parts.append("HR " + Format.whole(workout.statistics[.heartRate]?.mostRecent?.value, "bpm"))
+        let speed = [QuantityType.cyclingSpeed, .runningSpeed].compactMap { statistics[$0]?.mostRecent?.value }.first
+        if let speed {
+            parts.append(
+                type == .running || type == .walking
+                    ? (speed > 0.3 ? Format.minutesSeconds(1000 / speed) + " /km" : "-") : String(format: "%.1f km/h", speed * 3.6))
+        }
+        if let power = statistics[.cyclingPower]?.mostRecent?.value { parts.append(Format.whole(power, "W")) }
+        parts.append(recorder.status.map { "\($0.sensor.wire)\($0.available ? "+" : "-")" }.joined(separator: " "))
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + parts.joined(separator: "  ")).utf8))
+    }
+}
+
+/// How many stop requests (signals) arrived.
+final class StopCounter: Sendable {
+    private let count = Mutex(0)
+    func add(_ value: Int) { count.withLock { $0 += value } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// Single-key commands from a terminal on standard input (raw mode while recording).
+final class Keyboard: Sendable {
+    private let saved: termios
+    private let stops = Mutex(0)
+
+    private init(saved: termios) { self.saved = saved }
+
+    /// Starts reading keys when standard input is a terminal; nil otherwise.
+    static func start(recorder: SensorRecorder, clock: any WorkoutClock) -> Keyboard? {
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        var original = termios()
+        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return nil }
+        var raw = original
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return nil }
+        let keyboard = Keyboard(saved: original)
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while read(STDIN_FILENO, &byte, 1) == 1 {
+                let session = recorder.session
+                switch byte {
+                case UInt8(ascii: "n"): recorder.press(.next, at: clock.now())
+                case UInt8(ascii: "l"): recorder.press(.lap, at: clock.now())
+                case UInt8(ascii: "p"): recorder.press(session.state == .paused ? .resume : .pause, at: clock.now())
+                case UInt8(ascii: "s"): keyboard.stops.withLock { $0 += 1 }
+                default: break
+                }
+            }
+        }
+        thread.start()
+        return keyboard
+    }
+
+    /// How many times `s` was pressed.
+    var stopRequests: Int { stops.withLock { $0 } }
+
+    /// Puts the terminal back as it was.
+    func restore() {
+        var original = saved
+        tcsetattr(STDIN_FILENO, TCSANOW, &original)
+    }
+}

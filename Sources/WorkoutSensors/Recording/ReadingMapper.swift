@@ -1,0 +1,327 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+/// The wire protocols a sensor port can speak.
+public enum SensorProtocol: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// NMEA 0183 from a GPS receiver.
+    case nmea
+    /// ANT serial messages (a USB ANT stick, an ANT UART module) with ANT+ pages.
+    case ant
+    /// The watch-link protocol (docs/watch-link.md), including tunnelled BLE GATT values.
+    case watch
+
+    public var description: String { rawValue }
+
+    /// A fresh decoder for this protocol.
+    public func makeDecoder() -> any SensorDecoder {
+        switch self {
+        case .nmea: NMEADecoder()
+        case .ant: ANTDecoder()
+        case .watch: WatchLinkDecoder()
+        }
+    }
+}
+
+/// What decoded readings become for the engine: samples, events, route points and button presses.
+public struct RecordedInput: Sendable {
+    public var samples: [QuantitySample] = []
+    public var events: [WorkoutEvent] = []
+    public var route: [RoutePoint] = []
+    /// Watch buttons with the instant they were pressed.
+    public var buttons: [(button: WatchLink.Button, date: Date)] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { samples.isEmpty && events.isEmpty && route.isEmpty && buttons.isEmpty }
+}
+
+/// Turns decoded sensor readings into engine input, for every sensor of one recording.
+///
+/// Times: ANT readings carry no clock and take their chunk's arrival time. Watch-link times
+/// (milliseconds on the watch's clock) and NMEA UTC times keep their own spacing: each device's
+/// clock is mapped to ours by the smallest (arrival − device time) seen so far (so a watch's lengths
+/// and buttons, and a receiver's fixes, are dated by the device, not by when the bytes got through,
+/// and a first reading that was held up does not shift the rest).
+/// Amounts: sensors send running totals (wheel revolutions × circumference, a foot pod's distance, a
+/// receiver's distance between fixes); each new total becomes a cumulative sample of the increase
+/// since the previous reading of the same source. After a disconnect (`connectionLost`) the next
+/// total only re-bases: no amount is invented across a gap. Distance comes from the best source
+/// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
+/// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
+/// swimming-distance sample of one pool length (rests excepted) and a stroke-count sample.
+public struct ReadingMapper: Sendable {
+    /// Pool length in metres for pool swims; nil in open water.
+    public var lapLength: Double?
+    private var totals: [String: (value: Double, at: Date)] = [:]
+    private var watchAnchor: Date?
+    private var gpsAnchor: TimeInterval?
+    private var watchName = "watch"
+    private var lastSensorDistance: Date?
+    private var lastWatchDistance: Date?
+    private var lastLengthEnd: Date?
+    private var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
+    private var sawRMC = false
+    /// Readings that could not be used (no value, no position, a time that cannot be anchored).
+    public private(set) var unusable = 0
+
+    public init(lapLength: Double? = nil) {
+        self.lapLength = lapLength
+    }
+
+    /// Forgets the running totals of `port`'s sources (a disconnect): the next totals re-base.
+    public mutating func connectionLost(_ port: SensorProtocol) {
+        let prefix =
+            switch port {
+            case .ant: "ant:"
+            case .nmea: "nmea:"
+            case .watch: "gatt:"
+            }
+        totals = totals.filter { !$0.key.hasPrefix(prefix) }
+    }
+
+    /// Maps `readings` (one chunk's, arrived at `arrival`) with `leg` the current activity type.
+    public mutating func map(
+        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?,
+        into input: inout RecordedInput
+    ) {
+        for reading in readings {
+            map(reading, arrival: arrival, leg: leg, into: &input)
+        }
+    }
+
+    private mutating func map(
+        _ reading: SensorReading, arrival: Date, leg: WorkoutActivityType?, into input: inout RecordedInput
+    ) {
+        let source = sourceDevice(reading.source)
+        let key = source.identifier ?? source.name
+        switch reading.value {
+        case .heartRate(let heartRate):
+            guard heartRate.beatsPerMinute > 0 else { return }
+            input.samples.append(
+                QuantitySample(.heartRate, Double(heartRate.beatsPerMinute), at: arrival, source: source))
+        case .speedCadence(let reading):
+            if let speed = reading.speed { input.samples.append(QuantitySample(.cyclingSpeed, speed, at: arrival, source: source)) }
+            if let cadence = reading.cadence {
+                input.samples.append(QuantitySample(.cyclingCadence, cadence, at: arrival, source: source))
+            }
+            if let distance = reading.distance {
+                amount(.distanceCycling, total: distance, key: key, at: arrival, source: source, into: &input)
+                lastSensorDistance = arrival
+            }
+        case .power(let reading):
+            if let power = reading.instantaneousPower ?? reading.averagePower.map({ Int($0.rounded()) }) {
+                input.samples.append(QuantitySample(.cyclingPower, Double(max(0, power)), at: arrival, source: source))
+            }
+            if let cadence = reading.cadence {
+                input.samples.append(QuantitySample(.cyclingCadence, cadence, at: arrival, source: source))
+            }
+            if let speed = reading.speed { input.samples.append(QuantitySample(.cyclingSpeed, speed, at: arrival, source: source)) }
+        case .stride(let reading):
+            if let speed = reading.speed { input.samples.append(QuantitySample(.runningSpeed, speed, at: arrival, source: source)) }
+            if let cadence = reading.stepsPerMinute {
+                input.samples.append(QuantitySample(.runningCadence, cadence, at: arrival, source: source))
+            }
+            if let stride = reading.strideLength {
+                input.samples.append(QuantitySample(.runningStrideLength, stride, at: arrival, source: source))
+            }
+            if let distance = reading.totalDistance {
+                amount(.distanceWalkingRunning, total: distance, key: key, at: arrival, source: source, into: &input)
+                lastSensorDistance = arrival
+            }
+        case .fix(let fix):
+            mapFix(fix, time: reading.time, arrival: arrival, leg: leg, source: source, key: key, into: &input)
+        case .swimLength(let length):
+            let end = watchDate(length.endMilliseconds, arrival: arrival)
+            var start = end.addingTimeInterval(-Double(max(0, length.durationMilliseconds)) / 1000)
+            // Lengths follow each other; when the clock mapping moved earlier since the last one,
+            // this one starts where that one ended rather than overlap it.
+            if let previous = lastLengthEnd, start < previous, previous.timeIntervalSince(start) <= 5, previous < end {
+                start = previous
+            }
+            lastLengthEnd = end
+            var metadata: Metadata = [SwimMetadataKey.lengthKind: .string(Self.kind(length.kind).rawValue)]
+            if let style = length.style { metadata[SwimMetadataKey.strokeStyle] = .string(Self.style(style)) }
+            if let strokes = length.strokes, strokes >= 0 { metadata[SwimMetadataKey.strokes] = .int(strokes) }
+            input.events.append(
+                WorkoutEvent(type: .lap, start: start, duration: end.timeIntervalSince(start), metadata: metadata))
+            if length.kind != .rest, let lapLength {
+                input.samples.append(
+                    QuantitySample(.distanceSwimming, lapLength, at: start, end: end, source: source))
+            }
+            if let strokes = length.strokes, strokes > 0 {
+                input.samples.append(
+                    QuantitySample(.swimmingStrokeCount, Double(strokes), at: start, end: end, source: source))
+            }
+        case .distance(let distance):
+            let end = watchDate(distance.endMilliseconds, arrival: arrival)
+            let start = end.addingTimeInterval(-Double(max(0, distance.durationMilliseconds)) / 1000)
+            // A watch that measures distance is trusted over GPS even where its distance is not used
+            // (a pool swim counts lengths): GPS distance stays off while it reports.
+            defer { lastWatchDistance = end }
+            guard let type = distanceType(leg: leg, from: .watch, at: end), distance.meters > 0 else { return }
+            input.samples.append(QuantitySample(type, distance.meters, at: start, end: end, source: source))
+        case .strokes(let count):
+            let end = watchDate(count.endMilliseconds, arrival: arrival)
+            let start = end.addingTimeInterval(-Double(max(0, count.durationMilliseconds)) / 1000)
+            guard count.count > 0 else { return }
+            input.samples.append(
+                QuantitySample(.swimmingStrokeCount, Double(count.count), at: start, end: end, source: source))
+        case .button(let button):
+            input.buttons.append((button, reading.time.map { time(of: $0, arrival: arrival) } ?? arrival))
+        case .hello(let device):
+            watchName = device
+        case .antChannelID, .antChannelEvent, .antStartup, .antSerialError:
+            break
+        }
+    }
+
+    private mutating func mapFix(
+        _ fix: GPSFix, time: SensorTime?, arrival: Date, leg: WorkoutActivityType?, source: SourceDevice, key: String,
+        into input: inout RecordedInput
+    ) {
+        guard fix.isValid, let latitude = fix.latitude, let longitude = fix.longitude else {
+            unusable += 1
+            return
+        }
+        let date = time.map { self.time(of: $0, arrival: arrival) } ?? arrival
+        var secondsOfDay: Double?
+        if case .utc(let utc)? = time { secondsOfDay = utc.secondsOfDay }
+        switch fix.sentence {
+        case .gga:
+            // Altitude comes with GGA; the point is written with the RMC of the same second (speed,
+            // course), or on its own when the receiver sends no RMC.
+            if let altitude = fix.altitude, let secondsOfDay { pendingAltitude = (secondsOfDay, altitude) }
+            if !sawRMC {
+                input.route.append(
+                    RoutePoint(
+                        date: date, latitude: latitude, longitude: longitude, altitude: fix.altitude,
+                        horizontalAccuracy: fix.hdop.map { $0 * 5 }))
+                gpsDistance(fix, at: date, leg: leg, source: source, key: key, into: &input)
+            }
+        case .rmc:
+            sawRMC = true
+            var altitude: Double?
+            if let pending = pendingAltitude, pending.secondsOfDay == secondsOfDay { altitude = pending.altitude }
+            input.route.append(
+                RoutePoint(
+                    date: date, latitude: latitude, longitude: longitude, altitude: altitude, speed: fix.speed,
+                    course: fix.course))
+            gpsDistance(fix, at: date, leg: leg, source: source, key: key, into: &input)
+        }
+    }
+
+    private mutating func gpsDistance(
+        _ fix: GPSFix, at date: Date, leg: WorkoutActivityType?, source: SourceDevice, key: String,
+        into input: inout RecordedInput
+    ) {
+        guard let type = distanceType(leg: leg, from: .gps, at: date) else {
+            // Keep the total moving so that a later leg does not get this leg's distance.
+            totals[key] = (fix.totalDistance, date)
+            return
+        }
+        amount(type, total: fix.totalDistance, key: key, at: date, source: source, into: &input)
+    }
+
+    private enum DistanceSource { case watch, gps }
+
+    /// The distance type a watch or GPS distance counts as in `leg`, or nil when a better source
+    /// measures it: a speed sensor or foot pod (reported within 10 s) beats the watch, which beats
+    /// GPS; pool lengths carry a pool swim's distance.
+    private func distanceType(leg: WorkoutActivityType?, from source: DistanceSource, at date: Date) -> QuantityType? {
+        func recent(_ last: Date?) -> Bool { last.map { abs(date.timeIntervalSince($0)) <= 10 } ?? false }
+        if recent(lastSensorDistance), leg != .swimming, leg != .transition { return nil }
+        // A watch that measures distance at all is preferred to GPS wherever it measures (swims,
+        // transitions): deciding per reading would race the two ports at each leg's first second.
+        if source == .gps, lastWatchDistance != nil, leg == .swimming || leg == .transition || recent(lastWatchDistance) {
+            return nil
+        }
+        switch leg {
+        case .swimming?: return lapLength == nil ? .distanceSwimming : nil
+        case .transition?, .running?, .walking?: return .distanceWalkingRunning
+        case .cycling?: return .distanceCycling
+        case .swimBikeRun?, .other?, nil: return nil
+        }
+    }
+
+    /// A cumulative sample of the increase of `total` since the source's previous total.
+    private mutating func amount(
+        _ type: QuantityType, total: Double, key: String, at date: Date, source: SourceDevice,
+        into input: inout RecordedInput
+    ) {
+        guard total.isFinite else { return }
+        defer { totals[key] = (total, date) }
+        guard let previous = totals[key], total >= previous.value, date >= previous.at else { return }
+        let increase = total - previous.value
+        guard increase > 0 else { return }
+        input.samples.append(QuantitySample(type, increase, at: previous.at, end: date, source: source))
+    }
+
+    /// The instant of a watch-link time. The watch's clock is mapped to ours by the smallest
+    /// arrival − watch time seen so far: nothing arrives before it happened, so a reading that was
+    /// held up (a busy reader, a full buffer) never sets the mapping late.
+    private mutating func watchDate(_ milliseconds: Int, arrival: Date) -> Date {
+        let offset = Double(milliseconds) / 1000
+        let candidate = arrival.addingTimeInterval(-offset)
+        if watchAnchor.map({ candidate < $0 }) ?? true { watchAnchor = candidate }
+        return (watchAnchor ?? candidate).addingTimeInterval(offset)
+    }
+
+    private mutating func time(of time: SensorTime, arrival: Date) -> Date {
+        switch time {
+        case .watchMilliseconds(let milliseconds):
+            return watchDate(milliseconds, arrival: arrival)
+        case .utc(let utc):
+            guard let instant = utc.instant else { return arrival }
+            // The same rule for a receiver's UTC: the smallest arrival − UTC seen so far.
+            let candidate = arrival.timeIntervalSince(instant)
+            if gpsAnchor.map({ candidate < $0 }) ?? true { gpsAnchor = candidate }
+            return instant.addingTimeInterval(gpsAnchor ?? candidate)
+        }
+    }
+
+    private func sourceDevice(_ source: ReadingSource) -> SourceDevice {
+        switch source {
+        case .nmea(let talker):
+            return SourceDevice(name: "GPS", model: "NMEA \(talker)", identifier: "nmea:\(talker)")
+        case .ant(let channel, let device):
+            if let device {
+                let name =
+                    switch device.deviceType {
+                    case .heartRate?: "ANT+ heart rate"
+                    case .bikeSpeedCadence?: "ANT+ speed/cadence"
+                    case .bikeCadence?: "ANT+ cadence"
+                    case .bikeSpeed?: "ANT+ speed"
+                    case .footPod?: "ANT+ foot pod"
+                    case .bicyclePower?: "ANT+ power"
+                    case nil: "ANT+ device"
+                    }
+                return SourceDevice(name: name, identifier: device.description)
+            }
+            return SourceDevice(name: "ANT channel \(channel.map(String.init) ?? "-")", identifier: "ant:channel:\(channel.map(String.init) ?? "-")")
+        case .watchLink:
+            return SourceDevice(name: watchName, identifier: "watch-link:1")
+        case .watchLinkGATT(let characteristic):
+            let hex = String(characteristic, radix: 16, uppercase: true)
+            return SourceDevice(name: "\(watchName) BLE 0x\(hex)", identifier: "gatt:\(hex)")
+        }
+    }
+
+    static func kind(_ kind: WatchLink.LengthKind) -> LengthKind {
+        switch kind {
+        case .active: .active
+        case .drill: .drill
+        case .rest: .rest
+        }
+    }
+
+    static func style(_ style: WatchLink.Style) -> String {
+        switch style {
+        case .freestyle: "freestyle"
+        case .backstroke: "backstroke"
+        case .breaststroke: "breaststroke"
+        case .butterfly: "butterfly"
+        case .mixed: "mixed"
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+
+/// Records a session from serial sensors: one connection and decoder per port, one mapper, one session.
+///
+/// Each port is read on its own thread (`SensorConnection`), decoded as its protocol says, mapped to
+/// samples, lap events, route points and buttons (`ReadingMapper`) and added to the session's
+/// builder. A disconnect marks the sensor unavailable, forgets its running totals (nothing is
+/// invented across the gap) and reconnects with back-off while the session goes on. Watch buttons
+/// drive the session: NEXT moves a multisport race to its next leg (a lap otherwise), LAP adds a
+/// lap, PAUSE/RESUME pause and resume, STOP stops exercise. After the stop, heart rate goes to the
+/// session's heart-rate recovery. Nothing here reads the wall clock: dates come from `clock`.
+public final class SensorRecorder: Sendable {
+    /// One sensor port: a device path, its protocol and serial settings.
+    public struct Sensor: Sendable, Hashable {
+        public var path: String
+        public var wire: SensorProtocol
+        public var settings: SerialSettings
+
+        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard) {
+            self.path = path
+            self.wire = wire
+            self.settings = settings
+        }
+    }
+
+    /// Something the user should hear about while recording.
+    public enum Event: Sendable {
+        /// A sensor became available or unavailable.
+        case availability(Sensor, SensorConnection.Availability, Date)
+        /// A watch button was pressed (and applied, or refused with the engine's reason).
+        case button(WatchLink.Button, Date, refused: String?)
+        /// The engine refused input from a sensor (counted; the message says why).
+        case refused(Sensor, String)
+    }
+
+    /// What one sensor did so far.
+    public struct SensorStatus: Sendable {
+        public var sensor: Sensor
+        public var available: Bool
+        public var decoder: DecoderCounters
+        public var connection: SensorConnection.Counters
+        /// Samples the engine took from this sensor, and input it refused.
+        public var samplesAdded: Int
+        public var refused: Int
+    }
+
+    private struct PortState: Sendable {
+        var decoder: any SensorDecoder
+        var samplesAdded = 0
+        var refused = 0
+    }
+
+    private struct State: Sendable {
+        var ports: [PortState]
+        var mapper: ReadingMapper
+        var lastLapEnd: Date?
+        var buttonsRefused = 0
+    }
+
+    public let session: WorkoutSession
+    public let sensors: [Sensor]
+    private let clock: any WorkoutClock
+    private let connections: [SensorConnection]
+    private let state: Mutex<State>
+    /// Serialises delivery into the session, so buttons and samples of different ports keep their order.
+    private let delivery = Mutex(())
+    private let onEvent: @Sendable (Event) -> Void
+    private let readers = Mutex<[Task<Void, Never>]>([])
+
+    /// A recorder for `session` reading `sensors`; nothing is opened until `start`.
+    ///
+    /// - Parameters:
+    ///   - lapLength: the pool length in metres for pool swims (lengths add that distance).
+    ///   - backoff: waits between reconnect attempts.
+    ///   - onEvent: availability changes, buttons and refusals, on a reader's thread.
+    public init(
+        session: WorkoutSession, sensors: [Sensor], clock: any WorkoutClock, lapLength: Double? = nil,
+        backoff: SensorConnection.Backoff = .standard, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
+        self.session = session
+        self.sensors = sensors
+        self.clock = clock
+        self.onEvent = onEvent
+        state = Mutex(
+            State(
+                ports: sensors.map { PortState(decoder: $0.wire.makeDecoder()) },
+                mapper: ReadingMapper(lapLength: lapLength)))
+        connections = sensors.map { sensor in
+            SensorConnection(
+                path: sensor.path, tag: sensor.wire.rawValue, settings: sensor.settings, backoff: backoff,
+                now: { clock.now() })
+        }
+    }
+
+    /// Opens every port and starts reading.
+    ///
+    /// - Throws: the first port's open error (missing, busy, no permission, not a serial device …,
+    ///   naming the path); ports already opened are closed again and nothing was recorded.
+    public func start() throws(SensorError) {
+        for (index, connection) in connections.enumerated() {
+            do {
+                try connection.start()
+            } catch {
+                for opened in connections[..<index] { opened.stop() }
+                throw error
+            }
+            let task = Task.detached { [self] in
+                for await event in connection.events { handle(event, port: index) }
+            }
+            readers.withLock { $0.append(task) }
+        }
+    }
+
+    /// Closes every port (the session is left as it is).
+    public func stop() {
+        for connection in connections { connection.stop() }
+    }
+
+    /// Every sensor's counters and availability.
+    public var status: [SensorStatus] {
+        let ports = state.withLock { $0.ports }
+        return sensors.indices.map { index in
+            SensorStatus(
+                sensor: sensors[index], available: connections[index].isAvailable,
+                decoder: ports[index].decoder.counters, connection: connections[index].counters,
+                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused)
+        }
+    }
+
+    /// Readings that could not be used (invalid GPS fixes and the like).
+    public var unusableReadings: Int { state.withLock { $0.mapper.unusable } }
+
+    private func handle(_ event: SensorConnection.Event, port: Int) {
+        switch event {
+        case .bytes(let chunk, let arrival):
+            let leg = currentLeg()
+            let input = state.withLock { state -> RecordedInput in
+                var readings: [SensorReading] = []
+                state.ports[port].decoder.decode(chunk, into: &readings)
+                var input = RecordedInput()
+                state.mapper.map(readings, arrival: arrival, leg: leg, into: &input)
+                return input
+            }
+            if !input.isEmpty { deliver(input, port: port) }
+        case .availability(let availability):
+            if case .disconnected = availability {
+                state.withLock { state in
+                    state.ports[port].decoder.connectionLost()
+                    state.mapper.connectionLost(sensors[port].wire)
+                }
+            }
+            onEvent(.availability(sensors[port], availability, clock.now()))
+        }
+    }
+
+    /// The current leg's activity type (the workout's for single sports).
+    private func currentLeg() -> WorkoutActivityType {
+        let plan = session.plannedLegs
+        if let index = session.currentLegIndex, index < plan.count { return plan[index].activityType }
+        return session.configuration.activityType
+    }
+
+    private func deliver(_ input: RecordedInput, port: Int) {
+        delivery.withLock { _ in
+            guard let first = input.buttons.map(\.date).min() else {
+                add(input.samples, input.events, input.route, port: port)
+                return
+            }
+            // What happened before the first button goes in before it; the rest after the buttons.
+            add(
+                input.samples.filter { $0.start < first }, input.events.filter { $0.start < first },
+                input.route.filter { $0.date < first }, port: port)
+            for (button, date) in input.buttons { press(button, at: date) }
+            add(
+                input.samples.filter { $0.start >= first }, input.events.filter { $0.start >= first },
+                input.route.filter { $0.date >= first }, port: port)
+        }
+    }
+
+    private func add(_ samples: [QuantitySample], _ events: [WorkoutEvent], _ route: [RoutePoint], port: Int) {
+        let sessionState = session.state
+        guard sessionState == .running || sessionState == .paused else {
+            if sessionState == .stopped || sessionState == .ended {
+                let kept = session.addRecoveryHeartRate(samples)
+                state.withLock { $0.ports[port].samplesAdded += kept }
+            }
+            return
+        }
+        var added = 0
+        var problems: [String] = []
+        if !samples.isEmpty {
+            do {
+                added += try session.builder.add(samples).accepted
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if !events.isEmpty {
+            do {
+                try session.builder.add(events)
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if !route.isEmpty {
+            do {
+                try session.builder.addRoute(route)
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        state.withLock { state in
+            state.ports[port].samplesAdded += added
+            state.ports[port].refused += problems.count
+        }
+        for problem in problems { onEvent(.refused(sensors[port], problem)) }
+    }
+
+    /// Applies a button (from the watch or the keyboard) at `date`; if the engine refuses that
+    /// instant (before an earlier change), at the clock's now.
+    public func press(_ button: WatchLink.Button, at date: Date) {
+        var refusal: String?
+        do {
+            try apply(button, at: date)
+        } catch {
+            do {
+                try apply(button, at: Swift.max(date, clock.now()))
+            } catch {
+                refusal = error.description
+                state.withLock { $0.buttonsRefused += 1 }
+            }
+        }
+        onEvent(.button(button, date, refused: refusal))
+    }
+
+    private func apply(_ button: WatchLink.Button, at date: Date) throws(EngineError) {
+        switch button {
+        case .next where !session.plannedLegs.isEmpty:
+            try session.advanceToNextLeg(at: date)
+        case .lap, .next:
+            let start = state.withLock { $0.lastLapEnd } ?? session.startDate ?? date
+            guard date > start else { return }
+            try session.builder.add([WorkoutEvent(type: .lap, start: start, duration: date.timeIntervalSince(start))])
+            state.withLock { $0.lastLapEnd = date }
+        case .pause:
+            try session.pause(at: date)
+        case .resume:
+            try session.resume(at: date)
+        case .stop:
+            try session.stop(at: date)
+        }
+    }
+}

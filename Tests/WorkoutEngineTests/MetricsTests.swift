@@ -1,0 +1,305 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutModel
+
+private let watch = SourceDevice(name: "Watch", identifier: "watch-link:1")
+
+/// A pool length (lap event) of `duration` seconds starting at `start`.
+private func length(
+    _ start: Double, _ duration: Double, _ kind: LengthKind, style: String? = "freestyle", strokes: Int? = nil
+) -> WorkoutEvent {
+    var metadata: Metadata = [SwimMetadataKey.lengthKind: .string(kind.rawValue)]
+    if let style { metadata[SwimMetadataKey.strokeStyle] = .string(style) }
+    if let strokes { metadata[SwimMetadataKey.strokes] = .int(strokes) }
+    return WorkoutEvent(type: .lap, start: t(start), duration: duration, metadata: metadata)
+}
+
+private func number(_ value: MetadataValue?) -> Double? {
+    switch value {
+    case .double(let number)?: number
+    case .int(let number)?: Double(number)
+    default: nil
+    }
+}
+
+private func poolSwim() throws -> WorkoutSession {
+    let configuration = WorkoutConfiguration(
+        activityType: .swimming, locationType: .indoor, swimmingLocationType: .pool, lapLength: Quantity(25, .meter))
+    let session = try WorkoutSession(configuration: configuration, clock: ManualClock(t(0)))
+    try session.start(at: t(0))
+    return session
+}
+
+@Suite("SWOLF from pool lengths")
+struct SwolfTests {
+    @Test func lengthsSetsAndTheWorkoutCarrySwolfDrillsAndRestsDoNot() throws {
+        let session = try poolSwim()
+        try session.builder.add([
+            length(0, 20, .active, strokes: 15),  // 35
+            length(20, 22.5, .active, strokes: 16),  // 38.5
+            length(42.5, 30, .drill),  // no SWOLF, still part of the freestyle set
+            length(72.5, 30, .rest, style: nil),  // ends the set
+            length(102.5, 25, .active, style: "backstroke", strokes: 18),  // 43
+            length(127.5, 24, .active, style: "breaststroke", strokes: 20),  // 44: a new style, a new set
+        ])
+        try session.stop(at: t(200))
+        let workout = try session.builder.finishWorkout()
+        let laps = workout.events.filter { $0.type == .lap }
+        #expect(laps.map { number($0.metadata[SwimMetadataKey.swolf]) } == [35, 38.5, nil, nil, 43, 44])
+        let sets = workout.events.filter { $0.type == .segment }
+        #expect(sets.count == 3)
+        #expect(sets.map(\.start) == [t(0), t(102.5), t(127.5)])
+        #expect(sets.map(\.duration) == [72.5, 25, 24])
+        #expect(sets.map { number($0.metadata[SwimMetadataKey.swolf]) } == [36.75, 43, 44])
+        #expect(sets.map { number($0.metadata[SwimMetadataKey.lengths]) } == [3, 1, 1])
+        #expect(sets.map { number($0.metadata[SwimMetadataKey.activeLengths]) } == [2, 1, 1])
+        let swolf = try #require(workout.statistics[.swimmingSWOLF])
+        #expect(swolf.average?.value == (35 + 38.5 + 43 + 44) / 4)
+        #expect(swolf.minimum?.value == 35)
+        #expect(swolf.maximum?.value == 44)
+        #expect(swolf.sampleCount == 4)
+        // The builder's own events stay as given; SWOLF is derived, not stored twice.
+        #expect(session.builder.events.allSatisfy { $0.metadata[SwimMetadataKey.swolf] == nil })
+    }
+
+    @Test func aSwimOfOnlyDrillsHasNoSwolfAnywhere() throws {
+        let session = try poolSwim()
+        try session.builder.add([length(0, 30, .drill), length(30, 31, .drill), length(61, 29, .drill)])
+        try session.stop(at: t(100))
+        let workout = try session.builder.finishWorkout()
+        #expect(workout.statistics[.swimmingSWOLF] == nil)
+        #expect(workout.events.allSatisfy { $0.metadata[SwimMetadataKey.swolf] == nil })
+        let sets = workout.events.filter { $0.type == .segment }
+        #expect(sets.count == 1)
+        #expect(number(sets.first?.metadata[SwimMetadataKey.activeLengths]) == 0)
+    }
+
+    @Test func perActivitySwolfInATriathlonAndLegsEndSets() throws {
+        let configuration = WorkoutConfiguration(
+            activityType: .swimBikeRun, swimmingLocationType: .pool, lapLength: Quantity(50, .meter))
+        let session = try WorkoutSession(configuration: configuration, clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        try session.builder.add([length(0, 40, .active, strokes: 30), length(40, 42, .active, strokes: 32)])
+        try session.advanceToNextLeg(at: t(90))
+        try session.stop(at: t(200))
+        let workout = try session.builder.finishWorkout()
+        #expect(workout.activities[0].statistics[.swimmingSWOLF]?.average?.value == 72)
+        #expect(workout.activities[1].statistics[.swimmingSWOLF] == nil)
+        #expect(workout.statistics[.swimmingSWOLF]?.average?.value == 72)
+    }
+
+    @Test func malformedLengthMetadataIsRefusedAndNothingIsStored() throws {
+        let session = try poolSwim()
+        var bad = length(0, 20, .active, strokes: 10)
+        bad.metadata[SwimMetadataKey.strokes] = .int(-3)
+        #expect(throws: EngineError.self) { try session.builder.add([length(30, 20, .active, strokes: 9), bad]) }
+        var unknown = length(0, 20, .active)
+        unknown.metadata[SwimMetadataKey.lengthKind] = .string("floating")
+        #expect(throws: EngineError.self) { try session.builder.add([unknown]) }
+        #expect(session.builder.events.isEmpty)
+        // SWOLF samples are never collected: SWOLF comes from lengths only.
+        let report = try session.builder.add([QuantitySample(.swimmingSWOLF, 40, at: t(5), source: watch)])
+        #expect(report.dropped[.notCollected] == 1)
+    }
+}
+
+@Suite("One-minute heart-rate recovery")
+struct HeartRateRecoveryTests {
+    /// A running session at a flat 160 bpm for 10 minutes, stopped at t(600).
+    private func stoppedRun(options: BuilderOptions = BuilderOptions()) throws -> WorkoutSession {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), options: options)
+        try session.start(at: t(0))
+        try session.builder.add((0..<600).map { hr($0 == 300 ? 175 : 160, at: Double($0)) })
+        try session.stop(at: t(600))
+        try session.end(at: t(600))
+        return session
+    }
+
+    /// Heart rate falling by 0.5 bpm a second from 160 after the stop, at 1 Hz for `seconds`.
+    private func recovery(_ seconds: ClosedRange<Int>, skipping gap: Range<Int> = 0..<0) -> [QuantitySample] {
+        seconds.filter { !gap.contains($0) }.map { hr(160 - 0.5 * Double($0), at: 600 + Double($0)) }
+    }
+
+    @Test func recoveryIsTheDropOverOneMinuteWithItsMetadata() throws {
+        let session = try stoppedRun()
+        let workout = try session.builder.finishWorkout()
+        #expect(session.heartRateRecoveryWindowEnd == t(730))
+        #expect(session.addRecoveryHeartRate(recovery(0...130)) == 131)
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        let sample = try #require(result.sample)
+        #expect(sample.type == .heartRateRecoveryOneMinute)
+        #expect(abs(sample.quantity.value - 30) < 1e-9)
+        #expect(sample.start == t(600) && sample.end == t(660))
+        #expect(abs((result.twoMinuteDrop ?? 0) - 60) < 1e-9)
+        #expect(sample.metadata[MetadataKey.heartRateRecoveryTestType] == .string("maxExercise"))
+        #expect(sample.metadata[MetadataKey.heartRateRecoveryActivityType] == .string("running"))
+        #expect(number(sample.metadata[MetadataKey.heartRateRecoveryActivityDuration]) == workout.duration)
+        // The highest heart rate of the workout, not of the end window.
+        #expect(number(sample.metadata[MetadataKey.heartRateRecoveryMaxObservedHeartRate]) == 175)
+        #expect(number(result.workoutMetadata[MetadataKey.heartRateRecoveryOneMinute]) == sample.quantity.value)
+        // Finishing again returns the same result; later readings are not kept.
+        #expect(try session.finishHeartRateRecovery(at: t(800)) == result)
+        #expect(session.addRecoveryHeartRate([hr(100, at: 700)]) == 0)
+    }
+
+    @Test func theTestTypeIsConfigurable() throws {
+        let options = BuilderOptions(heartRateRecovery: HeartRateRecoveryOptions(testType: .predictionSubMaxExercise))
+        let session = try stoppedRun(options: options)
+        session.addRecoveryHeartRate(recovery(0...130))
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        #expect(result.sample?.metadata[MetadataKey.heartRateRecoveryTestType] == .string("predictionSubMaxExercise"))
+    }
+
+    @Test func aWindowCutShortGivesNoSampleAndSaysWhy() throws {
+        let session = try stoppedRun()
+        session.addRecoveryHeartRate(recovery(0...40))
+        let result = try session.finishHeartRateRecovery(at: t(640))
+        #expect(result.sample == nil)
+        #expect(result.oneMinuteUnavailable == .windowCutShort)
+        #expect(result.twoMinutesUnavailable == .windowCutShort)
+        #expect(result.workoutMetadata[MetadataKey.heartRateRecoveryOneMinuteUnavailable] == .string("windowCutShort"))
+        #expect(result.heartRateAtEnd.map { abs($0 - 160) < 1e-9 } == true)
+    }
+
+    @Test func cutAfterTheMinuteStillGivesHRR1ButNotTheTwoMinuteDrop() throws {
+        let session = try stoppedRun()
+        session.addRecoveryHeartRate(recovery(0...65))
+        let result = try session.finishHeartRateRecovery(at: t(665))
+        #expect(result.oneMinuteDrop.map { abs($0 - 30) < 1e-9 } == true)
+        #expect(result.twoMinutesUnavailable == .windowCutShort)
+    }
+
+    @Test func aStrapDropoutAroundTheMinuteMarkGivesNoSample() throws {
+        let session = try stoppedRun()
+        session.addRecoveryHeartRate(recovery(0...130, skipping: 45..<80))
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        #expect(result.sample == nil)
+        #expect(result.oneMinuteUnavailable == .tooFewRecoveryReadings)
+        #expect(result.twoMinuteDrop.map { abs($0 - 60) < 1e-9 } == true)
+    }
+
+    @Test func aDropoutEarlyInTheRecoveryDoesNotMatter() throws {
+        let session = try stoppedRun()
+        session.addRecoveryHeartRate(recovery(0...130, skipping: 5..<45))
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        #expect(result.oneMinuteDrop.map { abs($0 - 30) < 1e-9 } == true)
+    }
+
+    @Test func noExerciseHeartRateMeansNoRecovery() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        try session.builder.add([hr(150, at: 10), hr(150, at: 11)])
+        try session.stop(at: t(600))
+        session.addRecoveryHeartRate(recovery(0...130))
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        #expect(result.oneMinuteUnavailable == .tooFewExerciseReadings)
+    }
+
+    @Test func recoveryBeforeStopIsRefusedAndDisabledRecoverySaysSo() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        #expect(throws: EngineError.self) { try session.finishHeartRateRecovery(at: t(10)) }
+        #expect(session.addRecoveryHeartRate([hr(120, at: 5)]) == 0)
+        let off = try stoppedRun(options: BuilderOptions(heartRateRecovery: HeartRateRecoveryOptions(enabled: false)))
+        #expect(off.heartRateRecoveryWindowEnd == nil)
+        #expect(try off.finishHeartRateRecovery(at: t(730)).oneMinuteUnavailable == .disabled)
+        #expect(throws: EngineError.self) {
+            try BuilderOptions(heartRateRecovery: HeartRateRecoveryOptions(window: -1)).validateForTests()
+        }
+    }
+}
+
+@Suite("Auto-pause and automatic transitions")
+struct DetectionTests {
+    /// A ride at 8 m/s with a stop (speed 0) from `stop` for `length` seconds, 1 Hz.
+    private func ride(until end: Int, stop: Int, length: Int) -> [[QuantitySample]] {
+        (0..<end).map { second in
+            let stopped = second >= stop && second < stop + length
+            return [
+                QuantitySample(.cyclingSpeed, stopped ? 0 : 8, at: t(Double(second)), source: bikeSensor),
+                QuantitySample(
+                    .distanceCycling, stopped ? 0 : 8, at: t(Double(second)), end: t(Double(second + 1)),
+                    source: bikeSensor),
+            ]
+        }
+    }
+
+    @Test func aStopOnTheBikeIsAMotionPauseExcludedFromActiveTime() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: ManualClock(t(0)),
+            options: BuilderOptions(autoPause: .standard))
+        try session.start(at: t(0))
+        for batch in ride(until: 150, stop: 60, length: 30) { try session.builder.add(batch) }
+        try session.stop(at: t(150))
+        let workout = try session.builder.finishWorkout()
+        let motion = workout.events.filter { $0.type == .motionPaused || $0.type == .motionResumed }
+        #expect(motion.map(\.type) == [.motionPaused, .motionResumed])
+        #expect(motion.map(\.start) == [t(60), t(90)])
+        #expect(workout.duration == 120)
+        #expect(abs((workout.statistics[.distanceCycling]?.sum?.value ?? 0) - 120 * 8) < 1e-6)
+    }
+
+    @Test func withoutAutoPauseAStopIsActiveTime() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        for batch in ride(until: 150, stop: 60, length: 30) { try session.builder.add(batch) }
+        try session.stop(at: t(150))
+        let workout = try session.builder.finishWorkout()
+        #expect(workout.events.isEmpty)
+        #expect(workout.duration == 150)
+    }
+
+    @Test func aShortSlowdownUnderTheHoldTimeDoesNotPause() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: ManualClock(t(0)),
+            options: BuilderOptions(autoPause: .standard))
+        try session.start(at: t(0))
+        for batch in ride(until: 100, stop: 50, length: 2) { try session.builder.add(batch) }
+        try session.stop(at: t(100))
+        #expect(try session.builder.finishWorkout().events.isEmpty)
+    }
+
+    @Test func anExplicitLegChangeTurnsDetectionOff() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .swimBikeRun), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        #expect(session.detectsTransitions)
+        try session.advanceToNextLeg(at: t(600))
+        #expect(!session.detectsTransitions)
+        // Riding cues no longer begin a leg by themselves.
+        try session.builder.add([QuantitySample(.cyclingCadence, 90, at: t(700), source: bikeSensor)])
+        #expect(session.currentLegIndex == 1)
+    }
+
+    @Test func ridingAfterSwimmingBeginsT1AndTheBikeWhereTheCuesChange() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .swimBikeRun), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        for second in 0..<300 {
+            try session.builder.add([
+                QuantitySample(
+                    .distanceSwimming, 1, at: t(Double(second)), end: t(Double(second + 1)), source: watch)
+            ])
+        }
+        // A 4 s transition, under the detector's 10 s quiet window: the ride's first cue ends it.
+        for second in 304..<400 {
+            try session.builder.add([QuantitySample(.cyclingCadence, 85, at: t(Double(second)), source: bikeSensor)])
+        }
+        let activities = session.builder.activities()
+        #expect(activities.map(\.configuration.activityType) == [.swimming, .transition, .cycling])
+        #expect(activities.map(\.start) == [t(0), t(300), t(304)])
+        #expect(session.currentLegIndex == 2)
+    }
+}
+
+extension BuilderOptions {
+    /// Options are validated when a builder is made; make one to validate.
+    func validateForTests() throws {
+        _ = try LiveWorkoutBuilder(configuration: WorkoutConfiguration(activityType: .running), options: self)
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import WorkoutSensors
+
+/// The lines a child process printed, collected on a thread of their own.
+final class OutputLines: Sendable {
+    private let state = Mutex<(pending: [UInt8], lines: [String])>(([], []))
+
+    func feed(_ data: Data) {
+        state.withLock { state in
+            state.pending += data
+            while let newline = state.pending.firstIndex(of: 0x0A) {
+                state.lines.append(String(decoding: state.pending[..<newline], as: UTF8.self))
+                state.pending.removeSubrange(...newline)
+            }
+        }
+    }
+
+    var all: [String] { state.withLock { $0.lines } }
+
+    /// Waits for a line that starts with `prefix`, the `index`-th such (0-based); nil after `timeout`.
+    func line(startingWith prefix: String, index: Int = 0, timeout: Duration = .seconds(20)) async -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let matches = all.filter { $0.hasPrefix(prefix) }
+            if matches.count > index { return matches[index] }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// The SerialProbe executable (Tests/SerialProbe) running with `arguments`.
+struct Probe {
+    let process = Process()
+    let output = OutputLines()
+
+    init(_ arguments: [String]) throws {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("SerialProbe").path),
+            directory.pathComponents.count > 1
+        {
+            directory.deleteLastPathComponent()
+        }
+        process.executableURL = directory.appendingPathComponent("SerialProbe")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let handle = pipe.fileHandleForReading
+        let output = output
+        Thread.detachNewThread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                output.feed(data)
+            }
+        }
+    }
+
+    /// Waits for the process to exit and returns its status (the process is killed after `timeout`).
+    func exitStatus(timeout: Duration = .seconds(20)) async -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// Lowercase hexadecimal, as the probe prints bytes.
+func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+}
+
+/// Reads `count` bytes from the master side of `terminal`.
+func readMaster(_ terminal: PseudoTerminal, count: Int) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    let deadline = ContinuousClock.now + .seconds(10)
+    while bytes.count < count && ContinuousClock.now < deadline {
+        bytes += try terminal.read(upTo: count - bytes.count, timeout: .milliseconds(50))
+    }
+    return bytes
+}
+
+/// libserialport's real open, configure, read and write code over real bytes: the probe process
+/// links an emulation of the two things a pseudo-terminal lacks (modem-line ioctls, a sysfs entry);
+/// see Tests/CModemLineEmulation and the README's Development section.
+@Suite("libserialport transport (probe process)")
+struct LibSerialPortPathTests {
+    @Test func opensConfiguresReadsWritesAndSeesTheHangUp() async throws {
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        let path = try #require(terminal?.path)
+        let sent = (0...255).map { UInt8($0) }
+        let probe = try Probe(["transport", path, "9600,8N2,flow=rtscts", "\(sent.count)"])
+        #expect(await probe.output.line(startingWith: "ready") != nil, "\(probe.output.all)")
+        #expect(probe.output.all.first == "opened libserialport serialPort 9600,8N2,flow=rtscts")
+
+        try terminal?.write(sent)
+        #expect(await probe.output.line(startingWith: "read ") == "read \(hex(sent))")
+        #expect(await probe.output.line(startingWith: "echoed") != nil)
+        #expect(try readMaster(try #require(terminal), count: sent.count) == sent)
+
+        terminal = nil
+        #expect(await probe.output.line(startingWith: "end") == "end hangUp")
+        let emulated = await probe.output.line(startingWith: "emulated")
+        #expect((emulated?.split(separator: " ").last.flatMap { Int($0) } ?? 0) > 0)
+        #expect(await probe.exitStatus() == 0)
+    }
+
+    @Test(arguments: [
+        ("9600,7E1", "7 data bits"), ("flow=dtrdsr", "flow=dtrdsr"),
+    ])
+    func settingsThePortCannotKeepAreRefusedWithThePath(spec: String, setting: String) async throws {
+        let terminal = try PseudoTerminal()
+        let probe = try Probe(["transport", terminal.path, spec, "1"])
+        let error = await probe.output.line(startingWith: "error")
+        #expect(error?.contains("\(terminal.path) does not support \(setting)") == true, "\(probe.output.all)")
+        #expect(await probe.exitStatus() == 1)
+        // Nothing stays locked after the refusal.
+        try SerialPorts.open(terminal.path).close()
+    }
+
+    @Test func aPortInUseIsBusyAndKeepsItsSettings() async throws {
+        let terminal = try PseudoTerminal()
+        let holder = try SerialPorts.open(terminal.path, settings: SerialSettings(parsing: "4800,8N1,flow=xonxoff"))
+        defer { holder.close() }
+        let probe = try Probe(["transport", terminal.path, "9600,8N2", "1"])
+        let error = await probe.output.line(startingWith: "error")
+        #expect(error?.contains("\(terminal.path) is in use by another program") == true, "\(probe.output.all)")
+        #expect(await probe.exitStatus() == 1)
+        // libserialport never opened it: the holder's settings are untouched.
+        #expect(try holder.currentSettings() == SerialSettings(parsing: "4800,8N1,flow=xonxoff"))
+    }
+
+    @Test func aMissingPortIsReportedByTheProbeWithItsPath() async throws {
+        let path = "/dev/ttyUSB-not-there-\(getpid())"
+        let probe = try Probe(["transport", path, "115200,8N1", "1"])
+        let error = await probe.output.line(startingWith: "error")
+        #expect(error?.contains("no device at \(path)") == true, "\(probe.output.all)")
+        #expect(await probe.exitStatus() == 1)
+    }
+
+    @Test func aConnectionReconnectsThroughLibserialport() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("ant").path
+        var first: PseudoTerminal? = try PseudoTerminal()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: try #require(first?.path))
+        let before: [UInt8] = [0xA4, 0x09, 0x4E, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x48, 0x00]
+        let after: [UInt8] = [0xA4, 0x01, 0x6F, 0x20, 0xEA]
+        let probe = try Probe(["connection", link, "57600,8N1", "\(before.count + after.count)"])
+        #expect(await probe.output.line(startingWith: "connected") != nil, "\(probe.output.all)")
+
+        let received = { (lines: ArraySlice<String>) in
+            lines.filter { $0.hasPrefix("bytes ") }.map { $0.dropFirst("bytes ".count) }.joined()
+        }
+        try first?.write(before)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while received(probe.output.all[...]) != hex(before) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        first = nil
+        try FileManager.default.removeItem(atPath: link)
+        #expect(await probe.output.line(startingWith: "disconnected") == "disconnected hangUp")
+
+        let second = try PseudoTerminal()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second.path)
+        #expect(await probe.output.line(startingWith: "connected", index: 1) != nil, "\(probe.output.all)")
+        try second.write(after)
+        let counters = await probe.output.line(startingWith: "counters")
+        #expect(counters == "counters bytes=\(before.count + after.count) disconnects=1 reconnects=1 readErrors=0")
+
+        let lines = probe.output.all
+        let events = lines.filter { !$0.hasPrefix("counters") && !$0.hasPrefix("emulated") }
+        let gap = try #require(events.firstIndex(of: "disconnected hangUp"))
+        #expect(received(events[..<gap]) == hex(before))
+        #expect(received(events[gap...]) == hex(after))
+        #expect(events.first == "connected")
+        #expect(events.filter { $0 == "connected" }.count == 2)
+        #expect(await probe.exitStatus() == 0)
+    }
+}
