@@ -1,41 +1,79 @@
 #!/usr/bin/env bash
-# Fuzzes the FIT decoder and import with libFuzzer (Swift's -sanitize=fuzzer, with AddressSanitizer).
+# Fuzzes each decoder with libFuzzer: scripts/fuzz.sh [runs per target, default 1000000] [targets…]
 #
-#   scripts/fuzz.sh [RUNS] [extra libFuzzer flags…]     default 1000000 runs
+# Builds Fuzz/<Target>/main.swift with the decoder sources (Sources/WorkoutSensors/Decoding plus the
+# dependency-free ANT.swift and WatchLink.swift) through `swiftc -sanitize=fuzzer,address`, writes a
+# seed corpus of valid frames made by the encoders (Fuzz/Seeds), then runs each target for the given
+# number of executions. New inputs go to .build/fuzz/corpus-work/<Target>; crashes to
+# .build/fuzz/crashes/<Target>. Exits non-zero when a target crashes or fails a property.
 #
-# The target (Fuzz/FIT.swift) decodes each input with and without checksums, plans what decodes as
-# an import and replays it through a live session. It is built from the sources of WorkoutModel,
-# WorkoutEngine and WorkoutFormats compiled as one module (their imports of each other removed), so
-# no package build is needed; the build is cached in .build/fuzz and redone when a source changes.
-# The corpus grows in .build/fuzz/corpus, seeded with small generated files (and ../shared/data/fit
-# when present). A crash leaves crash-* / leak-* files in .build/fuzz and a non-zero exit status.
+# The FIT target (Fuzz/FIT/main.swift: the FIT decoder with and without checksums, the import plan
+# and its replay through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
+# WorkoutFormats compiled as one module (their imports of each other removed); its seeds are small
+# files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
 runs="${1:-1000000}"
 shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT WatchLink GATT FIT)
+
 out=.build/fuzz
-binary="$out/fuzz-fit"
-sources=(Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats Fuzz/FIT.swift)
-mkdir -p "$out/src" "$out/corpus" "$out/seeds"
+mkdir -p "$out"
+decoders=(Sources/WorkoutSensors/Decoding/*.swift Sources/WorkoutSensors/ANT.swift Sources/WorkoutSensors/WatchLink.swift)
 
-if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -name '*.swift' -newer "$binary" | head -1)" ]; then
-  echo "building $binary (about 2 minutes)" >&2
-  rm -f "$out"/src/*.swift
-  for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift'); do
-    name="$(echo "${file#Sources/}" | tr '/' '_')"
-    sed -E '/^import Workout(Model|Engine)$/d' "$file" >"$out/src/$name"
-  done
-  cp Fuzz/FIT.swift "$out/src/FuzzTarget.swift"
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name FuzzFIT "$out"/src/*.swift -o "$binary"
-fi
+echo "== seed corpus"
+swiftc -O -module-name Seeds Fuzz/Seeds/main.swift Sources/WorkoutSensors/{ANT,NMEA,WatchLink}.swift -o "$out/seeds"
+rm -rf "$out/seeds-corpus"
+"$out/seeds" "$out/seeds-corpus"
 
-FIT_FUZZ_SEEDS="$out/seeds" "$binary" >/dev/null 2>&1 || true
-seeds=("$out/seeds")
-if [ -d ../shared/data/fit ]; then
-  # The real recordings up to 64 KB (larger ones only slow each run down).
-  mkdir -p "$out/real"
-  find ../shared/data/fit -name '*.fit' -size -64k -exec cp {} "$out/real/" \;
-  seeds+=("$out/real")
-fi
-cd "$out"
-exec ./fuzz-fit -runs="$runs" -max_len=8192 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$@" corpus "${seeds[@]#$out/}"
+status=0
+summary=()
+for target in "${targets[@]}"; do
+    echo "== $target: build"
+    max_len=4096
+    if [ "$target" = FIT ]; then
+        # One module of WorkoutModel, WorkoutEngine and WorkoutFormats (about 2 minutes to build).
+        rm -rf "$out/fit-src" && mkdir -p "$out/fit-src"
+        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift'); do
+            name="$(echo "${file#Sources/}" | tr '/' '_')"
+            sed -E '/^import Workout(Model|Engine)$/d' "$file" >"$out/fit-src/$name"
+        done
+        swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzFIT \
+            Fuzz/FIT/main.swift "$out"/fit-src/*.swift -o "$out/fuzz-FIT"
+        rm -rf "$out/seeds-corpus/FIT" && mkdir -p "$out/seeds-corpus/FIT"
+        FIT_FUZZ_SEEDS="$out/seeds-corpus/FIT" "$out/fuzz-FIT" >/dev/null 2>&1 || true
+        if [ -d ../shared/data/fit ]; then
+            find ../shared/data/fit -name '*.fit' -size -64k -exec cp {} "$out/seeds-corpus/FIT/" \;
+        fi
+        max_len=8192
+    else
+        swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz$target" \
+            "Fuzz/$target/main.swift" Fuzz/Support.swift "${decoders[@]}" -o "$out/fuzz-$target"
+    fi
+    mkdir -p "$out/corpus-work/$target" "$out/crashes/$target"
+    echo "== $target: $runs runs"
+    log="$out/fuzz-$target.log"
+    started=$(date +%s.%N)
+    if "$out/fuzz-$target" -runs="$runs" -max_len="$max_len" -print_final_stats=1 \
+        -artifact_prefix="$out/crashes/$target/" \
+        "$out/corpus-work/$target" "$out/seeds-corpus/$target" >"$log" 2>&1; then
+        result=ok
+    else
+        result=FAILED
+        status=1
+        tail -40 "$log"
+    fi
+    elapsed=$(echo "$(date +%s.%N) - $started" | bc)
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
+    line=$(printf '%-10s %-6s %10s executions in %6.1f s (%s exec/s) %s' "$target" "$result" "$executions" "$elapsed" "$rate" "$coverage")
+    echo "$line"
+    summary+=("$line")
+done
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -301,6 +301,18 @@ public enum GATT {
             return now >= previous ? now &- previous : 0
         }
 
+        /// Feeds a revolution count and event time (when both were sent) to `tracker`.
+        private static func track(
+            _ tracker: inout RevolutionTracker, _ count: UInt32?, _ time: UInt16?, mask: UInt32, ticksPerSecond: Double,
+            step: Int, stopAfter: Int
+        ) -> (data: RevolutionData?, rate: Double?) {
+            guard let count, let time else { return (nil, nil) }
+            let rate = tracker.update(
+                count: count, countMask: mask, time: time, ticksPerSecond: ticksPerSecond, elapsed: step,
+                stopAfter: stopAfter)
+            return (RevolutionData(revolutions: count, eventTime: Double(time) / ticksPerSecond), rate)
+        }
+
         /// The reading of one characteristic value at `milliseconds` (nil when unknown). Returns nil
         /// for a malformed payload; `.unknown` characteristics give `nil` too (check
         /// `GATT.isSupported`).
@@ -328,46 +340,34 @@ public enum GATT {
                 guard let measurement = GATT.parseCSC(payload) else { return nil }
                 let step = elapsed(since: cscTime, to: milliseconds)
                 if let milliseconds { cscTime = milliseconds }
-                var reading = SpeedCadenceReading()
-                if let revolutions = measurement.wheelRevolutions, let time = measurement.wheelEventTime {
-                    let rate = cscWheel.update(
-                        count: revolutions, countMask: 0xFFFF_FFFF, time: time, ticksPerSecond: 1024, elapsed: step,
-                        stopAfter: stopAfterMilliseconds)
-                    reading.wheel = RevolutionData(revolutions: revolutions, eventTime: Double(time) / 1024)
-                    reading.speed = rate.map { $0 * wheelCircumference }
-                    reading.distance = Double(cscWheel.total) * wheelCircumference
-                }
-                if let revolutions = measurement.crankRevolutions, let time = measurement.crankEventTime {
-                    let rate = cscCrank.update(
-                        count: UInt32(revolutions), countMask: 0xFFFF, time: time, ticksPerSecond: 1024, elapsed: step,
-                        stopAfter: stopAfterMilliseconds)
-                    reading.crank = RevolutionData(revolutions: UInt32(revolutions), eventTime: Double(time) / 1024)
-                    reading.cadence = rate.map { $0 * 60 }
-                }
-                return .speedCadence(reading)
+                let wheel = Self.track(
+                    &cscWheel, measurement.wheelRevolutions, measurement.wheelEventTime, mask: 0xFFFF_FFFF,
+                    ticksPerSecond: 1024, step: step, stopAfter: stopAfterMilliseconds)
+                let crank = Self.track(
+                    &cscCrank, measurement.crankRevolutions.map(UInt32.init), measurement.crankEventTime, mask: 0xFFFF,
+                    ticksPerSecond: 1024, step: step, stopAfter: stopAfterMilliseconds)
+                // Built in one expression: readings are large, and each intermediate copy costs.
+                return .speedCadence(
+                    SpeedCadenceReading(
+                        wheel: wheel.data, crank: crank.data, speed: wheel.rate.map { $0 * wheelCircumference },
+                        cadence: crank.rate.map { $0 * 60 },
+                        distance: wheel.data.map { _ in Double(cscWheel.total) * wheelCircumference }))
             case GATT.cyclingPowerMeasurement:
                 guard let measurement = GATT.parseCyclingPower(payload) else { return nil }
                 let step = elapsed(since: powerTime, to: milliseconds)
                 if let milliseconds { powerTime = milliseconds }
-                var reading = PowerReading(
-                    instantaneousPower: measurement.instantaneousPower, pedalBalance: measurement.pedalBalance,
-                    accumulatedTorque: measurement.accumulatedTorque,
-                    accumulatedEnergy: measurement.accumulatedEnergy.map(Int.init))
-                if let revolutions = measurement.wheelRevolutions, let time = measurement.wheelEventTime {
-                    let rate = powerWheel.update(
-                        count: revolutions, countMask: 0xFFFF_FFFF, time: time, ticksPerSecond: 2048, elapsed: step,
-                        stopAfter: stopAfterMilliseconds)
-                    reading.wheel = RevolutionData(revolutions: revolutions, eventTime: Double(time) / 2048)
-                    reading.speed = rate.map { $0 * wheelCircumference }
-                }
-                if let revolutions = measurement.crankRevolutions, let time = measurement.crankEventTime {
-                    let rate = powerCrank.update(
-                        count: UInt32(revolutions), countMask: 0xFFFF, time: time, ticksPerSecond: 1024, elapsed: step,
-                        stopAfter: stopAfterMilliseconds)
-                    reading.crank = RevolutionData(revolutions: UInt32(revolutions), eventTime: Double(time) / 1024)
-                    reading.cadence = rate.map { $0 * 60 }
-                }
-                return .power(reading)
+                let wheel = Self.track(
+                    &powerWheel, measurement.wheelRevolutions, measurement.wheelEventTime, mask: 0xFFFF_FFFF,
+                    ticksPerSecond: 2048, step: step, stopAfter: stopAfterMilliseconds)
+                let crank = Self.track(
+                    &powerCrank, measurement.crankRevolutions.map(UInt32.init), measurement.crankEventTime,
+                    mask: 0xFFFF, ticksPerSecond: 1024, step: step, stopAfter: stopAfterMilliseconds)
+                return .power(
+                    PowerReading(
+                        instantaneousPower: measurement.instantaneousPower, cadence: crank.rate.map { $0 * 60 },
+                        pedalBalance: measurement.pedalBalance, accumulatedTorque: measurement.accumulatedTorque,
+                        wheel: wheel.data, crank: crank.data, speed: wheel.rate.map { $0 * wheelCircumference },
+                        accumulatedEnergy: measurement.accumulatedEnergy.map(Int.init)))
             default:
                 return nil
             }

@@ -70,7 +70,7 @@ public struct DistanceAccumulator: Sendable, Hashable {
 /// Other sentences with a good checksum (GSA, GSV, VTG, proprietary `$P…`) are counted as unknown.
 /// A sentence longer than `maxLineLength` bytes (NMEA allows 82) is dropped and counted.
 public struct NMEADecoder: SensorDecoder {
-    /// Longest line kept, `$` to LF.
+    /// Longest line kept, `$` to LF (16 to 65,536).
     public let maxLineLength: Int
     public private(set) var counters = DecoderCounters()
     /// The distance over the valid fixes so far.
@@ -85,7 +85,7 @@ public struct NMEADecoder: SensorDecoder {
     private static let knot = 1852.0 / 3600.0
 
     public init(maxLineLength: Int = 256) {
-        self.maxLineLength = max(16, maxLineLength)
+        self.maxLineLength = min(max(16, maxLineLength), 1 << 16)
     }
 
     /// Bytes of a sentence not yet complete.

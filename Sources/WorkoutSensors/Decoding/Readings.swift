@@ -138,23 +138,24 @@ public struct CivilDate: Sendable, Hashable {
         self.day = day
     }
 
-    /// Days since 1970-01-01 (negative before), by Howard Hinnant's days-from-civil algorithm.
+    /// Days since 1970-01-01 (negative before), by Howard Hinnant's days-from-civil algorithm (wrapping
+    /// arithmetic: absurd dates give absurd days, never a trap).
     public var daysSince1970: Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        let y = month <= 2 ? year &- 1 : year
+        let era = (y >= 0 ? y : y &- 399) / 400
+        let yearOfEra = y &- era &* 400
+        let dayOfYear = (153 &* (month > 2 ? month &- 3 : month &+ 9) &+ 2) / 5 &+ day &- 1
+        let dayOfEra = yearOfEra &* 365 &+ yearOfEra / 4 &- yearOfEra / 100 &+ dayOfYear
+        return era &* 146_097 &+ dayOfEra &- 719_468
     }
 
     /// The day after this one.
     public var next: CivilDate {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let length = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][max(0, min(11, month - 1))]
-        if day < length { return CivilDate(year: year, month: month, day: day + 1) }
-        if month < 12 { return CivilDate(year: year, month: month + 1, day: 1) }
-        return CivilDate(year: year + 1, month: 1, day: 1)
+        if day < length { return CivilDate(year: year, month: month, day: day &+ 1) }
+        if month < 12 { return CivilDate(year: year, month: month &+ 1, day: 1) }
+        return CivilDate(year: year &+ 1, month: 1, day: 1)
     }
 }
 

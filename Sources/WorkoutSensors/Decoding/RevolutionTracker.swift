@@ -50,7 +50,8 @@ struct RevolutionTracker: Sendable, Hashable {
         }
         let revolutions = (count &- lastCount) & countMask
         if revolutions == 0 {
-            idle = idle > Int.max / 2 ? idle : idle &+ max(0, elapsed)
+            let step = max(0, elapsed)
+            idle = step > Int.max &- idle ? Int.max : idle &+ step  // saturating
             if idle >= stopAfter { rate = 0 }
             return rate
         }

@@ -10,7 +10,7 @@
 /// other sensors' (heart rate, speed and cadence, stride, power), with source `.watchLinkGATT`; the
 /// speed and cadence state is a `GATT.Session` whose stop clock is the lines' milliseconds.
 public struct WatchLinkDecoder: SensorDecoder {
-    /// Longest line kept, `$` to LF.
+    /// Longest line kept, `$` to LF (16 to 65,536).
     public let maxLineLength: Int
     public private(set) var counters = DecoderCounters()
     /// The state behind tunnelled speed and cadence values.
@@ -26,7 +26,7 @@ public struct WatchLinkDecoder: SensorDecoder {
     private static let version = Parse.word("1")
 
     public init(maxLineLength: Int = 256, gatt: GATT.Session = GATT.Session()) {
-        self.maxLineLength = max(16, maxLineLength)
+        self.maxLineLength = min(max(16, maxLineLength), 1 << 16)
         self.gatt = gatt
     }
 

@@ -1,5 +1,5 @@
-// libFuzzer target for the FIT decoder and the import (scripts/fuzz.sh builds it with the sources of
-// WorkoutModel, WorkoutEngine and WorkoutFormats compiled as one module, `-sanitize=fuzzer,address`).
+// libFuzzer target for the FIT decoder and the import (`scripts/fuzz.sh RUNS FIT` builds it with the
+// sources of WorkoutModel, WorkoutEngine and WorkoutFormats as one module, -sanitize=fuzzer,address).
 //
 // Each input is decoded with checksums checked and, so that mutations reach the parser, once more
 // with checksums ignored; what decodes is planned as an import and replayed through a live session.
