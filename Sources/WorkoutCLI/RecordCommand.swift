@@ -56,8 +56,8 @@ struct RecordCommand: ParsableCommand {
         guard recovery.isFinite, recovery >= 0, recovery <= 3600 else {
             throw ValidationError("--recovery must be 0...3600 s, got \(recovery)")
         }
-        guard timeScale.isFinite, timeScale > 0, timeScale <= 10_000 else {
-            throw ValidationError("--time-scale must be more than 0 and at most 10000, got \(timeScale)")
+        guard timeScale.isFinite, timeScale >= 0.01, timeScale <= 10_000 else {
+            throw ValidationError("--time-scale must be 0.01...10000, got \(timeScale)")
         }
     }
 
@@ -97,6 +97,7 @@ struct RecordCommand: ParsableCommand {
                 : .pool,
             lapLength: lapLength.map { Quantity($0, .meter) })
         let database = try store.open()
+        try Self.saveInterruptedRecording(in: database, json: output.json)
         let clock: any WorkoutClock = timeScale == 1 ? SystemClock() : ScaledClock(rate: timeScale)
         var options = BuilderOptions(autoPause: autoPause ? .standard : nil)
         options.heartRateRecovery.enabled = recovery > 0
@@ -108,8 +109,8 @@ struct RecordCommand: ParsableCommand {
         let interactive = isatty(STDERR_FILENO) == 1 && !output.json
         // Reconnect back-off runs on the recording's time: faster when a simulator plays faster.
         let backoff = SensorConnection.Backoff(
-            initial: .milliseconds(max(1, Int(100 / timeScale))), multiplier: 2,
-            maximum: .milliseconds(max(10, Int(5000 / timeScale))))
+            initial: .milliseconds(Int(min(max(100 / timeScale, 1), 10_000))), multiplier: 2,
+            maximum: .milliseconds(Int(min(max(5000 / timeScale, 10), 500_000))))
         let recorder = SensorRecorder(
             session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff
         ) { [json = output.json] event in
@@ -126,11 +127,16 @@ struct RecordCommand: ParsableCommand {
             throw UserFacingError(error)
         }
         let (stops, signalSources) = Self.installSignalHandlers()
-        defer { withExtendedLifetime(signalSources) {} }
+        defer {
+            for source in signalSources { source.cancel() }
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
         let keys = Keyboard.start(recorder: recorder, clock: clock)
         defer { keys?.restore() }
 
         var saved: Workout?
+        var requestsAtSave = 0
         var result: HeartRateRecoveryResult?
         var lastDraw = Date.distantPast
         let session = recording.session
@@ -140,12 +146,14 @@ struct RecordCommand: ParsableCommand {
             if requests > 0, session.state == .running || session.state == .paused {
                 recorder.press(.stop, at: clock.now())
             }
-            if saved == nil, session.state == .stopped || session.state == .ended {
-                if session.state == .stopped {
-                    try? session.end(at: max(clock.now(), session.stopDate ?? clock.now()))
-                }
+            if saved == nil, session.state == .stopped || session.state == .ended, let stop = session.stopDate {
+                if session.state == .stopped { try? session.end(at: max(clock.now(), stop)) }
+                // Data of the last seconds before the stop may still be on its way (a GPS fix, a
+                // sensor page): keep taking it for the builder's reorder window, then save.
+                guard clock.now() >= stop.addingTimeInterval(2) || requests >= 2 else { continue }
                 let workout = try userFacing { () throws(StoreError) in try recording.finish() }
                 saved = workout
+                requestsAtSave = requests
                 Self.say("saved \(workout.id)", json: output.json)
                 if let end = session.heartRateRecoveryWindowEnd, !output.json {
                     Self.say("collecting heart-rate recovery until \(Format.timestamp(end)) (Ctrl-C skips)")
@@ -153,7 +161,8 @@ struct RecordCommand: ParsableCommand {
             }
             if let workout = saved {
                 let end = session.heartRateRecoveryWindowEnd
-                let skip = requests >= 2 || stops.value >= 2 || (keys?.stopRequests ?? 0) >= 2
+                // Ctrl-C (or s) once the workout is saved skips the rest of the window; SIGTERM counts twice.
+                let skip = requests > requestsAtSave || requests >= 2
                 if end == nil || clock.now() >= (end ?? .distantPast) || skip {
                     let recovery: HeartRateRecoveryResult
                     do {
@@ -192,6 +201,28 @@ struct RecordCommand: ParsableCommand {
                     + "\(status.refused) refused")
         }
         emitLine("saved \(workout.id) to \(database.path)")
+    }
+
+    /// Saves a recording a previous run left in the journal (killed, crashed, power lost): recovered
+    /// as it was, stopped at its last data, saved, and reported.
+    static func saveInterruptedRecording(in database: WorkoutStore, json: Bool) throws {
+        let recovered: JournaledRecording?
+        do {
+            recovered = try database.recoverActiveSession()
+        } catch {
+            throw UserFacingError("cannot recover the interrupted recording in \(database.path): \(error)")
+        }
+        guard let recovered else { return }
+        let session = recovered.session
+        let end = session.builder.latestDataDate ?? session.startDate ?? Date()
+        do {
+            if session.state == .running || session.state == .paused { try session.stop(at: max(end, session.startDate ?? end)) }
+            if session.state == .stopped { try session.end(at: session.stopDate ?? end) }
+            let workout = try recovered.finish()
+            say("recovered an interrupted recording: saved \(workout.id)", json: json)
+        } catch {
+            throw UserFacingError("cannot save the interrupted recording in \(database.path): \(error)")
+        }
     }
 
     /// A progress line: on standard output, or standard error when standard output carries JSON.
@@ -272,7 +303,8 @@ final class Keyboard: Sendable {
 
     /// Starts reading keys when standard input is a terminal; nil otherwise.
     static func start(recorder: SensorRecorder, clock: any WorkoutClock) -> Keyboard? {
-        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        // Only in the foreground: a background job touching the terminal would be stopped (SIGTTIN/SIGTTOU).
+        guard isatty(STDIN_FILENO) == 1, tcgetpgrp(STDIN_FILENO) == getpgrp() else { return nil }
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else { return nil }
         var raw = original

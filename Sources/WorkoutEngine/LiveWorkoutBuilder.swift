@@ -45,6 +45,10 @@ public final class LiveWorkoutBuilder: Sendable {
     /// What was taken and dropped so far, by reason.
     public var counters: IngestCounters { storage.read { $0.builder.counters } }
     public var metadata: Metadata { storage.read { $0.builder.metadata } }
+    /// The end of the latest data accepted (samples, events, route, activities); nil before any.
+    public var latestDataDate: Date? {
+        storage.read { $0.builder.latestData.isFinite ? date($0.builder.latestData) : nil }
+    }
     /// Events stored so far, in the order they were added.
     public var events: [WorkoutEvent] { storage.read { $0.builder.events } }
 

@@ -57,8 +57,11 @@ public struct ReadingMapper: Sendable {
     private var watchAnchor: Date?
     private var gpsAnchor: TimeInterval?
     private var watchName = "watch"
-    private var lastSensorDistance: Date?
+    /// The source measuring each distance type, and when it last reported: one source per type.
+    private var distanceOwners: [QuantityType: (key: String, at: Date)] = [:]
     private var lastWatchDistance: Date?
+    /// Samples emitted by the current `map` call per source and type, to merge a chunk's amounts.
+    private var chunkAmounts: [String: Int] = [:]
     private var lastLengthEnd: Date?
     private var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
     private var sawRMC = false
@@ -69,7 +72,8 @@ public struct ReadingMapper: Sendable {
         self.lapLength = lapLength
     }
 
-    /// Forgets the running totals of `port`'s sources (a disconnect): the next totals re-base.
+    /// Forgets the running totals of `port`'s sources (a disconnect): the next totals re-base. A
+    /// watch's clock is mapped afresh when it is back (it may have restarted).
     public mutating func connectionLost(_ port: SensorProtocol) {
         let prefix =
             switch port {
@@ -78,6 +82,13 @@ public struct ReadingMapper: Sendable {
             case .watch: "gatt:"
             }
         totals = totals.filter { !$0.key.hasPrefix(prefix) }
+        distanceOwners = distanceOwners.filter { !$0.value.key.hasPrefix(prefix) }
+        if port == .watch {
+            watchAnchor = nil
+            lastWatchDistance = nil
+            lastLengthEnd = nil
+        }
+        if port == .nmea { gpsAnchor = nil }
     }
 
     /// Maps `readings` (one chunk's, arrived at `arrival`) with `leg` the current activity type.
@@ -85,16 +96,24 @@ public struct ReadingMapper: Sendable {
         _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?,
         into input: inout RecordedInput
     ) {
+        chunkAmounts.removeAll(keepingCapacity: true)
         for reading in readings {
             map(reading, arrival: arrival, leg: leg, into: &input)
         }
     }
 
     private mutating func map(
-        _ reading: SensorReading, arrival: Date, leg: WorkoutActivityType?, into input: inout RecordedInput
+        _ reading: SensorReading, arrival chunkArrival: Date, leg: WorkoutActivityType?,
+        into input: inout RecordedInput
     ) {
         let source = sourceDevice(reading.source)
         let key = source.identifier ?? source.name
+        // Tunnelled GATT values carry the watch's time: they are dated by it, not by arrival.
+        var arrival = chunkArrival
+        if case .watchLinkGATT = reading.source, case .watchMilliseconds(let milliseconds)? = reading.time {
+            guard let date = checkedWatchDate(milliseconds, arrival: chunkArrival) else { return }
+            arrival = date
+        }
         switch reading.value {
         case .heartRate(let heartRate):
             guard heartRate.beatsPerMinute > 0 else { return }
@@ -107,7 +126,6 @@ public struct ReadingMapper: Sendable {
             }
             if let distance = reading.distance {
                 amount(.distanceCycling, total: distance, key: key, at: arrival, source: source, into: &input)
-                lastSensorDistance = arrival
             }
         case .power(let reading):
             if let power = reading.instantaneousPower ?? reading.averagePower.map({ Int($0.rounded()) }) {
@@ -127,12 +145,11 @@ public struct ReadingMapper: Sendable {
             }
             if let distance = reading.totalDistance {
                 amount(.distanceWalkingRunning, total: distance, key: key, at: arrival, source: source, into: &input)
-                lastSensorDistance = arrival
             }
         case .fix(let fix):
             mapFix(fix, time: reading.time, arrival: arrival, leg: leg, source: source, key: key, into: &input)
         case .swimLength(let length):
-            let end = watchDate(length.endMilliseconds, arrival: arrival)
+            guard let end = checkedWatchDate(length.endMilliseconds, arrival: arrival) else { return }
             var start = end.addingTimeInterval(-Double(max(0, length.durationMilliseconds)) / 1000)
             // Lengths follow each other; when the clock mapping moved earlier since the last one,
             // this one starts where that one ended rather than overlap it.
@@ -154,7 +171,7 @@ public struct ReadingMapper: Sendable {
                     QuantitySample(.swimmingStrokeCount, Double(strokes), at: start, end: end, source: source))
             }
         case .distance(let distance):
-            let end = watchDate(distance.endMilliseconds, arrival: arrival)
+            guard let end = checkedWatchDate(distance.endMilliseconds, arrival: arrival) else { return }
             let start = end.addingTimeInterval(-Double(max(0, distance.durationMilliseconds)) / 1000)
             // A watch that measures distance is trusted over GPS even where its distance is not used
             // (a pool swim counts lengths): GPS distance stays off while it reports.
@@ -162,15 +179,23 @@ public struct ReadingMapper: Sendable {
             guard let type = distanceType(leg: leg, from: .watch, at: end), distance.meters > 0 else { return }
             input.samples.append(QuantitySample(type, distance.meters, at: start, end: end, source: source))
         case .strokes(let count):
-            let end = watchDate(count.endMilliseconds, arrival: arrival)
+            guard let end = checkedWatchDate(count.endMilliseconds, arrival: arrival) else { return }
             let start = end.addingTimeInterval(-Double(max(0, count.durationMilliseconds)) / 1000)
             guard count.count > 0 else { return }
             input.samples.append(
                 QuantitySample(.swimmingStrokeCount, Double(count.count), at: start, end: end, source: source))
         case .button(let button):
-            input.buttons.append((button, reading.time.map { time(of: $0, arrival: arrival) } ?? arrival))
+            var date = arrival
+            if case .watchMilliseconds(let milliseconds)? = reading.time {
+                guard let checked = checkedWatchDate(milliseconds, arrival: arrival) else { return }
+                date = checked
+            }
+            input.buttons.append((button, date))
         case .hello(let device):
+            // A watch says hello after (re)connecting: its clock may have restarted.
             watchName = device
+            watchAnchor = nil
+            lastLengthEnd = nil
         case .antChannelID, .antChannelEvent, .antStartup, .antSerialError:
             break
         }
@@ -230,7 +255,14 @@ public struct ReadingMapper: Sendable {
     /// GPS; pool lengths carry a pool swim's distance.
     private func distanceType(leg: WorkoutActivityType?, from source: DistanceSource, at date: Date) -> QuantityType? {
         func recent(_ last: Date?) -> Bool { last.map { abs(date.timeIntervalSince($0)) <= 10 } ?? false }
-        if recent(lastSensorDistance), leg != .swimming, leg != .transition { return nil }
+        let legType: QuantityType? =
+            switch leg {
+            case .cycling?: .distanceCycling
+            case .running?, .walking?: .distanceWalkingRunning
+            default: nil
+            }
+        // A sensor measuring the leg's own distance type beats the watch and GPS.
+        if let legType, let owner = distanceOwners[legType], recent(owner.at) { return nil }
         // A watch that measures distance at all is preferred to GPS wherever it measures (swims,
         // transitions): deciding per reading would race the two ports at each leg's first second.
         if source == .gps, lastWatchDistance != nil, leg == .swimming || leg == .transition || recent(lastWatchDistance) {
@@ -250,10 +282,29 @@ public struct ReadingMapper: Sendable {
         into input: inout RecordedInput
     ) {
         guard total.isFinite else { return }
-        defer { totals[key] = (total, date) }
-        guard let previous = totals[key], total >= previous.value, date >= previous.at else { return }
+        let merged = "\(key)|\(type.rawValue)"
+        if let index = chunkAmounts[merged], index < input.samples.count {
+            // Another reading of this source in the same chunk: add to the chunk's one sample.
+            if let previous = totals[key], total >= previous.value {
+                input.samples[index].quantity.value += total - previous.value
+            }
+            totals[key] = (total, date)
+            return
+        }
+        let previousTotal = totals[key]
+        totals[key] = (total, date)
+        // One source per distance type: another one (a second radio hearing the same wheel) only
+        // moves its total while the owner keeps reporting.
+        if !key.hasPrefix("nmea") {
+            if let owner = distanceOwners[type], owner.key != key, abs(date.timeIntervalSince(owner.at)) <= 10 {
+                return
+            }
+            distanceOwners[type] = (key, date)
+        }
+        guard let previous = previousTotal, total >= previous.value, date >= previous.at else { return }
         let increase = total - previous.value
         guard increase > 0 else { return }
+        chunkAmounts[merged] = input.samples.count
         input.samples.append(QuantitySample(type, increase, at: previous.at, end: date, source: source))
     }
 
@@ -261,9 +312,24 @@ public struct ReadingMapper: Sendable {
     /// arrival − watch time seen so far: nothing arrives before it happened, so a reading that was
     /// held up (a busy reader, a full buffer) never sets the mapping late.
     private mutating func watchDate(_ milliseconds: Int, arrival: Date) -> Date {
+        checkedWatchDate(milliseconds, arrival: arrival) ?? arrival
+    }
+
+    /// A watch time on our clock, or nil (counted as unusable) for a time that claims to lie more
+    /// than 5 s after it arrived: one bogus line (a counter underflow) must not move the mapping
+    /// for the rest of the session.
+    private mutating func checkedWatchDate(_ milliseconds: Int, arrival: Date) -> Date? {
         let offset = Double(milliseconds) / 1000
         let candidate = arrival.addingTimeInterval(-offset)
-        if watchAnchor.map({ candidate < $0 }) ?? true { watchAnchor = candidate }
+        if let anchor = watchAnchor {
+            if candidate < anchor.addingTimeInterval(-5) {
+                unusable += 1
+                return nil
+            }
+            if candidate < anchor { watchAnchor = candidate }
+        } else {
+            watchAnchor = candidate
+        }
         return (watchAnchor ?? candidate).addingTimeInterval(offset)
     }
 
@@ -275,7 +341,12 @@ public struct ReadingMapper: Sendable {
             guard let instant = utc.instant else { return arrival }
             // The same rule for a receiver's UTC: the smallest arrival − UTC seen so far.
             let candidate = arrival.timeIntervalSince(instant)
-            if gpsAnchor.map({ candidate < $0 }) ?? true { gpsAnchor = candidate }
+            if let anchor = gpsAnchor {
+                // A fix claiming to be from more than 5 s after it arrived keeps the mapping as is.
+                if candidate < anchor, candidate >= anchor - 5 { gpsAnchor = candidate }
+            } else {
+                gpsAnchor = candidate
+            }
             return instant.addingTimeInterval(gpsAnchor ?? candidate)
         }
     }

@@ -45,12 +45,16 @@ public final class SensorRecorder: Sendable {
         /// Samples the engine took from this sensor, and input it refused.
         public var samplesAdded: Int
         public var refused: Int
+        /// Input that arrived after the stop and was not heart rate for the recovery, or after the
+        /// workout was saved: not recorded, counted.
+        public var late: Int
     }
 
     private struct PortState: Sendable {
         var decoder: any SensorDecoder
         var samplesAdded = 0
         var refused = 0
+        var late = 0
     }
 
     private struct State: Sendable {
@@ -126,7 +130,7 @@ public final class SensorRecorder: Sendable {
             SensorStatus(
                 sensor: sensors[index], available: connections[index].isAvailable,
                 decoder: ports[index].decoder.counters, connection: connections[index].counters,
-                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused)
+                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late)
         }
     }
 
@@ -136,15 +140,30 @@ public final class SensorRecorder: Sendable {
     private func handle(_ event: SensorConnection.Event, port: Int) {
         switch event {
         case .bytes(let chunk, let arrival):
-            let leg = currentLeg()
-            let input = state.withLock { state -> RecordedInput in
+            let readings = state.withLock { state -> [SensorReading] in
                 var readings: [SensorReading] = []
                 state.ports[port].decoder.decode(chunk, into: &readings)
-                var input = RecordedInput()
-                state.mapper.map(readings, arrival: arrival, leg: leg, into: &input)
-                return input
+                return readings
             }
-            if !input.isEmpty { deliver(input, port: port) }
+            // Up to and including each button, then the rest: what follows a NEXT belongs to the
+            // new leg, so it is mapped once that button is applied.
+            var start = 0
+            while start < readings.count {
+                var end = start
+                while end < readings.count {
+                    if case .button = readings[end].value { break }
+                    end += 1
+                }
+                let stop = Swift.min(end + 1, readings.count)
+                let leg = currentLeg()
+                let input = state.withLock { state -> RecordedInput in
+                    var input = RecordedInput()
+                    state.mapper.map(readings[start..<stop], arrival: arrival, leg: leg, into: &input)
+                    return input
+                }
+                if !input.isEmpty { deliver(input, port: port) }
+                start = stop
+            }
         case .availability(let availability):
             if case .disconnected = availability {
                 state.withLock { state in
@@ -181,12 +200,31 @@ public final class SensorRecorder: Sendable {
     }
 
     private func add(_ samples: [QuantitySample], _ events: [WorkoutEvent], _ route: [RoutePoint], port: Int) {
+        var samples = samples
+        var events = events
+        var route = route
         let sessionState = session.state
-        guard sessionState == .running || sessionState == .paused else {
-            if sessionState == .stopped || sessionState == .ended {
-                let kept = session.addRecoveryHeartRate(samples)
-                state.withLock { $0.ports[port].samplesAdded += kept }
+        if sessionState == .stopped || sessionState == .ended, let stop = session.stopDate {
+            // After the stop: what happened before it still belongs to the workout (until it is
+            // saved); heart rate after it goes to the recovery; anything else after it is late.
+            let recovery = samples.filter { $0.type == .heartRate && $0.start > stop }
+            let kept = session.addRecoveryHeartRate(recovery)
+            let open = session.builder.state == .ended
+            let before = samples.filter { $0.end <= stop }
+            let eventsBefore = events.filter { $0.end <= stop }
+            let routeBefore = route.filter { $0.date <= stop }
+            let late =
+                samples.count - before.count - recovery.count + events.count - eventsBefore.count + route.count
+                - routeBefore.count + (open ? 0 : before.count + eventsBefore.count + routeBefore.count)
+            state.withLock { state in
+                state.ports[port].samplesAdded += kept
+                state.ports[port].late += late
             }
+            guard open else { return }
+            samples = before
+            events = eventsBefore
+            route = routeBefore
+        } else if sessionState != .running && sessionState != .paused {
             return
         }
         var added = 0
@@ -198,9 +236,10 @@ public final class SensorRecorder: Sendable {
                 problems.append(error.description)
             }
         }
-        if !events.isEmpty {
+        // One at a time: a refused event (a length begun before the recording) takes no other with it.
+        for event in events {
             do {
-                try session.builder.add(events)
+                try session.builder.add([event])
             } catch {
                 problems.append(error.description)
             }
@@ -241,7 +280,9 @@ public final class SensorRecorder: Sendable {
         case .next where !session.plannedLegs.isEmpty:
             try session.advanceToNextLeg(at: date)
         case .lap, .next:
-            let start = state.withLock { $0.lastLapEnd } ?? session.startDate ?? date
+            // A lap runs from the end of the latest lap (a pool length is one), else from the start.
+            let latestLap = session.builder.events.filter { $0.type == .lap && $0.end <= date }.map(\.end).max()
+            let start = [state.withLock { $0.lastLapEnd }, latestLap].compactMap { $0 }.max() ?? session.startDate ?? date
             guard date > start else { return }
             try session.builder.add([WorkoutEvent(type: .lap, start: start, duration: date.timeIntervalSince(start))])
             state.withLock { $0.lastLapEnd = date }

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import WorkoutModel
+import WorkoutSensors
+import WorkoutStore
+
+/// The folder holding the built `workout` executable.
+private func workoutExecutable() -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
+        directory.pathComponents.count > 1
+    {
+        directory.deleteLastPathComponent()
+    }
+    return directory.appendingPathComponent("workout")
+}
+
+@Suite("Review 5: workout record", .serialized)
+struct Review5RecordCommandTests {
+    /// `--time-scale` accepts any rate above 0; the reconnect back-off then computes
+    /// `Int(5000 / timeScale)` milliseconds, which traps for a tiny rate: a crash instead of the
+    /// message naming the (missing) device.
+    @Test func aTinyTimeScaleIsRefusedOrWorksButNeverCrashes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("review5-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = "/dev/ttyUSB-not-there-\(getpid())"
+        let result = try runCommand([
+            "record", "--sensor", "\(missing):ant", "--activity", "cycling", "--time-scale", "1e-17",
+            "--db", folder.appendingPathComponent("store.sqlite").path,
+        ])
+        #expect(result.status == 1 || result.status == 64, "status \(result.status)")
+        #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+        #expect(result.stderr.contains(missing) || result.stderr.contains("--time-scale"), "\(result.stderr)")
+    }
+
+    /// The watch's STOP ends exercise; the command then says "collecting heart-rate recovery …
+    /// (Ctrl-C skips)". One Ctrl-C must then skip the window, but it only counts as the first stop
+    /// request: with the stop having come from the watch, nothing happens until a second Ctrl-C (or
+    /// the end of the window, here 10 minutes).
+    @Test func oneCtrlCSkipsTheRecoveryWindowAfterTheWatchsStop() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("review5-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let watch = try PseudoTerminal()
+        let outURL = folder.appendingPathComponent("stdout")
+        try Data().write(to: outURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        defer { try? out.close() }
+        let process = Process()
+        process.executableURL = workoutExecutable()
+        process.arguments = [
+            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "600",
+            "--db", folder.appendingPathComponent("store.sqlite").path,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        try #require(waitFor(10) { output().contains("connected") }, "\(output())")
+        Thread.sleep(forTimeInterval: 0.5)
+        try watch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 1000, .stop))
+        try #require(waitFor(10) { output().contains("Ctrl-C skips") }, "\(output())")
+        process.interrupt()  // one SIGINT
+        let exited = waitFor(10) { !process.isRunning }
+        #expect(exited, "still collecting 10 s after Ctrl-C: \(output())")
+    }
+
+    /// README: "the journal is committed every second, so a crash loses at most the last second and
+    /// the session is recovered on the next start". `workout record` never looks at the journal: a
+    /// recording killed mid-race stays there, and the next `workout record` starts a new session; the
+    /// crashed workout never becomes visible (list, show) again.
+    @Test func aRecordingKilledMidRaceIsRecoveredByTheNextStart() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("review5-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = folder.appendingPathComponent("store.sqlite").path
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        func launch(_ watch: PseudoTerminal, _ name: String) throws -> (Process, () -> String) {
+            let outURL = folder.appendingPathComponent(name)
+            try Data().write(to: outURL)
+            let out = try FileHandle(forWritingTo: outURL)
+            let process = Process()
+            process.executableURL = workoutExecutable()
+            process.arguments = [
+                "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "0", "--db", db,
+            ]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (process, { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" })
+        }
+
+        // First recording: heart rate for 3 s, then the machine dies (SIGKILL).
+        let firstWatch = try PseudoTerminal()
+        let (first, firstOutput) = try launch(firstWatch, "first")
+        defer { if first.isRunning { first.terminate() } }
+        try #require(waitFor(10) { firstOutput().contains("connected") }, "\(firstOutput())")
+        try firstWatch.write(WatchLink.hello(device: "test watch"))
+        for tick in 1...15 {
+            try firstWatch.write(
+                WatchLink.gatt(milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, 140]))
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        Thread.sleep(forTimeInterval: 1.5)  // past a group commit
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let crash = Date()
+        // The journal holds the killed session.
+        let journaled = try WorkoutStore(path: db).journaledSessions()
+        try #require(journaled.count == 1, "journal: \(journaled)")
+
+        // Next start: the watch stops at once.
+        let secondWatch = try PseudoTerminal()
+        let (second, secondOutput) = try launch(secondWatch, "second")
+        defer { if second.isRunning { second.terminate() } }
+        try #require(waitFor(10) { secondOutput().contains("connected") }, "\(secondOutput())")
+        Thread.sleep(forTimeInterval: 0.3)
+        try secondWatch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 500, .stop))
+        try #require(waitFor(20) { !second.isRunning }, "\(secondOutput())")
+        #expect(second.terminationStatus == 0)
+
+        let listed = try decodeJSON([Workout].self, try runCommand(["list", "--db", db, "--json"]).stdout)
+        #expect(
+            listed.contains { $0.start < crash.addingTimeInterval(-2) },
+            "workouts after the restart: \(listed.map { ($0.start, $0.statistics[.heartRate]?.average?.value as Double?) }); crash at \(crash)"
+        )
+    }
+}
