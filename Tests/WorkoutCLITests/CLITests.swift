@@ -1,24 +1,11 @@
 import Foundation
 import Testing
 
-/// Runs the built `workout` executable, which sits next to the test bundle in the build folder.
+/// Runs the built `workout` executable; standard output followed by standard error, for checks
+/// that do not care which stream a line went to (see `runCommand` for them apart).
 func runWorkout(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
-        directory.pathComponents.count > 1
-    {
-        directory.deleteLastPathComponent()
-    }
-    let process = Process()
-    process.executableURL = directory.appendingPathComponent("workout")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try runCommand(arguments)
+    return (result.status, result.stdout + result.stderr)
 }
 
 @Suite("workout command")
