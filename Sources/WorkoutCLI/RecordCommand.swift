@@ -198,7 +198,13 @@ struct RecordCommand: ParsableCommand {
                     + "\(decoder.framesDecoded) frames, \(decoder.badChecksums) bad checksums, "
                     + "\(decoder.malformedFrames + decoder.oversizedFrames + decoder.unsupportedVersions) malformed, "
                     + "\(decoder.resyncBytesSkipped) bytes skipped, \(status.connection.disconnects) disconnects, "
-                    + "\(status.refused) refused")
+                    + "\(status.refused) refused, \(status.late) late")
+        }
+        // Every drop has a counter the user sees.
+        let unusable = recorder.unusableReadings
+        let failures = recording.session.detectorFailures
+        if unusable > 0 || failures > 0 {
+            emitLine("\(unusable) readings unusable (invalid fix, bogus device time), \(failures) detected changes refused")
         }
         emitLine("saved \(workout.id) to \(database.path)")
     }
