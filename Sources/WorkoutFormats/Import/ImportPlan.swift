@@ -29,6 +29,9 @@ public struct ImportAnomaly: Sendable, Hashable, CustomStringConvertible {
         case noSessions
         /// Bytes after the last FIT file that are not another FIT file.
         case trailingBytes
+        /// The file is damaged (cut short, bad checksum, corrupt message): what precedes the damage
+        /// was imported, nothing after it.
+        case damagedFile
     }
 
     public var kind: Kind
@@ -67,9 +70,14 @@ public struct FITImportOptions: Sendable, Hashable {
     /// Let the session's automatic transition detection find the legs of a triathlon instead of
     /// changing legs at the file's session boundaries.
     public var autoSegment: Bool
+    /// Import what precedes damage in a damaged file (on by default): the workout is flagged
+    /// (`ImportMetadataKey.damage`) and the damage reported as an anomaly with its byte offset. Off,
+    /// a damaged file is refused whole.
+    public var salvage: Bool
 
-    public init(autoSegment: Bool = false) {
+    public init(autoSegment: Bool = false, salvage: Bool = true) {
         self.autoSegment = autoSegment
+        self.salvage = salvage
     }
 }
 
@@ -134,15 +142,26 @@ public struct FITImportPlan: Sendable {
     public var sampleCount = 0
     public var routePointCount = 0
 
+    /// The damage of a salvaged file (`FITDecodeOptions.salvage`): the import holds what precedes it.
+    public var damage: FITError? { file.damage }
+
     /// Decodes `bytes` and plans their import.
+    ///
+    /// With `options.salvage` a damaged file imports up to its damage; when nothing before the
+    /// damage can make a workout, the damage is the error (`ImportError.decoding`).
     public init(bytes: [UInt8], options: FITImportOptions = FITImportOptions()) throws(ImportError) {
         let file: FITFile
         do {
-            file = try FITDecoder.decode(bytes)
+            file = try FITDecoder.decode(bytes, options: FITDecodeOptions(salvage: options.salvage))
         } catch {
             throw .decoding(error)
         }
-        try self.init(file: file, options: options, seed: FITImportPlan.fnv1a(bytes))
+        do {
+            try self.init(file: file, options: options, seed: FITImportPlan.fnv1a(bytes))
+        } catch {
+            if let damage = file.damage, case .nothingToImport = error { throw .decoding(damage) }
+            throw error
+        }
     }
 
     /// Plans the import of a decoded file; `seed` makes the workout's ids reproducible.
@@ -172,6 +191,7 @@ public struct FITImportPlan: Sendable {
             ImportMetadataKey.format: .string("FIT"), ImportMetadataKey.device: .string(device.name),
         ]
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
+        if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
     }
 
@@ -193,6 +213,9 @@ public enum ImportMetadataKey {
     public static let fileName = "ImportFileName"
     /// `automatic` when the legs were found by the engine's transition detection.
     public static let segmentation = "ImportSegmentation"
+    /// Present on a workout imported from a damaged file: the damage (byte offset and what it is);
+    /// the workout holds what precedes it.
+    public static let damage = "ImportDamage"
 }
 
 /// The steps' sort key: time, then state changes before data at the same instant, then file order.

@@ -10,10 +10,10 @@ extension ImportPlanner {
     // MARK: pool lengths
 
     /// Pool lengths become lap events (kind, style, strokes) with their distance and strokes as
-    /// samples. Lengths follow each other without gaps while the timer runs, so each run of lengths
-    /// (between timer stops) is laid end to end from its first length's start: start times are
-    /// whole seconds while durations have milliseconds, and several lengths of a drill may share one
-    /// start time.
+    /// samples. Start times are whole seconds while durations have milliseconds, and several lengths
+    /// of a drill may share one start time, so a length that starts within a second of the previous
+    /// one's end (or before it) without a timer stop between them is laid end to end after it. A
+    /// later start is a rest the watch did not log as a length: the length keeps its start.
     mutating func planLengths() {
         let poolLegs = legs.indices.filter { legs[$0].isPool }
         guard !poolLegs.isEmpty else { return }
@@ -38,7 +38,7 @@ extension ImportPlanner {
             let legEnd = legEnds[legIndex]
             let nextStart = legIndex + 1 < legStarts.count ? legStarts[legIndex + 1] : Double.infinity
             let inLeg = timed.filter { $0.start >= legStart - 1 && $0.start < nextStart }
-            var runs: [(start: Double, end: Double)] = []
+            var laid: [(start: Double, end: Double)] = []
             var previous: (declared: Double, end: Double)?
             for entry in inLeg {
                 let length = entry.length
@@ -47,11 +47,12 @@ extension ImportPlanner {
                     ?? length.timestamp.map { Double($0) - entry.start } ?? 0
                 guard duration.isFinite, duration > 0 else { continue }
                 var start: Double
-                if let previous, !stops.contains(where: { $0 > previous.declared && $0 <= entry.start }) {
+                if let previous, entry.start <= previous.end + 1,
+                    !stops.contains(where: { $0 > previous.declared && $0 <= entry.start })
+                {
                     start = previous.end
                 } else {
                     start = max(entry.start, legStart, previous?.end ?? -Double.infinity)
-                    runs.append((start, start))
                 }
                 if start > entry.start + 1 { moved += 1 }
                 if start >= legEnd {
@@ -65,10 +66,10 @@ extension ImportPlanner {
                     end = legEnd
                 }
                 previous = (entry.start, end)
-                runs[runs.count - 1].end = end
+                laid.append((start, end))
                 addLength(length, start: start, end: end, leg: legIndex)
             }
-            poolRuns[legIndex] = runs.filter { $0.end > $0.start }
+            poolLengthSpans[legIndex] = laid
         }
         if moved > 0 {
             anomalies.append(
@@ -132,8 +133,8 @@ extension ImportPlanner {
 
     // MARK: pauses
 
-    /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the timer
-    /// runs exactly while lengths do, so the time outside its runs of lengths is paused instead.
+    /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the
+    /// lengths refine the timer events' whole seconds (see below).
     mutating func planPauses() {
         var spans: [(start: Double, end: Double, motion: Bool)] = []
         var stoppedAt: (time: Double, motion: Bool)?
@@ -143,31 +144,51 @@ extension ImportPlanner {
             }
             return (Double(time), type, event.data == FITProfile.TimerTrigger.auto, index)
         }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+        // COROS counts the second of each timer start as timed: its pauses are a second shorter than
+        // their stop and start events (its laps' and session's timer times say so).
+        let resumeLead = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.coros ? 1.0 : 0
         for (time, type, motion, _) in timerEvents {
             if FITProfile.EventType.stopsTimer(type) {
                 if stoppedAt == nil { stoppedAt = (time, motion) }
             } else if type == FITProfile.EventType.start, let stop = stoppedAt {
-                spans.append((stop.time, time, stop.motion))
+                spans.append((stop.time, max(stop.time, time - resumeLead), stop.motion))
                 stoppedAt = nil
             }
         }
         if let stop = stoppedAt { spans.append((stop.time, Double.infinity, stop.motion)) }
-        // Pool legs: their own rule replaces the timer events inside them.
-        for (leg, runs) in poolRuns {
+        // Pool legs: the timer events say when the timer runs (whole seconds). A watch that logs
+        // rests as idle lengths fills a running span with lengths end to end: when they start and
+        // end within 2 s of the span's events, their millisecond times are its edges. A rest the
+        // watch did not log leaves a gap between lengths, and the timer runs through it.
+        for (leg, lengths) in poolLengthSpans where !lengths.isEmpty {
             let legStart = legStarts[leg]
             let legEnd = legEnds[leg]
+            var running: [(start: Double, end: Double)] = []
+            var cursor = legStart
+            for span in spans.sorted(by: { $0.start < $1.start }) where span.end > legStart && span.start < legEnd {
+                if span.start > cursor { running.append((cursor, span.start)) }
+                cursor = max(cursor, span.end)
+            }
+            if legEnd > cursor { running.append((cursor, legEnd)) }
             spans = spans.flatMap { span -> [(start: Double, end: Double, motion: Bool)] in
                 var parts: [(start: Double, end: Double, motion: Bool)] = []
                 if span.start < legStart { parts.append((span.start, min(span.end, legStart), span.motion)) }
                 if span.end > legEnd { parts.append((max(span.start, legEnd), span.end, span.motion)) }
                 return parts
             }
-            var cursor = legStart
-            for run in runs {
-                if run.start > cursor { spans.append((cursor, run.start, false)) }
-                cursor = max(cursor, run.end)
+            cursor = legStart
+            for var span in running {
+                let inside = lengths.filter { $0.start >= span.start - 2 && $0.start < span.end }
+                let filled = zip(inside, inside.dropFirst()).allSatisfy { $1.start - $0.end <= 1 }
+                if filled, let first = inside.first, let last = inside.last, abs(first.start - span.start) <= 2,
+                    abs(last.end - span.end) <= 2
+                {
+                    span = (max(legStart, first.start), min(legEnd, last.end))
+                }
+                if span.start > cursor { spans.append((cursor, span.start, false)) }
+                cursor = max(cursor, span.end)
             }
-            if legEnd > cursor, !runs.isEmpty { spans.append((cursor, legEnd, false)) }
+            if legEnd > cursor { spans.append((cursor, legEnd, false)) }
         }
         spans = spans.compactMap { span in
             let start = max(span.start, workoutStart)
