@@ -102,6 +102,8 @@ struct BuilderCore: Sendable {
 
     let configuration: WorkoutConfiguration
     let holdCap: Seconds
+    let interpolates: Bool
+    let excludesRests: Bool
     let reorderWindow: Seconds
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
@@ -118,6 +120,10 @@ struct BuilderCore: Sendable {
     var accumulators: [Accumulator]
     var inactive = InactiveTimeline()
     var events: [WorkoutEvent] = []
+    /// With `BuilderOptions.averagesExcludeRests`: rest lengths of pool swims, in time order. A
+    /// reading's hold leaves them out, so a pool swim's averages are over the lengths swum, while
+    /// its timer runs on.
+    var restSpans: [Span] = []
     var laps: [Span] = []
     var metadata: Metadata = [:]
     var streams: [StreamState] = []
@@ -153,6 +159,8 @@ struct BuilderCore: Sendable {
         }
         self.configuration = configuration
         holdCap = options.holdCap
+        interpolates = options.interpolation == .linear
+        excludesRests = options.averagesExcludeRests
         reorderWindow = options.effectiveReorderWindow(for: configuration)
         let plan = configuration.plannedLegs
         if options.automaticTransitions.enabled, !plan.isEmpty {
@@ -391,7 +399,9 @@ struct BuilderCore: Sendable {
                 distributeAmount(sample.value, from: sample.start, to: sample.end, typeIndex: typeIndex)
             } else {
                 if let previous = streams[index].last {
-                    hold(previous.value, from: previous.start, until: sample.start, typeIndex: typeIndex)
+                    hold(
+                        previous.value, from: previous.start, until: sample.start, typeIndex: typeIndex,
+                        nextValue: sample.value)
                 }
                 addReading(sample.value, at: sample.start, typeIndex: typeIndex)
             }
@@ -479,7 +489,9 @@ struct BuilderCore: Sendable {
     /// workout's end, so a value only ever counts in the spans whose min and max it is part of. A
     /// reading taken while paused or outside the workout holds nothing.
     @inline(__always)
-    private mutating func hold(_ value: Double, from a: Seconds, until next: Seconds, typeIndex: Int) {
+    private mutating func hold(
+        _ value: Double, from a: Seconds, until next: Seconds, typeIndex: Int, nextValue: Double? = nil
+    ) {
         guard a >= workoutStart, a < workoutEnd ?? .infinity, !inactive.isInactive(a) else { return }
         var end = Swift.min(next, a + holdCap)
         if let workoutEnd, workoutEnd < end { end = workoutEnd }
@@ -491,10 +503,32 @@ struct BuilderCore: Sendable {
             end = next
         }
         guard end > a else { return }
-        accumulators[typeIndex].addHold(value, seconds: end - a)
-        if let activity {
-            accumulators[(activity + 1) * Self.typeCount + typeIndex].addHold(value, seconds: end - a)
+        var held = value
+        if interpolates, let nextValue, next > a, next - a <= holdCap {
+            // The mean of the straight line from `value` at `a` towards `nextValue` at `next`, over [a, end].
+            held = value + (nextValue - value) * (end - a) / (next - a) / 2
         }
+        var seconds = end - a
+        if !restSpans.isEmpty { seconds -= restOverlap(a, end) }
+        guard seconds > 0 else { return }
+        accumulators[typeIndex].addHold(held, seconds: seconds)
+        if let activity {
+            accumulators[(activity + 1) * Self.typeCount + typeIndex].addHold(held, seconds: seconds)
+        }
+    }
+
+    /// Seconds of rest lengths inside [a, b] (rests do not overlap: they are laps).
+    private func restOverlap(_ a: Seconds, _ b: Seconds) -> Seconds {
+        var total = 0.0
+        var index = restSpans.count - 1
+        while index >= 0 {
+            let span = restSpans[index]
+            if span.end <= a { break }
+            let overlap = Swift.min(span.end, b) - Swift.max(span.start, a)
+            if overlap > 0 { total += overlap }
+            index -= 1
+        }
+        return total
     }
 
     /// Start of the first activity starting after `t`.
@@ -556,6 +590,15 @@ struct BuilderCore: Sendable {
             switch event.type {
             case .lap:
                 try insertLap(Span(start: start, end: stop))
+                if excludesRests, stop > start, PoolLength(event)?.kind == .rest {
+                    let span = Span(start: start, end: stop)
+                    if let last = restSpans.last, last.start > start {
+                        let index = restSpans.firstIndex { $0.start > start } ?? restSpans.count
+                        restSpans.insert(span, at: index)
+                    } else {
+                        restSpans.append(span)
+                    }
+                }
             case .pause, .resume, .motionPaused, .motionResumed:
                 guard start >= inactive.lastEventTime else {
                     throw .pauseEventOutOfOrder(event.type, date: event.start, previous: date(inactive.lastEventTime))

@@ -71,6 +71,17 @@ public struct BuilderOptions: Sendable {
     /// How long a discrete value holds, at most, when no newer sample of its stream arrives:
     /// 5 s by default. Longer gaps (dropouts) leave time uncovered in the average.
     public var holdCap: TimeInterval = 5
+    /// How a discrete reading fills the time until the next reading of its stream (time-weighted
+    /// averages): held (the default: a live sensor's latest value holds) or a straight line to the
+    /// next reading when it comes within `holdCap` (a recording's sparse records, such as a watch's
+    /// smart recording, standing for the device's own once-a-second values). Minimum and maximum
+    /// are the readings' either way.
+    public var interpolation: ReadingInterpolation = .hold
+    /// Leave pool swims' rest lengths out of the time-weighted averages (heart rate over the lengths
+    /// swum, as Garmin's swim watches average it); off by default: averages run with the timer,
+    /// rests included. Either way the timer runs through rests and minimum and maximum take every
+    /// reading. A rest counts from when its lap event is added: readings folded before are kept.
+    public var averagesExcludeRests = false
     /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
     /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
     /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
@@ -97,8 +108,11 @@ public struct BuilderOptions: Sendable {
         holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
         dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random,
         workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
-        autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions()
+        autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions(),
+        interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false
     ) {
+        self.interpolation = interpolation
+        self.averagesExcludeRests = averagesExcludeRests
         self.workoutID = workoutID
         self.automaticTransitions = automaticTransitions
         self.autoPause = autoPause
@@ -133,6 +147,15 @@ public struct BuilderOptions: Sendable {
         try autoPause?.validate()
         try heartRateRecovery.validate()
     }
+}
+
+/// How a discrete reading fills the time until its stream's next reading (`BuilderOptions.interpolation`).
+public enum ReadingInterpolation: String, Sendable, Hashable, Codable {
+    /// The reading's value holds until the next one (at most the hold cap).
+    case hold
+    /// The value moves in a straight line to the next reading when that comes within the hold cap;
+    /// otherwise it holds.
+    case linear
 }
 
 /// What one `add` call took and dropped.

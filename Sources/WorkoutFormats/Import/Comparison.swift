@@ -237,7 +237,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
             let builder = try LiveWorkoutBuilder(
                 configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(to),
                 options: BuilderOptions(
-                    dataSource: WorkoutDataSource(explicitTypes: types.isEmpty ? [.heartRate] : types)))
+                    holdCap: FITImportPlan.recordHoldCap,
+                    dataSource: WorkoutDataSource(explicitTypes: types.isEmpty ? [.heartRate] : types),
+                    interpolation: .linear))
             try builder.beginCollection(at: from)
             var events: [WorkoutEvent] = []
             for (start, end) in inactive where end > from && start < to {

@@ -173,6 +173,12 @@ public struct FITImportPlan: Sendable {
         sessions = planner.sessions
         configuration = planner.configuration
         var builderOptions = BuilderOptions(identifiers: .seeded(seed ^ (options.autoSegment ? 0x5EED_0A17 : 0)))
+        // A recording's records stand for the device's once-a-second values, seconds apart under
+        // smart recording: a reading moves in a straight line to the next one within the hold cap.
+        builderOptions.interpolation = .linear
+        builderOptions.holdCap = Self.recordHoldCap
+        // Garmin's swim watches average a pool swim's heart rate over the lengths swum.
+        builderOptions.averagesExcludeRests = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
         self.builderOptions = builderOptions
@@ -194,6 +200,10 @@ public struct FITImportPlan: Sendable {
         if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
     }
+
+    /// How long a record's reading holds (or leads in a straight line to the next) at most: smart
+    /// recording leaves records up to about 15 s apart; a longer gap is a dropout.
+    public static let recordHoldCap: TimeInterval = 30
 
     /// FNV-1a of the file's bytes: the seed of the workout's ids (the same file gives the same workout).
     public static func fnv1a(_ bytes: [UInt8]) -> UInt64 {

@@ -100,9 +100,11 @@ extension ImportPlanner {
         }
         let startDate = FITTime.date(start)
         let endDate = FITTime.date(end)
+        // A rest is known when it begins (the watch shows it resting): delivered then, so the
+        // engine leaves it out of the averages of the readings that follow.
         add(
-            .events([WorkoutEvent(type: .lap, start: startDate, duration: end - start, metadata: metadata)]), at: end,
-            rank: .data)
+            .events([WorkoutEvent(type: .lap, start: startDate, duration: end - start, metadata: metadata)]),
+            at: kind == .rest ? start : end, rank: .data)
         var samples: [QuantitySample] = []
         if kind != .rest, let pool = poolLengths[leg] {
             samples.append(QuantitySample(.distanceSwimming, pool, at: startDate, end: endDate, source: device))
@@ -258,7 +260,11 @@ extension ImportPlanner {
         var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
         var previousRecord: Double?
-        for (time, record) in records {
+        for (recordTime, record) in records {
+            // FIT timestamps are whole seconds while the session's end has milliseconds: a record
+            // less than a second after the end is the one the device wrote as its timer stopped
+            // (its values count in the session), taken at the end.
+            let time = recordTime > workoutEnd && recordTime - workoutEnd < 1 ? workoutEnd : recordTime
             defer { previousRecord = time }
             var batch: [QuantitySample] = []
             let inside = isInside(time)
