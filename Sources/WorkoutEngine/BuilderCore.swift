@@ -104,6 +104,7 @@ struct BuilderCore: Sendable {
     let holdCap: Seconds
     let interpolates: Bool
     let excludesRests: Bool
+    let openWaterSWOLF: OpenWaterSWOLF
     let reorderWindow: Seconds
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
@@ -161,6 +162,7 @@ struct BuilderCore: Sendable {
         holdCap = options.holdCap
         interpolates = options.interpolation == .linear
         excludesRests = options.averagesExcludeRests
+        openWaterSWOLF = options.openWaterSWOLF
         reorderWindow = options.effectiveReorderWindow(for: configuration)
         let plan = configuration.plannedLegs
         if options.automaticTransitions.enabled, !plan.isEmpty {
@@ -821,6 +823,22 @@ struct BuilderCore: Sendable {
         return result
     }
 
+    /// The SWOLF statistic of an open-water swim span (`openWaterSWOLF`); nil for anything else.
+    func openWaterStatistics(
+        _ configuration: WorkoutConfiguration, _ statistics: [QuantityType: Statistics], start: Date, end: Date,
+        duration: TimeInterval
+    ) -> Statistics? {
+        guard configuration.activityType == .swimming, configuration.swimmingLocationType == .openWater,
+            let strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count),
+            let meters = statistics[.distanceSwimming]?.sum?.doubleValue(for: .meter),
+            let value = openWaterSWOLF.value(seconds: duration, strokes: strokes, meters: meters)
+        else { return nil }
+        let quantity = Quantity(value, .count)
+        return Statistics(
+            quantityType: .swimmingSWOLF, start: start, end: end, minimum: quantity, maximum: quantity,
+            average: quantity, mostRecent: quantity, mostRecentDate: end, duration: duration, sampleCount: 1)
+    }
+
     /// Activities with statistics as of `end`; `settled` must come from `settledCopy`.
     func activitySnapshots(readEnd end: Seconds) -> [WorkoutActivity] {
         activities.enumerated().map { offset, record in
@@ -854,6 +872,22 @@ struct BuilderCore: Sendable {
                 activities[index].statistics[.swimmingSWOLF] = tally.statistics(
                     start: activity.start, end: activity.end ?? date(end), duration: activity.duration)
             }
+        }
+        // Open water has no lengths: SWOLF from the swim's timer time, strokes and distance.
+        for index in activities.indices {
+            let activity = activities[index]
+            if let swolf = openWaterStatistics(
+                activity.configuration, activity.statistics, start: activity.start, end: activity.end ?? date(end),
+                duration: activity.duration)
+            {
+                activities[index].statistics[.swimmingSWOLF] = swolf
+            }
+        }
+        if let swolf = openWaterStatistics(
+            configuration, statistics, start: date(workoutStart), end: date(end),
+            duration: activeLength(workoutStart, end))
+        {
+            statistics[.swimmingSWOLF] = swolf
         }
         return Workout(
             id: workoutID, configuration: configuration, start: date(workoutStart), end: date(end),

@@ -82,6 +82,8 @@ public struct BuilderOptions: Sendable {
     /// rests included. Either way the timer runs through rests and minimum and maximum take every
     /// reading. A rest counts from when its lap event is added: readings folded before are kept.
     public var averagesExcludeRests = false
+    /// How an open-water swim's SWOLF is derived (it has no lengths): see `OpenWaterSWOLF`.
+    public var openWaterSWOLF = OpenWaterSWOLF.secondsAndStrokesPer25m
     /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
     /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
     /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
@@ -109,8 +111,10 @@ public struct BuilderOptions: Sendable {
         dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random,
         workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
         autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions(),
-        interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false
+        interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false,
+        openWaterSWOLF: OpenWaterSWOLF = .secondsAndStrokesPer25m
     ) {
+        self.openWaterSWOLF = openWaterSWOLF
         self.interpolation = interpolation
         self.averagesExcludeRests = averagesExcludeRests
         self.workoutID = workoutID
@@ -156,6 +160,25 @@ public enum ReadingInterpolation: String, Sendable, Hashable, Codable {
     /// The value moves in a straight line to the next reading when that comes within the hold cap;
     /// otherwise it holds.
     case linear
+}
+
+/// How an open-water swim's SWOLF comes from its timer time, strokes and distance (there are no
+/// lengths to average): the activity's SWOLF statistic, and a lap's in a comparison.
+public enum OpenWaterSWOLF: String, Sendable, Hashable, Codable {
+    /// (timer seconds + strokes) per 25 m: the pool definition scaled to 25 m (Garmin's 735XT,
+    /// 920XT, 945 and fenix 5X write this).
+    case secondsAndStrokesPer25m
+    /// Strokes per 25 m, plus 1 (what the Forerunner 255 writes: time plays no part).
+    case strokesPer25mPlusOne
+
+    /// The SWOLF of a span; nil without strokes or distance.
+    public func value(seconds: TimeInterval, strokes: Double, meters: Double) -> Double? {
+        guard strokes > 0, meters > 0, seconds >= 0, (seconds + strokes + meters).isFinite else { return nil }
+        switch self {
+        case .secondsAndStrokesPer25m: return (seconds + strokes) * 25 / meters
+        case .strokesPer25mPlusOne: return strokes * 25 / meters + 1
+        }
+    }
 }
 
 /// What one `add` call took and dropped.

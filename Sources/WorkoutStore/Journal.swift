@@ -19,6 +19,7 @@ struct JournalOptions: Codable, Sendable {
     /// Absent in journals written before it existed: readings held.
     var interpolation: ReadingInterpolation?
     var averagesExcludeRests: Bool?
+    var openWaterSWOLF: OpenWaterSWOLF?
 
     init(_ options: BuilderOptions) {
         holdCap = options.holdCap
@@ -31,6 +32,7 @@ struct JournalOptions: Codable, Sendable {
         heartRateRecovery = options.heartRateRecovery
         interpolation = options.interpolation
         averagesExcludeRests = options.averagesExcludeRests
+        openWaterSWOLF = options.openWaterSWOLF
     }
 
     func builderOptions(workoutID: UUID) -> BuilderOptions {
@@ -40,7 +42,8 @@ struct JournalOptions: Codable, Sendable {
             identifiers: seed.map { IdentifierSource.seeded($0) } ?? .random, workoutID: workoutID,
             automaticTransitions: automaticTransitions ?? TransitionDetectionOptions(enabled: false),
             autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions(),
-            interpolation: interpolation ?? .hold, averagesExcludeRests: averagesExcludeRests ?? false)
+            interpolation: interpolation ?? .hold, averagesExcludeRests: averagesExcludeRests ?? false,
+            openWaterSWOLF: openWaterSWOLF ?? .secondsAndStrokesPer25m)
     }
 }
 

@@ -124,6 +124,10 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 $0.isPool && $0.start <= lapStart.addingTimeInterval(0.5) && $0.end > lapStart
             }
             let candidates = pool ? ((lap.numActiveLengths ?? 0) > 0 ? sets : []) : laps
+            let openWater = plan.legs.contains {
+                $0.configuration.swimmingLocationType == .openWater && $0.start <= lapStart.addingTimeInterval(0.5)
+                    && $0.end > lapStart
+            }
             if let match = Self.bestOverlap(candidates, lapStart, lapStop) {
                 ours.elapsed = match.duration
                 if pool {
@@ -140,8 +144,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
                         $0.value * Double(inSet.filter { $0.1.kind != .rest }.count)
                     }
                 }
+                let strokeSamples = openWater ? samples.filter { $0.type == .swimmingStrokeCount } : []
                 let statistics = Self.spanStatistics(
-                    heartRate + (pool ? [] : distances), from: match.start, to: match.end,
+                    heartRate + (pool ? [] : distances + strokeSamples), from: match.start, to: match.end,
                     inactive: Self.merge(inactive))
                 ours.timerTime = statistics?.duration
                 ours.averageHeartRate = statistics?[.heartRate]?.average?.doubleValue(for: .countPerMinute)
@@ -149,6 +154,11 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 if !pool, let statistics {
                     let sums = Self.distanceTypes.compactMap { statistics[$0]?.sum?.doubleValue(for: .meter) }
                     ours.distance = sums.isEmpty ? nil : sums.reduce(0, +)
+                    ours.strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count)
+                    if openWater, let strokes = ours.strokes, let meters = ours.distance {
+                        ours.swolf = plan.builderOptions.openWaterSWOLF.value(
+                            seconds: statistics.duration, strokes: strokes, meters: meters)
+                    }
                 }
             }
             rows.append(

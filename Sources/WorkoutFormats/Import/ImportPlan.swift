@@ -179,6 +179,7 @@ public struct FITImportPlan: Sendable {
         builderOptions.holdCap = Self.recordHoldCap
         // Garmin's swim watches average a pool swim's heart rate over the lengths swum.
         builderOptions.averagesExcludeRests = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
+        builderOptions.openWaterSWOLF = Self.openWaterSWOLF(of: file.fileIDs.first)
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
         self.builderOptions = builderOptions
@@ -199,6 +200,16 @@ public struct FITImportPlan: Sendable {
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
         if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
+    }
+
+    /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation
+    /// (Forerunner 255; product numbers from 3900, where the Forerunner 255/955, fenix 7 and epix 2
+    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X).
+    static func openWaterSWOLF(of id: FITFileID?) -> OpenWaterSWOLF {
+        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product, product >= 3900 else {
+            return .secondsAndStrokesPer25m
+        }
+        return .strokesPer25mPlusOne
     }
 
     /// How long a record's reading holds (or leads in a straight line to the next) at most: smart
