@@ -280,20 +280,23 @@ extension ImportPlanner {
                     recordsAfter += 1
                 }
             }
+            // With automatic segmentation the leg's sport is hidden: a record is typed by what it
+            // carries itself (`ownTypes`), as a recorder's sensors type their readings.
+            let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
             if let value = record.distance,
                 let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
             {
-                distribute(amount, from: from, to: time, into: &batch) { $0?.distance }
+                distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
             }
             if let value = record.totalCycles,
                 let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
             {
-                distribute(amount, from: from, to: time, into: &batch) {
+                distribute(amount, from: from, to: time, into: &batch, own: own) {
                     $0?.strokes == true ? .swimmingStrokeCount : nil
                 }
             }
             if inside {
-                let legTypes = types(leg(at: time))
+                let legTypes = own ?? types(leg(at: time))
                 if heartRateFromRecords, let heartRate = record.heartRate {
                     batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
                 }
@@ -326,10 +329,12 @@ extension ImportPlanner {
         }
         var tail: [QuantitySample] = []
         if let (amount, time) = distance.flush() {
-            distribute(amount, from: time, to: time, into: &tail) { $0?.distance }
+            distribute(amount, from: time, to: time, into: &tail, own: nil) { $0?.distance }
         }
         if let (amount, time) = cycles.flush() {
-            distribute(amount, from: time, to: time, into: &tail) { $0?.strokes == true ? .swimmingStrokeCount : nil }
+            distribute(amount, from: time, to: time, into: &tail, own: nil) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
         }
         if let last = tail.last {
             sampleCount += tail.count
@@ -409,14 +414,33 @@ extension ImportPlanner {
         }
     }
 
-    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its leg.
+    /// What a record's readings are by themselves, without its session's sport (automatic
+    /// segmentation): strokes counting up make a swim record; step length (running dynamics) a
+    /// run; power without running dynamics a ride (a power meter). Anything else is movement
+    /// without a sport sensor: with a cadence (a watch counting steps at the wrist) on foot, its
+    /// distance walking; without one (the wrist is still on the handlebar) riding. That cadence
+    /// itself is left out: a wrist's steps and a crank's turns look alike.
+    static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
+        if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
+            return LegTypes(.swimming, pool: false)
+        }
+        if record.stepLength != nil { return LegTypes(.running, pool: false) }
+        if record.power != nil { return LegTypes(.cycling, pool: false) }
+        var types = LegTypes(record.cadence != nil ? .walking : .cycling, pool: false)
+        types.cadence = nil
+        types.speed = nil
+        return types
+    }
+
+    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its
+    /// leg (or every part by `own`, the record's own types).
     mutating func distribute(
-        _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample],
+        _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample], own: LegTypes?,
         type: (LegTypes?) -> QuantityType?
     ) {
         guard amount > 0, amount.isFinite else { return }
         if to <= from {
-            guard isInside(to), let quantityType = type(types(leg(at: to))) else { return }
+            guard isInside(to), let quantityType = type(own ?? types(leg(at: to))) else { return }
             batch.append(QuantitySample(quantityType, amount, at: FITTime.date(to), source: device))
             return
         }
@@ -428,7 +452,7 @@ extension ImportPlanner {
         cuts.append(high)
         for index in 0..<(cuts.count - 1) {
             let (a, b) = (cuts[index], cuts[index + 1])
-            guard b > a, let quantityType = type(types(leg(at: a))) else { continue }
+            guard b > a, let quantityType = type(own ?? types(leg(at: a))) else { continue }
             batch.append(
                 QuantitySample(
                     quantityType, amount * (b - a) / (to - from), at: FITTime.date(a), end: FITTime.date(b),
