@@ -60,6 +60,9 @@ public enum FITProfile {
     /// `event` values.
     public enum Event {
         public static let timer: UInt8 = 0
+        /// The device is switched off (`power_down`) or back on after a reboot or a flat battery (`power_up`).
+        public static let powerDown: UInt8 = 5
+        public static let powerUp: UInt8 = 6
         public static let session: UInt8 = 8
         public static let lap: UInt8 = 9
         public static let recoveryHeartRate: UInt8 = 21

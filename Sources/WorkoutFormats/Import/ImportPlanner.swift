@@ -53,7 +53,7 @@ struct ImportPlanner {
         try planConfiguration()
         planLegSteps()
         planLengths()
-        planPauses()
+        planPauses(records)
         planRecords(records)
         planHeartBeats()
         planLaps()

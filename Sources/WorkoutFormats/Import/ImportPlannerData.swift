@@ -137,15 +137,16 @@ extension ImportPlanner {
 
     /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the
     /// lengths refine the timer events' whole seconds (see below).
-    mutating func planPauses() {
+    mutating func planPauses(_ records: [(time: Double, record: FITRecord)]) {
         var spans: [(start: Double, end: Double, motion: Bool)] = []
         var stoppedAt: (time: Double, motion: Bool)?
-        let timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
+        var timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
             guard event.event == FITProfile.Event.timer, let type = event.eventType, let time = event.timestamp else {
                 return nil
             }
             return (Double(time), type, event.data == FITProfile.TimerTrigger.auto, index)
         }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+        timerEvents = withPowerGaps(timerEvents, records: records)
         // COROS counts the second of each timer start as timed: its pauses are a second shorter than
         // their stop and start events (its laps' and session's timer times say so).
         let resumeLead = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.coros ? 1.0 : 0
@@ -211,6 +212,53 @@ extension ImportPlanner {
             add(.pause(motion: span.motion), at: span.start, rank: .pause)
             if span.end < workoutEnd { add(.resume(motion: span.motion), at: span.end, rank: .pause) }
         }
+    }
+
+    /// Timer events with the gaps of device reboots added: a `power_down` stops the timer; a
+    /// `power_up` while the timer runs means the device went off unannounced (a flat battery, a
+    /// crash), so the timer stopped after the last record or event before it. Either way the timer
+    /// runs again at the `power_up`, unless the device's own timer start follows before any stop.
+    func withPowerGaps(
+        _ timerEvents: [(Double, UInt8, Bool, Int)], records: [(time: Double, record: FITRecord)]
+    ) -> [(Double, UInt8, Bool, Int)] {
+        let power = file.events.compactMap { event -> (time: Double, up: Bool)? in
+            guard let time = event.timestamp, event.event == FITProfile.Event.powerDown || event.event == FITProfile.Event.powerUp
+            else { return nil }
+            return (Double(time), event.event == FITProfile.Event.powerUp)
+        }.sorted { $0.time < $1.time }
+        guard !power.isEmpty else { return timerEvents }
+        let recordTimes = records.map(\.time)
+        let stop = FITProfile.EventType.stopAll
+        let start = FITProfile.EventType.start
+        var events = timerEvents
+        var added = 0
+        for event in power where event.time > workoutStart && event.time < workoutEnd {
+            // The timer's state just before the power event, from the events so far.
+            let before = events.filter { $0.0 < event.time }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+            let running = before.last.map { !FITProfile.EventType.stopsTimer($0.1) } ?? true
+            added += 1
+            if !event.up {
+                if running { events.append((event.time, stop, false, -added)) }
+                continue
+            }
+            if running {
+                // Unannounced: the last sign of life before the power-up.
+                var low = 0
+                var high = recordTimes.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if recordTimes[mid] < event.time { low = mid + 1 } else { high = mid }
+                }
+                let lastRecord = low > 0 ? recordTimes[low - 1] : -Double.infinity
+                let lastEvent = before.last?.0 ?? -Double.infinity
+                let gapStart = max(lastRecord, lastEvent, workoutStart)
+                guard gapStart < event.time else { continue }
+                events.append((gapStart, stop, false, -added))
+            }
+            let next = events.filter { $0.0 >= event.time }.min { $0.0 < $1.0 }
+            if next.map({ $0.1 != start }) ?? true { events.append((event.time, start, false, Int.max - added)) }
+        }
+        return events.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
     }
 
     // MARK: records
@@ -448,7 +496,10 @@ extension ImportPlanner {
         let high = min(to, workoutEnd)
         guard high > low else { return }
         var cuts = [low]
-        for start in legStarts where start > low && start < high { cuts.append(start) }
+        // The legs are hidden from readings typed by themselves: nothing to split at.
+        if own == nil {
+            for start in legStarts where start > low && start < high { cuts.append(start) }
+        }
         cuts.append(high)
         for index in 0..<(cuts.count - 1) {
             let (a, b) = (cuts[index], cuts[index + 1])
