@@ -203,6 +203,22 @@ struct DeviceConventionTests {
         #expect(samples(explicit) != samples(explicitMoved))
     }
 
+    /// Both copies of the Forerunner 255 triathlon give the same legs and statistics with the
+    /// device's sports hidden too.
+    @Test func bothTriathlonCopiesSegmentAlike() async throws {
+        let first = try await ImportedFiles.shared.result("mk_triathlon_summary_first", autoSegment: true)
+        let last = try await ImportedFiles.shared.result("mk_triathlon_summary_last", autoSegment: true)
+        func legs(_ workout: Workout) -> [String] {
+            workout.activities.map {
+                "\($0.configuration.activityType) \($0.start) \(String(describing: $0.end)) \($0.duration) "
+                    + "\($0.statistics.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value)" })"
+            }
+        }
+        #expect(legs(first.workout).count == 5)
+        #expect(legs(first.workout) == legs(last.workout))
+        #expect(first.workout.statistics == last.workout.statistics)
+    }
+
     /// A device that reboots mid-activity (`power_up` with no timer stop before it): the timer
     /// stops after the last record before the reboot.
     @Test func aRebootLeavesAGapOutOfTheTimer() throws {
