@@ -163,7 +163,8 @@ extension ImportPlanner {
         // rests as idle lengths fills a running span with lengths end to end: when they start and
         // end within 2 s of the span's events, their millisecond times are its edges. A rest the
         // watch did not log leaves a gap between lengths, and the timer runs through it.
-        for (leg, lengths) in poolLengthSpans where !lengths.isEmpty {
+        for leg in poolLengthSpans.keys.sorted() {
+            guard let lengths = poolLengthSpans[leg], !lengths.isEmpty else { continue }
             let legStart = legStarts[leg]
             let legEnd = legEnds[leg]
             var running: [(start: Double, end: Double)] = []
