@@ -104,7 +104,7 @@ struct BuilderCore: Sendable {
     let holdCap: Seconds
     let interpolates: Bool
     let excludesRests: Bool
-    let openWaterSWOLF: OpenWaterSWOLF
+    let openWaterSWOLF: OpenWaterSWOLF?
     let reorderWindow: Seconds
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
@@ -823,12 +823,14 @@ struct BuilderCore: Sendable {
         return result
     }
 
-    /// The SWOLF statistic of an open-water swim span (`openWaterSWOLF`); nil for anything else.
+    /// The SWOLF statistic of an open-water swim span (`openWaterSWOLF`); nil for anything else or
+    /// without a convention.
     func openWaterStatistics(
         _ configuration: WorkoutConfiguration, _ statistics: [QuantityType: Statistics], start: Date, end: Date,
         duration: TimeInterval
     ) -> Statistics? {
-        guard configuration.activityType == .swimming, configuration.swimmingLocationType == .openWater,
+        guard let openWaterSWOLF, configuration.activityType == .swimming,
+            configuration.swimmingLocationType == .openWater,
             let strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count),
             let meters = statistics[.distanceSwimming]?.sum?.doubleValue(for: .meter),
             let value = openWaterSWOLF.value(seconds: duration, strokes: strokes, meters: meters)

@@ -82,8 +82,9 @@ public struct BuilderOptions: Sendable {
     /// rests included. Either way the timer runs through rests and minimum and maximum take every
     /// reading. A rest counts from when its lap event is added: readings folded before are kept.
     public var averagesExcludeRests = false
-    /// How an open-water swim's SWOLF is derived (it has no lengths): see `OpenWaterSWOLF`.
-    public var openWaterSWOLF = OpenWaterSWOLF.secondsAndStrokesPer25m
+    /// How an open-water swim's SWOLF is derived from its timer time, strokes and distance (it has
+    /// no lengths): see `OpenWaterSWOLF`. nil (the default): an open-water swim has no SWOLF.
+    public var openWaterSWOLF: OpenWaterSWOLF?
     /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
     /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
     /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
@@ -112,7 +113,7 @@ public struct BuilderOptions: Sendable {
         workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
         autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions(),
         interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false,
-        openWaterSWOLF: OpenWaterSWOLF = .secondsAndStrokesPer25m
+        openWaterSWOLF: OpenWaterSWOLF? = nil
     ) {
         self.openWaterSWOLF = openWaterSWOLF
         self.interpolation = interpolation

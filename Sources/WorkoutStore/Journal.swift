@@ -43,7 +43,7 @@ struct JournalOptions: Codable, Sendable {
             automaticTransitions: automaticTransitions ?? TransitionDetectionOptions(enabled: false),
             autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions(),
             interpolation: interpolation ?? .hold, averagesExcludeRests: averagesExcludeRests ?? false,
-            openWaterSWOLF: openWaterSWOLF ?? .secondsAndStrokesPer25m)
+            openWaterSWOLF: openWaterSWOLF)
     }
 }
 

@@ -251,7 +251,8 @@ struct FITParser {
         }
         file.headers.append(header)
         // Records are most of a file and at least 8 bytes each: reserve instead of growing 20 times.
-        file.records.reserveCapacity(file.records.count + header.dataSize / 24)
+        // (What is there, not what a damaged header announces.)
+        file.records.reserveCapacity(file.records.count + (dataEnd - dataStart) / 24)
         // A chained file starts afresh: its local definitions and accumulated values are its own.
         locals = [FITLocalDefinition?](repeating: nil, count: 16)
         lastTimestamp = nil

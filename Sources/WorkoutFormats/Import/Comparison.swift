@@ -90,7 +90,8 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 ours.activeLengths = swum.count
                 let rests = inSpan.filter { $0.1.kind == .rest }.map { ($0.0.start, $0.0.end) }
                 ours.swimmingHeartRate = Self.spanStatistics(
-                    heartRate, from: span.start, to: span.end, inactive: Self.merge(inactive + rests))?[.heartRate]?
+                    heartRate, from: span.start, to: span.end, inactive: Self.merge(inactive + rests),
+                    options: plan.builderOptions)?[.heartRate]?
                     .average?.doubleValue(for: .countPerMinute)
             }
             var device = Self.figures(session)
@@ -147,7 +148,7 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 let strokeSamples = openWater ? samples.filter { $0.type == .swimmingStrokeCount } : []
                 let statistics = Self.spanStatistics(
                     heartRate + (pool ? [] : distances + strokeSamples), from: match.start, to: match.end,
-                    inactive: Self.merge(inactive))
+                    inactive: Self.merge(inactive), options: plan.builderOptions)
                 ours.timerTime = statistics?.duration
                 ours.averageHeartRate = statistics?[.heartRate]?.average?.doubleValue(for: .countPerMinute)
                 ours.maximumHeartRate = statistics?[.heartRate]?.maximum?.doubleValue(for: .countPerMinute)
@@ -155,8 +156,10 @@ public struct FITComparison: Sendable, Hashable, Codable {
                     let sums = Self.distanceTypes.compactMap { statistics[$0]?.sum?.doubleValue(for: .meter) }
                     ours.distance = sums.isEmpty ? nil : sums.reduce(0, +)
                     ours.strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count)
-                    if openWater, let strokes = ours.strokes, let meters = ours.distance {
-                        ours.swolf = plan.builderOptions.openWaterSWOLF.value(
+                    if openWater, let convention = plan.builderOptions.openWaterSWOLF, let strokes = ours.strokes,
+                        let meters = ours.distance
+                    {
+                        ours.swolf = convention.value(
                             seconds: statistics.duration, strokes: strokes, meters: meters)
                     }
                 }
@@ -237,7 +240,7 @@ public struct FITComparison: Sendable, Hashable, Codable {
     /// Statistics of `samples` over [from, to] with `inactive` spans paused, computed by a builder of
     /// the engine (as the store's statistics query does), and the span's active duration.
     static func spanStatistics(
-        _ samples: [QuantitySample], from: Date, to: Date, inactive: [(Date, Date)]
+        _ samples: [QuantitySample], from: Date, to: Date, inactive: [(Date, Date)], options: BuilderOptions
     )
         -> SpanStatistics?
     {
@@ -247,9 +250,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
             let builder = try LiveWorkoutBuilder(
                 configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(to),
                 options: BuilderOptions(
-                    holdCap: FITImportPlan.recordHoldCap,
+                    holdCap: options.holdCap,
                     dataSource: WorkoutDataSource(explicitTypes: types.isEmpty ? [.heartRate] : types),
-                    interpolation: .linear))
+                    interpolation: options.interpolation))
             try builder.beginCollection(at: from)
             var events: [WorkoutEvent] = []
             for (start, end) in inactive where end > from && start < to {

@@ -173,13 +173,17 @@ public struct FITImportPlan: Sendable {
         sessions = planner.sessions
         configuration = planner.configuration
         var builderOptions = BuilderOptions(identifiers: .seeded(seed ^ (options.autoSegment ? 0x5EED_0A17 : 0)))
-        // A recording's records stand for the device's once-a-second values, seconds apart under
-        // smart recording: a reading moves in a straight line to the next one within the hold cap.
-        builderOptions.interpolation = .linear
-        builderOptions.holdCap = Self.recordHoldCap
-        // Garmin's swim watches average a pool swim's heart rate over the lengths swum.
-        builderOptions.averagesExcludeRests = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
-        builderOptions.openWaterSWOLF = Self.openWaterSWOLF(of: file.fileIDs.first)
+        // Smart recording leaves records seconds apart, standing for the device's own once-a-second
+        // values: a reading moves in a straight line to the next one within the hold cap.
+        if Self.isSmartRecorded(file.records) {
+            builderOptions.interpolation = .linear
+            builderOptions.holdCap = Self.recordHoldCap
+        }
+        // Garmin's swim watches average a pool swim's heart rate over the lengths swum, and write
+        // an open-water SWOLF.
+        let garmin = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
+        builderOptions.averagesExcludeRests = garmin
+        builderOptions.openWaterSWOLF = garmin ? Self.openWaterSWOLF(of: file.fileIDs.first) : nil
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
         self.builderOptions = builderOptions
@@ -212,8 +216,25 @@ public struct FITImportPlan: Sendable {
         return .strokesPer25mPlusOne
     }
 
-    /// How long a record's reading holds (or leads in a straight line to the next) at most: smart
-    /// recording leaves records up to about 15 s apart; a longer gap is a dropout.
+    /// Whether the records are smart-recorded: the median step between consecutive record times
+    /// is over 1.5 s (every-second recording steps 1 s).
+    static func isSmartRecorded(_ records: [FITRecord]) -> Bool {
+        var times = records.compactMap(\.timestamp)
+        guard times.count > 2 else { return false }
+        times.sort()
+        var steps: [UInt32] = []
+        steps.reserveCapacity(times.count)
+        for index in times.indices.dropFirst() where times[index] > times[index - 1] {
+            steps.append(times[index] - times[index - 1])
+        }
+        guard !steps.isEmpty else { return false }
+        let middle = steps.count / 2
+        let median = steps.sorted()[middle]
+        return median > 1
+    }
+
+    /// How long a smart-recorded reading holds (or leads in a straight line to the next) at most:
+    /// smart recording leaves records up to about 15 s apart; a longer gap is a dropout.
     public static let recordHoldCap: TimeInterval = 30
 
     /// FNV-1a of the file's bytes: the seed of the workout's ids (the same file gives the same workout).
