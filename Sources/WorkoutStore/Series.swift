@@ -7,7 +7,7 @@ import WorkoutModel
 enum Series {
     /// Samples (or route points) per chunk. A closed chunk is written once; a recording rewrites
     /// only each stream's open tail, at most this many entries, at each commit.
-    static let capacity = 1024
+    static let capacity = 4096
 
     /// The stream a sample belongs to in storage.
     struct StreamKey: Hashable {

@@ -130,8 +130,8 @@ package enum ChunkCodec {
         out.varint(UInt64(columns.count))
         encodeOrdinals(columns.ordinals, &out)
         encodeColumn(columns.dates, predictor: .secondDifference, &out)
-        encodeColumn(columns.latitudes, predictor: .previous, &out)
-        encodeColumn(columns.longitudes, predictor: .previous, &out)
+        encodeColumn(columns.latitudes, predictor: .secondDifference, &out)
+        encodeColumn(columns.longitudes, predictor: .secondDifference, &out)
         for optional in [columns.altitudes, columns.speeds, columns.courses, columns.accuracies] {
             let present = optional.compactMap { $0 }
             if present.isEmpty {
@@ -161,8 +161,8 @@ package enum ChunkCodec {
         var columns = RouteColumns()
         columns.ordinals = try decodeOrdinals(count, &reader)
         columns.dates = try decodeColumn(count, predictor: .secondDifference, name: "date", &reader)
-        columns.latitudes = try decodeColumn(count, predictor: .previous, name: "latitude", &reader)
-        columns.longitudes = try decodeColumn(count, predictor: .previous, name: "longitude", &reader)
+        columns.latitudes = try decodeColumn(count, predictor: .secondDifference, name: "latitude", &reader)
+        columns.longitudes = try decodeColumn(count, predictor: .secondDifference, name: "longitude", &reader)
         var optionals: [[Double?]] = []
         for name in ["altitude", "speed", "course", "accuracy"] {
             let presence = try reader.byte(name)
@@ -265,7 +265,7 @@ package enum ChunkCodec {
         case relative([Double])
     }
 
-    /// Column mode byte: 0...15 decimal scale, 255 raw bits XOR prediction.
+    /// Column mode byte: 0...15 decimal scale, 255 raw bits minus the prediction's bits.
     static let rawMode: UInt8 = 255
     static let maximumScale = 15
     static let powers: [Double] = (0...15).map { exponent in
@@ -323,7 +323,7 @@ package enum ChunkCodec {
             var beforePrevious = 0.0
             for (index, value) in values.enumerated() {
                 let guess = rawPrediction(predictor, index, previous, beforePrevious)
-                out.varint(value.bitPattern ^ guess.bitPattern)
+                out.varint(zigzag(Int64(bitPattern: value.bitPattern) &- Int64(bitPattern: guess.bitPattern)))
                 beforePrevious = previous
                 previous = value
             }
@@ -354,7 +354,8 @@ package enum ChunkCodec {
             var beforePrevious = 0.0
             for index in 0..<count {
                 let guess = rawPrediction(predictor, index, previous, beforePrevious)
-                let value = Double(bitPattern: try reader.varint(name) ^ guess.bitPattern)
+                let residual = unzigzag(try reader.varint(name))
+                let value = Double(bitPattern: UInt64(bitPattern: Int64(bitPattern: guess.bitPattern) &+ residual))
                 values.append(value)
                 beforePrevious = previous
                 previous = value

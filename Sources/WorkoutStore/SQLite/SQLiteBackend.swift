@@ -24,12 +24,29 @@ package final class SQLiteBackend: StoreBackend {
         self.path = path
         try Self.preflight(path: path, busyTimeout: busyTimeout)
         do {
+            if ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0 == 0 {
+                // A new file: 1 KiB pages (chunks are read whole, and the half-empty last page of each
+                // b-tree and chunk costs less) and incremental auto-vacuum (`reclaimSpace`), both
+                // fixed when the file is created, before WAL mode.
+                let creator = try DatabaseQueue(path: path)
+                try creator.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA page_size = 1024")
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+                try creator.close()
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
                 // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                if !db.configuration.readonly {
+                    // New files give freed pages back (`reclaimSpace`): a recording's journal and its
+                    // rewritten chunk tails leave free pages behind. No effect on an existing file.
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                }
                 if db.configuration.readonly {
                     // Readers only: mapped pages count as resident memory, and the writer's bulk
                     // moves would map the whole file; the writer keeps SQLite's bounded page cache.
@@ -114,6 +131,12 @@ package final class SQLiteBackend: StoreBackend {
         } catch {
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// Returns free pages to the file system (files created with incremental auto-vacuum); best
+    /// effort, after a transaction that freed many pages.
+    func reclaimSpace() {
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
