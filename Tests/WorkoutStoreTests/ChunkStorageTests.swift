@@ -58,6 +58,20 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
+    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)")
+    func mixedScalesStayExact() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 1e15 is exact at scale 0 only (10 × 1e15 > 2^53); 163.5 needs scale 1.
+        let values = [1e15, 163.5, 7, 1e15 + 1, 0.25]
+        let samples = values.enumerated().map { index, value in
+            QuantitySample(.distanceCycling, value, at: t(Double(index)), end: t(Double(index) + 0.5), source: bike)
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(0), end: t(10)), samples: samples)
+        #expect(try store.samples(workout: id).map(\.quantity.value) == values)
+    }
+
     @Test("route points come back exactly, in time order")
     func routeRoundTrips() throws {
         let (store, folder) = try freshStore()

@@ -292,7 +292,9 @@ package enum ChunkCodec {
             if scaled(values[index], scale) != nil {
                 index += 1
             } else {
+                // A finer scale can lose a value a coarser one kept (|q| > 2^53): check all again.
                 scale += 1
+                index = 0
                 if scale > maximumScale { return nil }
             }
         }
