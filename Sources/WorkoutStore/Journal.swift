@@ -60,7 +60,6 @@ final class JournalWriter: WorkoutRecordingSink {
         var pendingEntries: [JournalEntry] = []
         var pendingClosed: [SampleChunk] = []
         var pendingRouteClosed: [RouteChunk] = []
-        var pendingTouched: Set<Series.StreamKey> = []
         var pendingRouteTouched = false
         var pendingSamples = 0
     }
@@ -137,8 +136,9 @@ final class JournalWriter: WorkoutRecordingSink {
         guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
         Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
         var sampleChunks = tails.pendingClosed
-        for key in tails.pendingTouched {
-            if let tail = tails.samples[key], tail.count > 0 { sampleChunks.append(tail.chunk()) }
+        for (key, tail) in tails.samples where tail.touched && tail.count > 0 {
+            sampleChunks.append(tail.chunk())
+            tails.samples[key]?.touched = false
         }
         var routeChunks = tails.pendingRouteClosed
         if tails.pendingRouteTouched, !tails.route.isEmpty {
@@ -158,7 +158,6 @@ final class JournalWriter: WorkoutRecordingSink {
         tails.pendingEntries.removeAll(keepingCapacity: true)
         tails.pendingClosed.removeAll()
         tails.pendingRouteClosed.removeAll()
-        tails.pendingTouched.removeAll(keepingCapacity: true)
         tails.pendingRouteTouched = false
         tails.pendingSamples = 0
         return state.withLock { state in
@@ -184,13 +183,9 @@ final class JournalWriter: WorkoutRecordingSink {
                     let key = Series.StreamKey(type: sample.type, source: sample.source)
                     let ordinal = tails.nextOrdinal
                     tails.nextOrdinal += 1
-                    let full: Bool = {
-                        if tails.samples[key] == nil { tails.samples[key] = Series.StreamBuilder(key) }
-                        tails.samples[key]?.append(ordinal, sample)
-                        return (tails.samples[key]?.count ?? 0) >= Series.capacity
-                    }()
-                    tails.pendingTouched.insert(key)
-                    if full, let tail = tails.samples.removeValue(forKey: key) {
+                    // One lookup, mutated in place; the builder notes it was touched.
+                    let count = tails.samples[key, default: Series.StreamBuilder(key)].append(ordinal, sample)
+                    if count >= Series.capacity, let tail = tails.samples.removeValue(forKey: key) {
                         tails.pendingClosed.append(tail.chunk())
                     }
                 }

@@ -65,6 +65,9 @@ enum Series {
         private var valueMin: Double?
         private var valueMax: Double?
 
+        /// Set by `append`; the journal clears it once the tail is written.
+        var touched = false
+
         init(_ key: StreamKey) { self.key = key }
 
         var count: Int { columns.ordinals.count }
@@ -78,7 +81,10 @@ enum Series {
             metadataIndexes.reserveCapacity(count)
         }
 
-        mutating func append(_ ordinal: Int64, _ sample: QuantitySample) {
+        /// Adds a sample; returns the number of samples now in the chunk.
+        @discardableResult
+        mutating func append(_ ordinal: Int64, _ sample: QuantitySample) -> Int {
+            touched = true
             var quantity = sample.quantity
             let unitIndex: Int
             if let lastUnit, lastUnit == quantity.unit {
@@ -135,6 +141,7 @@ enum Series {
                 valueMin = min(valueMin ?? canonical, canonical)
                 valueMax = max(valueMax ?? canonical, canonical)
             }
+            return columns.ordinals.count
         }
 
         /// The chunk of every sample appended so far.
