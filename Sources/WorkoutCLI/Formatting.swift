@@ -26,6 +26,18 @@ enum Format {
         date.formatted(Date.ISO8601FormatStyle())
     }
 
+    /// ISO 8601 in UTC with milliseconds: `2015-01-05T08:05:21.687Z` (the JSON outputs' date form).
+    static func jsonTimestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// A progress or status line for a terminal: back to the line's start and erase it (`ESC [K`)
+    /// before drawing, so a shorter line leaves nothing of a longer one behind. Callers draw it on
+    /// standard error, and only when that is a terminal.
+    static func progressLine(_ text: String) -> String {
+        "\r\u{1B}[K" + text
+    }
+
     /// Kilometres with two decimals: `2.73 km`; `-` when unknown.
     static func kilometres(_ meters: Double?) -> String {
         guard let meters, meters.isFinite else { return "-" }
@@ -70,11 +82,15 @@ enum Format {
         }
     }
 
-    /// JSON with sorted keys and ISO 8601 dates, for scripts.
+    /// JSON with sorted keys, ISO 8601 dates with milliseconds in UTC and metadata as plain values,
+    /// for scripts (docs/schemas describes each command's output).
     static func json<T: Encodable>(_ value: T) throws(UserFacingError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(jsonTimestamp(date))
+        }
         do {
             return String(decoding: try encoder.encode(value), as: UTF8.self)
         } catch {

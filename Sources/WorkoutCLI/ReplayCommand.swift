@@ -104,8 +104,10 @@ struct ReplayCommand: ParsableCommand {
         let done = total > 0 ? min(width, progress.raceSeconds * width / total) : 0
         let bar = String(repeating: "=", count: done) + String(repeating: " ", count: width - done)
         let leg = progress.leg.map { "leg \(progress.legNumber ?? 0) \($0.rawValue)" } ?? ""
-        let line =
-            "\r[\(bar)] \(Format.duration(Double(progress.raceSeconds))) / \(Format.duration(Double(total)))  \(leg)"
-        FileHandle.standardError.write(Data(line.utf8))
+        FileHandle.standardError.write(
+            Data(
+                Format.progressLine(
+                    "[\(bar)] \(Format.duration(Double(progress.raceSeconds))) / \(Format.duration(Double(total)))  \(leg)"
+                ).utf8))
     }
 }

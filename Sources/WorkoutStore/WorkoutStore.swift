@@ -61,12 +61,8 @@ public final class WorkoutStore: Sendable {
         let files = FileManager.default
         let folder = (path as NSString).deletingLastPathComponent
         guard files.fileExists(atPath: path) else {
-            do {
-                if !folder.isEmpty { try files.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            } catch {
-                throw .cannotCreate(path: path, detail: (error as NSError).localizedDescription)
-            }
-            guard folder.isEmpty || files.isWritableFile(atPath: folder) else { throw .readOnly(path: path) }
+            // A new store: folder 0700, file 0600 (its WAL and shared-memory files take the file's mode).
+            try StoreFiles.createPrivate(path: path)
             return
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .readOnly(path: path) }
@@ -484,6 +480,7 @@ enum JSON {
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        encoder.userInfo[MetadataValue.typedCoding] = true  // metadata keeps its kind (an integral double stays a double)
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)
