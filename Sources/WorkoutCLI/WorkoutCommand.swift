@@ -18,6 +18,7 @@ struct WorkoutCommand: ParsableCommand {
         subcommands: [
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
             RecordCommand.self, PortsCommand.self, DebugRecordCommand.self, ImportCommand.self, ExportCommand.self,
+            ReportCommand.self,
         ]
     )
 }

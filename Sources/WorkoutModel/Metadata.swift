@@ -201,3 +201,39 @@ public enum LengthKind: String, Sendable, Codable, Hashable, CaseIterable {
     /// A drill (kick, single arm …): no stroke count, no SWOLF.
     case drill
 }
+
+/// Keys an import writes on the workout with the recording device's own summary of each of its
+/// sessions (FIT `session` messages), so that a report can show ours next to the device's figures
+/// without the file. Session numbers start at 1 (`DeviceSession1AverageHeartRate`).
+public enum DeviceSummaryKey {
+    /// How many sessions the device summarised (`int`).
+    public static let sessions = "DeviceSessions"
+
+    /// One figure of one session.
+    public enum Figure: String, Sendable, CaseIterable {
+        /// The session's sport as the FIT profile names it (`string`).
+        case sport = "Sport"
+        /// count/min (`double`).
+        case averageHeartRate = "AverageHeartRate"
+        case maximumHeartRate = "MaximumHeartRate"
+        /// Watts (`double`).
+        case averagePower = "AveragePower"
+        /// Metres (`double`).
+        case distance = "Distance"
+        /// Seconds, pauses included (`double`).
+        case elapsed = "Elapsed"
+        /// Seconds, pauses excluded (`double`).
+        case timerTime = "TimerTime"
+        /// Pool lengths (`int`).
+        case lengths = "Lengths"
+        /// Strokes (`double`), swims only.
+        case strokes = "Strokes"
+        /// The device's average SWOLF (`double`).
+        case swolf = "SWOLF"
+    }
+
+    /// The key of `figure` for session `number` (1-based).
+    public static func key(session number: Int, _ figure: Figure) -> String {
+        "DeviceSession\(number)\(figure.rawValue)"
+    }
+}
