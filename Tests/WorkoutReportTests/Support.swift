@@ -10,15 +10,23 @@ import WorkoutStore
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// A real recording from ../shared/data/fit (README, Formats).
+/// The real recordings: ../shared/data next to the repository, or $WORKOUT_SHARED_DATA (README, Formats).
+let sharedData: URL = {
+    if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty {
+        return URL(fileURLWithPath: path)
+    }
+    return repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+}()
+
+/// A real recording (`name` with its .fit extension).
 func sharedFIT(_ name: String) -> String {
-    repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/data/fit/\(name)").path
+    sharedData.appendingPathComponent("fit/\(name)").path
 }
 
-/// The device's figures of a real recording as Garmin's FIT SDK decoded them (../shared/data/expected).
+/// The device's figures of a real recording as Garmin's FIT SDK decoded them (shared/data/expected).
 func expectedDevice(_ name: String) throws -> [String: Any] {
     let base = (name as NSString).deletingPathExtension
-    let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/data/expected/\(base).json")
+    let url = sharedData.appendingPathComponent("expected/\(base).json")
     let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
     return try #require((object as? [String: Any])?["device"] as? [String: Any])
 }
