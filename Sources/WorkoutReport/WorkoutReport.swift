@@ -387,21 +387,24 @@ struct Page {
         @media print{#tooltip{display:none}}
         """
 
-    /// The hover: a cursor on the time chart and the values of every series at that column.
+    /// The hover: a cursor on the time chart and the values of every series at that column. A page
+    /// opened as `report.html#hover=N` shows column N at load (how the browser tests check it).
     static let script = """
         (function(){var svg=document.getElementById('timeline'),tip=document.getElementById('tooltip'),cur=document.getElementById('cursor');
-        var holder=document.getElementById('report-data');if(!svg||!tip||!holder)return;var d;try{d=JSON.parse(holder.textContent)}catch(e){return}
+        var holder=document.getElementById('report-data');if(!svg||!tip||!cur||!holder)return;var d;try{d=JSON.parse(holder.textContent)}catch(e){return}
         var idx={};Object.keys(d.series).forEach(function(k){var m={};d.series[k].columns.forEach(function(c){m[c[0]]=c[1]});idx[k]=m});
         function clock(s){s=Math.round(s);var h=Math.floor(s/3600),m=Math.floor(s/60)%60,x=s%60;return h+':'+(m<10?'0':'')+m+':'+(x<10?'0':'')+x}
         function pace(kmh){if(!(kmh>0.5))return'';var s=Math.round(3600/kmh);return' ('+Math.floor(s/60)+':'+((s%60)<10?'0':'')+(s%60)+' /km)'}
+        function hide(){tip.hidden=true;cur.setAttribute('visibility','hidden')}
+        function at(col){if(!(col>=0&&col<d.columns)){hide();return false}var t=(col+0.5)/d.columns*d.elapsed,leg=null;
+        d.legs.forEach(function(l){if(t>=l.start&&t<l.end)leg=l});var lines=['<b>'+clock(t)+'</b>'+(leg?' · '+leg.label:'')];
+        Object.keys(d.series).forEach(function(k){var s=d.series[k],v=idx[k][col];if(v!==undefined)lines.push('<span data-series="'+k+'" data-value="'+v+'">'+
+        s.title+': '+v+' '+s.unit+(k==='speed'&&leg&&(leg.type==='running'||leg.type==='walking')?pace(v):'')+'</span>')});
+        tip.innerHTML=lines.join('<br>');tip.hidden=false;tip.setAttribute('data-column',col);
+        cur.setAttribute('x1',col+d.left+0.5);cur.setAttribute('x2',col+d.left+0.5);cur.setAttribute('visibility','visible');return true}
         svg.addEventListener('pointermove',function(ev){var p=svg.createSVGPoint();p.x=ev.clientX;p.y=ev.clientY;var m=svg.getScreenCTM();if(!m)return;
-        var q=p.matrixTransform(m.inverse());var col=Math.floor(q.x-d.left);if(col<0||col>=d.columns){tip.hidden=true;cur.setAttribute('visibility','hidden');return}
-        var t=(col+0.5)/d.columns*d.elapsed,leg=null;d.legs.forEach(function(l){if(t>=l.start&&t<l.end)leg=l});
-        var lines=['<b>'+clock(t)+'</b>'+(leg?' · '+leg.label:'')];Object.keys(d.series).forEach(function(k){var s=d.series[k],v=idx[k][col];
-        if(v!==undefined)lines.push(s.title+': '+v+' '+s.unit+(k==='speed'&&leg&&(leg.type==='running'||leg.type==='walking')?pace(v):''))});
-        tip.innerHTML=lines.join('<br>');tip.hidden=false;var box=svg.getBoundingClientRect();var x=ev.clientX-box.left;
-        tip.style.left=Math.min(x+12,box.width-180)+'px';tip.style.top=(ev.clientY-box.top+12)+'px';
-        cur.setAttribute('x1',col+d.left+0.5);cur.setAttribute('x2',col+d.left+0.5);cur.setAttribute('visibility','visible')});
-        svg.addEventListener('pointerleave',function(){tip.hidden=true;cur.setAttribute('visibility','hidden')})})();
+        var q=p.matrixTransform(m.inverse());if(!at(Math.floor(q.x-d.left)))return;var box=svg.getBoundingClientRect();
+        tip.style.left=Math.min(ev.clientX-box.left+12,box.width-180)+'px';tip.style.top=(ev.clientY-box.top+12)+'px'});
+        svg.addEventListener('pointerleave',hide);var h=/^#hover=(\\d+)$/.exec(location.hash);if(h)at(+h[1])})();
         """
 }

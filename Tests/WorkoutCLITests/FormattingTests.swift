@@ -76,12 +76,17 @@ struct FormattingTests {
         #expect([QuantityType: Statistics]().distance == nil)
     }
 
-    @Test func jsonHasSortedKeysAndISODates() throws {
+    @Test func jsonHasSortedKeysAndISODatesWithMilliseconds() throws {
         struct Sample: Encodable {
             var zulu = 1
             var alpha = Date(timeIntervalSince1970: 1_778_307_200)
+            var beta = Date(timeIntervalSince1970: 1_420_445_121.687)
             var unit = "count/min"
+            var metadata: Metadata = ["Strokes": .int(28), "ImportDevice": .string("Garmin Forerunner 920XT")]
         }
-        #expect(try Format.json(Sample()) == #"{"alpha":"2026-05-09T06:13:20Z","unit":"count/min","zulu":1}"#)
+        #expect(
+            try Format.json(Sample())
+                == #"{"alpha":"2026-05-09T06:13:20.000Z","beta":"2015-01-05T08:05:21.687Z","metadata":"#
+                + #"{"ImportDevice":"Garmin Forerunner 920XT","Strokes":28},"unit":"count/min","zulu":1}"#)
     }
 }

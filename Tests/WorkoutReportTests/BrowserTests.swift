@@ -119,6 +119,21 @@ struct BrowserTests {
             let levels = elements("circle", in: dom).filter { $0.classes.contains("level") }
             let oneMinute = try #require(recovery.metadata[MetadataKey.heartRateOneMinuteLater]?.numberValue)
             #expect(levels.contains { $0["data-offset"] == "60" && abs(($0.number("data-value") ?? 0) - oneMinute) < 0.051 })
+            // Hover (progressive enhancement, run by the browser): column 500's values under the cursor.
+            let hovered = try #require(URL(string: folder.appendingPathComponent("full.html").absoluteString + "#hover=500"))
+            let hoverDOM = try Chromium.dumpDOM(hovered).dom
+            let elapsed = input.workout.elapsed
+            var inColumn: [Double] = []
+            for sample in input.samples where sample.type == .heartRate {
+                let offset = sample.start.timeIntervalSince(input.workout.start)
+                if offset >= 500.0 / 1000 * elapsed, offset < 501.0 / 1000 * elapsed { inColumn.append(sample.quantity.value) }
+            }
+            let mean = inColumn.reduce(0, +) / Double(max(inColumn.count, 1))
+            let shown = try #require(elements("span", in: hoverDOM).first { $0["data-series"] == "heartRate" })
+            #expect(!inColumn.isEmpty)
+            let value = shown.number("data-value") ?? 0
+            #expect(abs(value - mean) <= 0.051, "hover shows \(value), the column's mean is \(mean)")
+            #expect(shown.text.hasPrefix("Heart rate: "))
             #expect(html.utf8.count < 2_000_000)
             print("report full: \(html.utf8.count) bytes, --dump-dom \(String(format: "%.2f", seconds)) s")
         }
