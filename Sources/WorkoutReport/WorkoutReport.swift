@@ -388,9 +388,12 @@ struct Page {
         """
 
     /// The hover: a cursor on the time chart and the values of every series at that column. A page
-    /// opened as `report.html#hover=N` shows column N at load (how the browser tests check it).
+    /// opened as `report.html#hover=N` shows column N at load (how the browser tests check it). The
+    /// page notes how long the browser took to parse it (`data-parsed-ms` on `<html>`, from the
+    /// navigation's start to the script at the page's end).
     static let script = """
-        (function(){var svg=document.getElementById('timeline'),tip=document.getElementById('tooltip'),cur=document.getElementById('cursor');
+        (function(){if(window.performance)document.documentElement.setAttribute('data-parsed-ms',Math.round(performance.now()));
+        var svg=document.getElementById('timeline'),tip=document.getElementById('tooltip'),cur=document.getElementById('cursor');
         var holder=document.getElementById('report-data');if(!svg||!tip||!cur||!holder)return;var d;try{d=JSON.parse(holder.textContent)}catch(e){return}
         var idx={};Object.keys(d.series).forEach(function(k){var m={};d.series[k].columns.forEach(function(c){m[c[0]]=c[1]});idx[k]=m});
         function clock(s){s=Math.round(s);var h=Math.floor(s/3600),m=Math.floor(s/60)%60,x=s%60;return h+':'+(m<10?'0':'')+m+':'+(x<10?'0':'')+x}
