@@ -1,5 +1,6 @@
 import Foundation
 import WorkoutEngine
+import WorkoutFormats
 import WorkoutModel
 import WorkoutStore
 
@@ -82,6 +83,22 @@ enum Format {
         }
     }
 
+    /// A workout as the outputs show it: a Garmin device stored by an earlier import by its product
+    /// number (`Garmin product 1765`) is named (`Garmin Forerunner 920XT`), the number kept in
+    /// `ImportProduct`. The stored workout is not changed.
+    static func presented(_ workout: Workout) -> Workout {
+        let prefix = "Garmin product "
+        guard let device = workout.metadata[ImportMetadataKey.device]?.stringValue, device.hasPrefix(prefix),
+            let number = Int(device.dropFirst(prefix.count))
+        else { return workout }
+        var presented = workout
+        presented.metadata[ImportMetadataKey.device] = .string(GarminProduct.resolvingNumber(in: device))
+        if presented.metadata[ImportMetadataKey.product] == nil {
+            presented.metadata[ImportMetadataKey.product] = .int(number)
+        }
+        return presented
+    }
+
     /// JSON with sorted keys, ISO 8601 dates with milliseconds in UTC and metadata as plain values,
     /// for scripts (docs/schemas describes each command's output).
     static func json<T: Encodable>(_ value: T) throws(UserFacingError) -> String {
@@ -126,6 +143,11 @@ enum Format {
         var header: [[String]] = [
             ["workout", workout.id.uuidString],
             ["type", type],
+        ]
+        if let device = workout.metadata[ImportMetadataKey.device]?.stringValue {
+            header.append(["device", GarminProduct.resolvingNumber(in: device)])
+        }
+        header += [
             ["start", timestamp(workout.start)],
             ["end", timestamp(workout.end)],
             ["elapsed", duration(workout.elapsed)],
