@@ -22,7 +22,8 @@ struct ReportCommand: ParsableCommand {
         help: ArgumentHelp("The workout's id (`workout list` shows them).", valueName: "id"),
         transform: Parse.workoutID)
     var id: UUID
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the HTML (`-`: standard output).", valueName: "path"))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Where to write the HTML (`-`: standard output).", valueName: "path"))
     var output: String?
     @Option(help: ArgumentHelp("The athlete's maximum heart rate, bpm.", valueName: "bpm"))
     var maxHeartRate: Double = 190

@@ -19,7 +19,12 @@ public enum MetadataValue: Sendable, Hashable {
 
 extension MetadataValue: Codable {
     /// The `userInfo` key that asks for the typed form (`{"double": 28}`), which round-trips every kind exactly.
-    public static let typedCoding = CodingUserInfoKey(rawValue: "workout-engine.metadata.typed")!
+    public static let typedCoding: CodingUserInfoKey = {
+        guard let key = CodingUserInfoKey(rawValue: "workout-engine.metadata.typed") else {
+            preconditionFailure("a constant, valid coding key")
+        }
+        return key
+    }()
 
     private struct Key: CodingKey {
         var stringValue: String

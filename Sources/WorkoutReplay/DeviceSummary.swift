@@ -22,7 +22,9 @@ enum DeviceSummary {
             set(.elapsed, session.totalElapsedTime.map { .double($0) })
             set(.timerTime, session.totalTimerTime.map { .double($0) })
             set(.lengths, session.numLengths.map { .int(Int($0)) })
-            if session.sport == FITProfile.Sport.swimming { set(.strokes, session.totalCycles.map { .double(Double($0)) }) }
+            if session.sport == FITProfile.Sport.swimming {
+                set(.strokes, session.totalCycles.map { .double(Double($0)) })
+            }
             set(.swolf, session.avgSwolf.flatMap { $0 > 0 ? .double(Double($0)) : nil })
         }
         return metadata

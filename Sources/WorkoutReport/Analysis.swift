@@ -216,8 +216,9 @@ enum Analysis {
         let sample = samples.first { $0.type == .heartRateRecoveryOneMinute }
         let levels = sample?.metadata ?? [:]
         var reasons: [String] = []
-        for key in [MetadataKey.heartRateRecoveryOneMinuteUnavailable, MetadataKey.heartRateRecoveryTwoMinutesUnavailable]
-        {
+        for key in [
+            MetadataKey.heartRateRecoveryOneMinuteUnavailable, MetadataKey.heartRateRecoveryTwoMinutesUnavailable,
+        ] {
             if let raw = metadata[key]?.stringValue {
                 reasons.append(HeartRateRecoveryUnavailable(rawValue: raw)?.description ?? raw)
             }
@@ -270,7 +271,9 @@ enum Analysis {
         for point in valid {
             let time = point.date.timeIntervalSince(workout.start)
             let leg = legs.last { $0.start <= time }?.number ?? 1
-            let xy = (offsetX + (point.longitude - minLon) * scaleX * scale, offsetY + (maxLat - point.latitude) * scale)
+            let xy = (
+                offsetX + (point.longitude - minLon) * scaleX * scale, offsetY + (maxLat - point.latitude) * scale
+            )
             defer { previous = xy }
             if result.last?.leg != leg {
                 // A leg's line starts where the last one ended, so the route stays connected.

@@ -79,16 +79,19 @@ enum Charts {
         }
         // The time axis.
         let axisY = plotTop + plotHeight
-        svg += "<g class=\"axis x-axis\"><line x1=\"\(Text.coordinate(left))\" y1=\"\(Text.coordinate(axisY))\" "
+        svg +=
+            "<g class=\"axis x-axis\"><line x1=\"\(Text.coordinate(left))\" y1=\"\(Text.coordinate(axisY))\" "
             + "x2=\"\(Text.coordinate(left + columns))\" y2=\"\(Text.coordinate(axisY))\"/>"
         for tick in ticks(elapsed) {
             let tx = x(tick)
-            svg += "<line class=\"grid\" x1=\"\(Text.coordinate(tx))\" y1=\"\(Text.coordinate(plotTop))\" "
+            svg +=
+                "<line class=\"grid\" x1=\"\(Text.coordinate(tx))\" y1=\"\(Text.coordinate(plotTop))\" "
                 + "x2=\"\(Text.coordinate(tx))\" y2=\"\(Text.coordinate(axisY + 4))\"/>"
                 + "<text x=\"\(Text.coordinate(tx))\" y=\"\(Text.coordinate(axisY + 18))\" text-anchor=\"middle\">"
                 + "\(tickLabel(tick, elapsed: elapsed))</text>"
         }
-        svg += "</g>\n<line id=\"cursor\" class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"\(Text.coordinate(plotTop))\" "
+        svg +=
+            "</g>\n<line id=\"cursor\" class=\"cursor\" x1=\"0\" x2=\"0\" y1=\"\(Text.coordinate(plotTop))\" "
             + "y2=\"\(Text.coordinate(axisY))\" visibility=\"hidden\"/>\n</svg>"
         return svg
     }
@@ -115,10 +118,16 @@ enum Charts {
         }
         for run in runs {
             let xs = run.map { left + Double($0.index) + 0.5 }
-            band += "M" + zip(xs, run).map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.max)))" }.joined(separator: "L")
-            band += "L" + zip(xs, run).reversed().map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.min)))" }
+            band +=
+                "M"
+                + zip(xs, run).map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.max)))" }.joined(separator: "L")
+            band +=
+                "L"
+                + zip(xs, run).reversed().map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.min)))" }
                 .joined(separator: "L") + "Z"
-            line += "M" + zip(xs, run).map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.mean)))" }
+            line +=
+                "M"
+                + zip(xs, run).map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.mean)))" }
                 .joined(separator: "L")
         }
         let kind = series.kind.rawValue
@@ -131,7 +140,8 @@ enum Charts {
 
             """
         for value in [low, (low + high) / 2, high] {
-            svg += "<line class=\"grid\" x1=\"\(Text.coordinate(left))\" x2=\"\(Text.coordinate(left + columns))\" "
+            svg +=
+                "<line class=\"grid\" x1=\"\(Text.coordinate(left))\" x2=\"\(Text.coordinate(left + columns))\" "
                 + "y1=\"\(Text.coordinate(y(value)))\" y2=\"\(Text.coordinate(y(value)))\" data-scale=\"y\"/>"
                 + "<text class=\"y-label\" x=\"\(Text.coordinate(left - 6))\" y=\"\(Text.coordinate(y(value) + 4))\" "
                 + "text-anchor=\"end\">\(Text.decimal(value, 0))</text>"
@@ -180,17 +190,20 @@ enum Charts {
             let seconds = report.zoneSeconds[row]
             let total = seconds.reduce(0, +)
             let y = Double(row) * rowHeight + 4
-            svg += "<g class=\"zone-row\" data-leg=\"\(leg.number)\" data-total=\"\(Text.decimal(total, 1))\">"
+            svg +=
+                "<g class=\"zone-row\" data-leg=\"\(leg.number)\" data-total=\"\(Text.decimal(total, 1))\">"
                 + "<text x=\"\(Text.coordinate(barLeft - 8))\" y=\"\(Text.coordinate(y + 15))\" text-anchor=\"end\">"
                 + "\(leg.number). \(Text.escape(leg.label))</text>"
             var x = barLeft
             for zone in 0..<6 where seconds[zone] > 0 {
                 let width = total > 0 ? seconds[zone] / total * barWidth : 0
-                svg += "<rect class=\"zone z\(zone)\" data-zone=\"\(zone)\" data-seconds=\"\(Text.decimal(seconds[zone], 1))\" "
+                svg +=
+                    "<rect class=\"zone z\(zone)\" data-zone=\"\(zone)\" data-seconds=\"\(Text.decimal(seconds[zone], 1))\" "
                     + "x=\"\(Text.coordinate(x))\" y=\"\(Text.coordinate(y))\" width=\"\(Text.coordinate(width))\" height=\"20\">"
                     + "<title>Zone \(zone): \(Text.duration(seconds[zone])) (\(Text.decimal(seconds[zone] / total * 100, 0)) %)</title></rect>"
                 if width >= 34 {
-                    svg += "<text class=\"zone-text\" x=\"\(Text.coordinate(x + width / 2))\" y=\"\(Text.coordinate(y + 15))\" "
+                    svg +=
+                        "<text class=\"zone-text\" x=\"\(Text.coordinate(x + width / 2))\" y=\"\(Text.coordinate(y + 15))\" "
                         + "text-anchor=\"middle\">Z\(zone) \(Text.decimal(seconds[zone] / total * 100, 0))%</text>"
                 }
                 x += width
@@ -198,7 +211,8 @@ enum Charts {
             if total == 0 {
                 svg += "<text x=\"\(Text.coordinate(barLeft))\" y=\"\(Text.coordinate(y + 15))\">no heart rate</text>"
             } else {
-                svg += "<text x=\"\(Text.coordinate(barLeft + barWidth + 8))\" y=\"\(Text.coordinate(y + 15))\">"
+                svg +=
+                    "<text x=\"\(Text.coordinate(barLeft + barWidth + 8))\" y=\"\(Text.coordinate(y + 15))\">"
                     + "\(Text.duration(total))</text>"
             }
             svg += "</g>\n"
@@ -206,11 +220,16 @@ enum Charts {
         // Legend: zone n from its lower bound.
         let legendY = Double(legs.count) * rowHeight + 14
         var x = barLeft
-        let names = ["Z0 <\(Int(bounds[0].rounded()))"] + (1...5).map { zone in
-            zone < 5 ? "Z\(zone) \(Int(bounds[zone - 1].rounded()))–\(Int(bounds[zone].rounded()) - 1)" : "Z5 ≥\(Int(bounds[4].rounded()))"
-        }
+        let names =
+            ["Z0 <\(Int(bounds[0].rounded()))"]
+            + (1...5).map { zone in
+                zone < 5
+                    ? "Z\(zone) \(Int(bounds[zone - 1].rounded()))–\(Int(bounds[zone].rounded()) - 1)"
+                    : "Z5 ≥\(Int(bounds[4].rounded()))"
+            }
         for (zone, name) in names.enumerated() {
-            svg += "<rect class=\"zone z\(zone)\" x=\"\(Text.coordinate(x))\" y=\"\(Text.coordinate(legendY))\" width=\"12\" height=\"12\"/>"
+            svg +=
+                "<rect class=\"zone z\(zone)\" x=\"\(Text.coordinate(x))\" y=\"\(Text.coordinate(legendY))\" width=\"12\" height=\"12\"/>"
                 + "<text class=\"legend\" data-zone=\"\(zone)\" x=\"\(Text.coordinate(x + 16))\" y=\"\(Text.coordinate(legendY + 11))\">"
                 + "\(name)</text>"
             x += 112
@@ -242,21 +261,25 @@ enum Charts {
         for (number, set) in report.sets.enumerated() {
             let start = set.start.timeIntervalSince(report.workout.start)
             let end = start + set.duration
-            let members = lengths.indices.filter { lengths[$0].offset >= start - 0.001 && lengths[$0].offset < end - 0.001 }
+            let members = lengths.indices.filter {
+                lengths[$0].offset >= start - 0.001 && lengths[$0].offset < end - 0.001
+            }
             guard let first = members.first, let last = members.last else { continue }
             let x0 = plotLeft + Double(first) * slot
             let x1 = plotLeft + Double(last + 1) * slot
             let count = set.metadata[SwimMetadataKey.lengths]?.intValue ?? members.count
             let style = set.metadata[SwimMetadataKey.strokeStyle]?.stringValue ?? ""
             let swolf = set.metadata[SwimMetadataKey.swolf]?.numberValue
-            svg += "<g class=\"set\" data-set=\"\(number + 1)\" data-lengths=\"\(count)\"><rect class=\"set-band\" "
+            svg +=
+                "<g class=\"set\" data-set=\"\(number + 1)\" data-lengths=\"\(count)\"><rect class=\"set-band\" "
                 + "x=\"\(Text.coordinate(x0))\" y=\"\(Text.coordinate(top - 26))\" width=\"\(Text.coordinate(x1 - x0))\" "
                 + "height=\"\(Text.coordinate(plotHeight + 26))\"/><text class=\"set-label\" x=\"\(Text.coordinate(x0 + 3))\" "
                 + "y=\"\(Text.coordinate(top - 14))\">Set \(number + 1)\(x1 - x0 > 90 ? ": \(count)× \(Text.escape(style))" : "")"
                 + "\(x1 - x0 > 170 && swolf != nil ? ", SWOLF \(Text.decimal(swolf, 1))" : "")</text></g>\n"
         }
         for value in [0, high / 2, high] {
-            svg += "<line class=\"grid\" x1=\"\(Text.coordinate(plotLeft))\" x2=\"\(Text.coordinate(plotLeft + plotWidth))\" "
+            svg +=
+                "<line class=\"grid\" x1=\"\(Text.coordinate(plotLeft))\" x2=\"\(Text.coordinate(plotLeft + plotWidth))\" "
                 + "y1=\"\(Text.coordinate(y(value)))\" y2=\"\(Text.coordinate(y(value)))\"/><text class=\"y-label\" "
                 + "x=\"\(Text.coordinate(plotLeft - 6))\" y=\"\(Text.coordinate(y(value) + 4))\" text-anchor=\"end\">"
                 + "\(Text.decimal(value, 0))</text>"
@@ -271,15 +294,18 @@ enum Charts {
             let title =
                 "Length \(index + 1) (\(length.kind.rawValue)\(length.style.map { ", " + $0 } ?? "")): "
                 + "\(Text.decimal(length.duration, 1)) s"
-                + (length.strokes.map { ", \($0) strokes" } ?? "") + (length.swolf.map { ", SWOLF \(Text.decimal($0, 1))" } ?? "")
-            svg += "<g class=\"length length-\(length.kind.rawValue)\" data-index=\"\(index + 1)\" "
+                + (length.strokes.map { ", \($0) strokes" } ?? "")
+                + (length.swolf.map { ", SWOLF \(Text.decimal($0, 1))" } ?? "")
+            svg +=
+                "<g class=\"length length-\(length.kind.rawValue)\" data-index=\"\(index + 1)\" "
                 + "data-kind=\"\(length.kind.rawValue)\" data-seconds=\"\(Text.decimal(length.duration, 2))\" "
                 + "data-strokes=\"\(strokes)\" data-swolf=\"\(swolf)\"><title>\(Text.escape(title))</title>"
                 + "<rect class=\"bar\" x=\"\(Text.coordinate(x + (slot - barWidth) / 2))\" y=\"\(Text.coordinate(y(length.duration)))\" "
                 + "width=\"\(Text.coordinate(barWidth))\" height=\"\(Text.coordinate(y(0) - y(length.duration)))\"/>"
             if let count = length.strokes {
                 let inner = max(barWidth * 0.45, 0.5)
-                svg += "<rect class=\"strokes\" x=\"\(Text.coordinate(x + (slot - inner) / 2))\" "
+                svg +=
+                    "<rect class=\"strokes\" x=\"\(Text.coordinate(x + (slot - inner) / 2))\" "
                     + "y=\"\(Text.coordinate(y(Double(count))))\" width=\"\(Text.coordinate(inner))\" "
                     + "height=\"\(Text.coordinate(y(0) - y(Double(count))))\"/>"
             }
@@ -292,8 +318,11 @@ enum Charts {
         }
         let swolfCount = swolfRuns.reduce(0) { $0 + $1.count }
         if swolfCount > 0 {
-            svg += "<path id=\"swolf-line\" class=\"swolf\" data-points=\"\(swolfCount)\" d=\""
-                + swolfRuns.filter { !$0.isEmpty }.map { run in "M" + (run.count == 1 ? [run[0], run[0]] : run).joined(separator: "L") }
+            svg +=
+                "<path id=\"swolf-line\" class=\"swolf\" data-points=\"\(swolfCount)\" d=\""
+                + swolfRuns.filter { !$0.isEmpty }.map { run in
+                    "M" + (run.count == 1 ? [run[0], run[0]] : run).joined(separator: "L")
+                }
                 .joined() + "\"/>\n"
         }
         let legendY = top + plotHeight + 24
@@ -328,13 +357,15 @@ enum Charts {
         for line in lines {
             let type = report.legs.first { $0.number == line.leg }?.type.rawValue ?? "other"
             let count = line.paths.reduce(0) { $0 + $1.count }
-            svg += "<path class=\"route leg-\(type)\" data-leg=\"\(line.leg)\" data-points=\"\(count)\" d=\""
+            svg +=
+                "<path class=\"route leg-\(type)\" data-leg=\"\(line.leg)\" data-points=\"\(count)\" d=\""
                 + line.paths.map { path in
                     "M" + path.map { "\(Text.coordinate($0.0)) \(Text.coordinate($0.1))" }.joined(separator: "L")
                 }.joined() + "\"/>\n"
         }
         if let start = lines.first?.paths.first?.first, let finish = lines.last?.paths.last?.last {
-            svg += "<circle class=\"start\" cx=\"\(Text.coordinate(start.0))\" cy=\"\(Text.coordinate(start.1))\" r=\"5\">"
+            svg +=
+                "<circle class=\"start\" cx=\"\(Text.coordinate(start.0))\" cy=\"\(Text.coordinate(start.1))\" r=\"5\">"
                 + "<title>Start</title></circle><circle class=\"finish\" cx=\"\(Text.coordinate(finish.0))\" "
                 + "cy=\"\(Text.coordinate(finish.1))\" r=\"5\"><title>Finish</title></circle>\n"
         }
@@ -367,32 +398,41 @@ enum Charts {
 
             """
         for value in [low, (low + high) / 2, high] {
-            svg += "<line class=\"grid\" x1=\"\(Text.coordinate(plotLeft))\" x2=\"\(Text.coordinate(plotLeft + plotWidth))\" "
+            svg +=
+                "<line class=\"grid\" x1=\"\(Text.coordinate(plotLeft))\" x2=\"\(Text.coordinate(plotLeft + plotWidth))\" "
                 + "y1=\"\(Text.coordinate(y(value)))\" y2=\"\(Text.coordinate(y(value)))\"/><text class=\"y-label\" "
                 + "x=\"\(Text.coordinate(plotLeft - 6))\" y=\"\(Text.coordinate(y(value) + 4))\" text-anchor=\"end\">"
                 + "\(Text.decimal(value, 0))</text>"
         }
         for (offset, label) in [(-120.0, "−2:00"), (-60, "−1:00"), (0, "stop"), (60, "+1:00"), (120, "+2:00")] {
-            svg += "<text class=\"x-label\" x=\"\(Text.coordinate(x(offset)))\" y=\"\(Text.coordinate(top + plotHeight + 18))\" "
+            svg +=
+                "<text class=\"x-label\" x=\"\(Text.coordinate(x(offset)))\" y=\"\(Text.coordinate(top + plotHeight + 18))\" "
                 + "text-anchor=\"middle\">\(label)</text>"
         }
         if !recovery.exercise.isEmpty {
-            svg += "<path class=\"exercise\" data-points=\"\(recovery.exercise.count)\" d=\"M"
-                + recovery.exercise.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(separator: "L")
+            svg +=
+                "<path class=\"exercise\" data-points=\"\(recovery.exercise.count)\" d=\"M"
+                + recovery.exercise.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(
+                    separator: "L")
                 + "\"/>\n"
         }
         if !recovery.after.isEmpty {
-            svg += "<path class=\"after\" data-points=\"\(recovery.after.count)\" d=\"M"
-                + recovery.after.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(separator: "L")
+            svg +=
+                "<path class=\"after\" data-points=\"\(recovery.after.count)\" d=\"M"
+                + recovery.after.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(
+                    separator: "L")
                 + "\"/>\n"
         }
         let levels = [(0.0, recovery.atEnd), (60, recovery.oneMinute), (120, recovery.twoMinutes)]
             .compactMap { offset, value in value.map { (offset, $0) } }
         if levels.count >= 2 {
-            svg += "<path class=\"recovery-levels\" d=\"M"
-                + levels.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(separator: "L") + "\"/>\n"
+            svg +=
+                "<path class=\"recovery-levels\" d=\"M"
+                + levels.map { "\(Text.coordinate(x($0.0))) \(Text.coordinate(y($0.1)))" }.joined(separator: "L")
+                + "\"/>\n"
         }
-        svg += "<line class=\"mark stop\" x1=\"\(Text.coordinate(x(0)))\" x2=\"\(Text.coordinate(x(0)))\" "
+        svg +=
+            "<line class=\"mark stop\" x1=\"\(Text.coordinate(x(0)))\" x2=\"\(Text.coordinate(x(0)))\" "
             + "y1=\"\(Text.coordinate(top))\" y2=\"\(Text.coordinate(top + plotHeight))\"/>"
         for (offset, value) in levels {
             let drop = recovery.atEnd.map { $0 - value }
@@ -401,10 +441,12 @@ enum Charts {
                 ? "end \(Text.decimal(value, 0)) bpm"
                 : "+\(Int(offset)) s: \(Text.decimal(value, 0)) bpm" + (drop.map { " (−\(Text.decimal($0, 0)))" } ?? "")
             if offset > 0 {
-                svg += "<line class=\"mark\" data-mark=\"\(Int(offset))\" x1=\"\(Text.coordinate(x(offset)))\" "
+                svg +=
+                    "<line class=\"mark\" data-mark=\"\(Int(offset))\" x1=\"\(Text.coordinate(x(offset)))\" "
                     + "x2=\"\(Text.coordinate(x(offset)))\" y1=\"\(Text.coordinate(top))\" y2=\"\(Text.coordinate(top + plotHeight))\"/>"
             }
-            svg += "<circle class=\"level\" data-offset=\"\(Int(offset))\" data-value=\"\(Text.decimal(value, 1))\" "
+            svg +=
+                "<circle class=\"level\" data-offset=\"\(Int(offset))\" data-value=\"\(Text.decimal(value, 1))\" "
                 + "cx=\"\(Text.coordinate(x(offset)))\" cy=\"\(Text.coordinate(y(value)))\" r=\"4\"/>"
                 + "<text class=\"level-label\" x=\"\(Text.coordinate(x(offset) + 6))\" y=\"\(Text.coordinate(y(value) - 8))\">"
                 + "\(text)</text>\n"

@@ -25,7 +25,8 @@ public struct ReportInput: Sendable {
         }
         guard let workout else { throw .workoutNotFound(id) }
         do {
-            return ReportInput(workout: workout, samples: try store.samples(workout: id), route: try store.route(workout: id))
+            return ReportInput(
+                workout: workout, samples: try store.samples(workout: id), route: try store.route(workout: id))
         } catch {
             throw .store(error)
         }

@@ -31,7 +31,8 @@ struct ReportModel {
             Analysis.series($0, samples: input.samples, route: input.route, workout: workout, columns: options.columns)
         }
         zoneSeconds = Analysis.zoneSeconds(
-            legs: legs, samples: input.samples, workout: workout, inactive: pauses.user + pauses.motion, options: options)
+            legs: legs, samples: input.samples, workout: workout, inactive: pauses.user + pauses.motion,
+            options: options)
         lengths = Analysis.lengths(workout)
         sets = Analysis.swimSets(workout)
         recovery = Analysis.recovery(workout, samples: input.samples)
@@ -79,7 +80,8 @@ struct Page {
     func render() -> String {
         let workout = model.workout
         let title = "\(Text.sport(workout.activityType)) · \(Text.dateTime(workout.start))"
-        var body = "<header><h1>\(Text.escape(title))</h1><p class=\"id\">Workout \(workout.id.uuidString)</p></header>\n"
+        var body =
+            "<header><h1>\(Text.escape(title))</h1><p class=\"id\">Workout \(workout.id.uuidString)</p></header>\n"
         body += summary()
         body += section("legs-section", "Legs", legsTable())
         body += section(
@@ -102,7 +104,8 @@ struct Page {
             body += section("route-section", "Route", Charts.route(model) + routeLegend())
         }
         if let recovery = model.recovery {
-            body += section("recovery-section", "Heart-rate recovery", recoveryText(recovery) + Charts.recovery(recovery))
+            body += section(
+                "recovery-section", "Heart-rate recovery", recoveryText(recovery) + Charts.recovery(recovery))
         }
         if let comparison = deviceComparison() {
             body += section("device-section", "Ours and the device's", comparison)
@@ -136,7 +139,9 @@ struct Page {
         let workout = model.workout
         let statistics = workout.statistics
         var type = Text.sport(workout.activityType)
-        if workout.configuration.locationType != .unknown { type += " (\(workout.configuration.locationType.rawValue))" }
+        if workout.configuration.locationType != .unknown {
+            type += " (\(workout.configuration.locationType.rawValue))"
+        }
         if let pool = workout.configuration.lapLength?.doubleValue(for: .meter), pool > 0 {
             type += ", \(Text.whole(pool, "m")) pool"
         }
@@ -154,8 +159,10 @@ struct Page {
         rows.append(("heart-rate-maximum", "Maximum heart rate", maximum, Text.whole(maximum, "bpm")))
         if let recovery = model.recovery {
             rows.append(
-                ("hrr", "Heart-rate recovery (1 min)", recovery.drop,
-                    recovery.drop.map { Text.whole($0, "bpm") } ?? "unavailable"))
+                (
+                    "hrr", "Heart-rate recovery (1 min)", recovery.drop,
+                    recovery.drop.map { Text.whole($0, "bpm") } ?? "unavailable"
+                ))
             if let twoMinutes = recovery.twoMinuteDrop {
                 rows.append(("hrr2", "Two-minute drop", twoMinutes, Text.whole(twoMinutes, "bpm")))
             }
@@ -169,7 +176,8 @@ struct Page {
         var html = "<dl id=\"summary\">"
         for row in rows {
             let value = row.value.map { " data-value=\"\(Text.decimal($0, 3))\"" } ?? ""
-            html += "<div data-field=\"\(row.field)\"><dt>\(row.label)</dt><dd\(value)>\(Text.escape(row.text))</dd></div>"
+            html +=
+                "<div data-field=\"\(row.field)\"><dt>\(row.label)</dt><dd\(value)>\(Text.escape(row.text))</dd></div>"
         }
         return html + "</dl>\n"
     }
@@ -191,8 +199,10 @@ struct Page {
             """
         for leg in model.legs {
             html += row(
-                number: "\(leg.number)", label: leg.label, type: leg.type, start: leg.start, elapsed: leg.end - leg.start,
-                active: leg.active, statistics: leg.statistics, attributes: "data-leg=\"\(leg.number)\" data-type=\"\(leg.type.rawValue)\"")
+                number: "\(leg.number)", label: leg.label, type: leg.type, start: leg.start,
+                elapsed: leg.end - leg.start,
+                active: leg.active, statistics: leg.statistics,
+                attributes: "data-leg=\"\(leg.number)\" data-type=\"\(leg.type.rawValue)\"")
         }
         if model.legs.count > 1 {
             let workout = model.workout
@@ -222,7 +232,8 @@ struct Page {
         func cell(_ field: String, _ value: Double?, _ text: String) -> String {
             "<td data-field=\"\(field)\"\(value.map { " data-value=\"\(Text.decimal($0, 3))\"" } ?? "")>\(Text.escape(text))</td>"
         }
-        return "<tr \(attributes)><td>\(number)</td><td class=\"leg-name leg-\(type.rawValue)\">\(Text.escape(label))</td>"
+        return
+            "<tr \(attributes)><td>\(number)</td><td class=\"leg-name leg-\(type.rawValue)\">\(Text.escape(label))</td>"
             + cell("start", start, Text.duration(start)) + cell("elapsed", elapsed, Text.duration(elapsed))
             + cell("active", active, Text.duration(active)) + cell("distance", distance, Text.kilometres(distance))
             + cell("heart-rate-average", heartRate, Text.whole(heartRate, "bpm"))
@@ -303,13 +314,15 @@ struct Page {
                 elapsed = nil
                 timer = nil
             }
-            let oursLengths = model.lengths.isEmpty ? nil : Double(model.lengths.filter { $0.length.kind != .rest }.count)
+            let oursLengths =
+                model.lengths.isEmpty ? nil : Double(model.lengths.filter { $0.length.kind != .rest }.count)
             let power = [QuantityType.cyclingPower, .runningPower].compactMap { statistics[$0]?.average?.value }.first
             func pair(_ field: String, _ ours: Double?, _ theirs: Double?, _ digits: Int) -> String {
                 "<td data-field=\"\(field)\" data-ours=\"\(Text.decimal(ours, 3))\" data-device=\"\(Text.decimal(theirs, 3))\">"
                     + "\(Text.decimal(ours, digits)) / \(Text.decimal(theirs, digits))</td>"
             }
-            html += "<tr data-session=\"\(number)\"><td>\(number)</td><td>\(Text.escape(sport))</td>"
+            html +=
+                "<tr data-session=\"\(number)\"><td>\(number)</td><td>\(Text.escape(sport))</td>"
                 + pair("heart-rate-average", statistics[.heartRate]?.average?.value, device(.averageHeartRate), 1)
                 + pair("heart-rate-maximum", statistics[.heartRate]?.maximum?.value, device(.maximumHeartRate), 0)
                 + pair("distance", Self.distance(statistics), device(.distance), 1)
@@ -325,7 +338,8 @@ struct Page {
 
     /// The columns' means for the hover script: `{"elapsed": s, "columns": n, "legs": [...], "series": {...}}`.
     private func hoverData() -> String {
-        var json = "{\"elapsed\":\(Text.decimal(model.workout.elapsed, 3)),\"columns\":\(model.columns),\"left\":"
+        var json =
+            "{\"elapsed\":\(Text.decimal(model.workout.elapsed, 3)),\"columns\":\(model.columns),\"left\":"
             + "\(Text.coordinate(Charts.left)),\"legs\":["
         json += model.legs.map {
             "{\"label\":\"\(Text.escape($0.label))\",\"type\":\"\($0.type.rawValue)\",\"start\":\(Text.decimal($0.start, 1)),"

@@ -480,7 +480,8 @@ enum JSON {
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        encoder.userInfo[MetadataValue.typedCoding] = true  // metadata keeps its kind (an integral double stays a double)
+        // Metadata keeps its kind: an integral double stays a double, a date a date.
+        encoder.userInfo[MetadataValue.typedCoding] = true
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)

@@ -92,13 +92,16 @@ struct FormattingTests {
 
     @Test func aGarminProductNumberStoredByAnEarlierImportIsNamedInTheOutputs() {
         let workout = Workout(
-            id: UUID(), configuration: WorkoutConfiguration(activityType: .swimming), start: Date(timeIntervalSince1970: 0),
+            id: UUID(), configuration: WorkoutConfiguration(activityType: .swimming),
+            start: Date(timeIntervalSince1970: 0),
             end: Date(timeIntervalSince1970: 60), duration: 60, activities: [], events: [],
             metadata: ["ImportDevice": .string("Garmin product 1765")], statistics: [:], counters: IngestCounters())
         let presented = Format.presented(workout)
         #expect(presented.metadata["ImportDevice"] == .string("Garmin Forerunner 920XT"))
         #expect(presented.metadata["ImportProduct"] == .int(1765))
-        #expect(Format.workoutDetail(workout).contains { $0.hasPrefix("device") && $0.hasSuffix("Garmin Forerunner 920XT") })
+        #expect(
+            Format.workoutDetail(workout).contains { $0.hasPrefix("device") && $0.hasSuffix("Garmin Forerunner 920XT") }
+        )
         // Anything else is shown as stored.
         var other = workout
         other.metadata["ImportDevice"] = .string("Wahoo ELEMNT")

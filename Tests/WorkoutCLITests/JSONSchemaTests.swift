@@ -25,7 +25,8 @@ func schemaErrors(_ json: String, schema: String) throws -> [String] {
     let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     if process.terminationStatus == 0 { return [] }
-    return text.isEmpty ? ["validate-json.py exited \(process.terminationStatus)"] : text.split(separator: "\n").map(String.init)
+    return text.isEmpty
+        ? ["validate-json.py exited \(process.terminationStatus)"] : text.split(separator: "\n").map(String.init)
 }
 
 /// Every command's `--json` output, from real runs, against its schema in docs/schemas; and no
@@ -59,7 +60,9 @@ struct JSONSchemaTests {
         // Metadata as plain values, dates with milliseconds.
         #expect(shown.stdout.contains("\"LengthKind\":\"active\""))
         #expect(shown.stdout.range(of: #""Strokes":\d+[,}]"#, options: .regularExpression) != nil)
-        #expect(shown.stdout.range(of: #""start":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression) != nil)
+        #expect(
+            shown.stdout.range(of: #""start":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression)
+                != nil)
     }
 
     @Test func importOfAFileAndOfAFolderMatchTheSchema() throws {
@@ -98,7 +101,8 @@ struct JSONSchemaTests {
             let shown = try runCommand(["show", "--db", db, ids[0].uuidString, "--json"]).stdout
             #expect(try schemaErrors(shown, schema: "show").isEmpty)
             // The form of earlier versions: refused, so a regression cannot pass the schema checks.
-            let old = shown.replacingOccurrences(of: "\"metadata\":{}", with: #""metadata":{"Strokes":{"int":{"_0":28}}}"#)
+            let old = shown.replacingOccurrences(
+                of: "\"metadata\":{}", with: #""metadata":{"Strokes":{"int":{"_0":28}}}"#)
             try #require(old != shown)
             #expect(try !schemaErrors(old, schema: "show").isEmpty)
             let seconds = shown.replacingOccurrences(

@@ -73,7 +73,8 @@ func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) else {
             throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "not ISO 8601 with milliseconds: \(text)"))
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "not ISO 8601 with milliseconds: \(text)"))
         }
         return date
     }

@@ -7,7 +7,8 @@ import WorkoutModel
 @Suite("Metadata JSON")
 struct MetadataCodingTests {
     static let sample: Metadata = [
-        "Strokes": .int(28), "SWOLF": .double(40), "Ratio": .double(0.25), "ImportDevice": .string("Garmin Forerunner 920XT"),
+        "Strokes": .int(28), "SWOLF": .double(40), "Ratio": .double(0.25),
+        "ImportDevice": .string("Garmin Forerunner 920XT"),
         "Indoor": .bool(true), "LapLength": .quantity(Quantity(25, .meter)),
         "When": .date(Date(timeIntervalSince1970: 1_420_445_121)),
     ]
@@ -38,7 +39,8 @@ struct MetadataCodingTests {
     }
 
     @Test func plainValuesReadBackAsTheirJSONKinds() throws {
-        let decoded = try decode(#"{"Strokes": 28, "Ratio": 0.25, "Name": "x", "On": false, "Pool": {"value": 50, "unit": "m"}}"#)
+        let decoded = try decode(
+            #"{"Strokes": 28, "Ratio": 0.25, "Name": "x", "On": false, "Pool": {"value": 50, "unit": "m"}}"#)
         #expect(decoded["Strokes"] == .int(28))
         #expect(decoded["Ratio"] == .double(0.25))
         #expect(decoded["Name"] == .string("x"))

@@ -11,7 +11,9 @@ import WorkoutReport
 @Suite("Report in a real browser", .serialized)
 struct BrowserTests {
     /// Writes the report of `input`, opens it headless and returns the DOM Chromium built.
-    func render(_ input: ReportInput, in folder: URL, name: String) throws -> (html: String, dom: String, seconds: Double) {
+    func render(
+        _ input: ReportInput, in folder: URL, name: String
+    ) throws -> (html: String, dom: String, seconds: Double) {
         let html = WorkoutReport.html(input)
         let page = folder.appendingPathComponent("\(name).html")
         try Data(html.utf8).write(to: page)
@@ -32,8 +34,10 @@ struct BrowserTests {
             workout.activities.isEmpty
             ? [(workout.activityType, 0, workout.elapsed)]
             : workout.activities.map {
-                ($0.configuration.activityType, $0.start.timeIntervalSince(workout.start),
-                    ($0.end ?? workout.end).timeIntervalSince(workout.start))
+                (
+                    $0.configuration.activityType, $0.start.timeIntervalSince(workout.start),
+                    ($0.end ?? workout.end).timeIntervalSince(workout.start)
+                )
             }
         let bands = elements("rect", in: dom).filter { $0.classes.contains("leg") }
         try #require(bands.count == activities.count, "\(bands.count) leg bands for \(activities.count) legs")
@@ -51,13 +55,16 @@ struct BrowserTests {
         // range is the samples' range.
         let groups = elements("g", in: dom).filter { $0["data-series"] != nil }
         let chartTypes: [String: Set<QuantityType>] = [
-            "heartRate": [.heartRate], "speed": [.cyclingSpeed, .runningSpeed], "power": [.cyclingPower, .runningPower],
+            "heartRate": [.heartRate], "speed": [.cyclingSpeed, .runningSpeed],
+            "power": [.cyclingPower, .runningPower],
             "cadence": [.cyclingCadence, .runningCadence],
         ]
         for (name, types) in chartTypes {
             let values = input.samples.filter {
                 types.contains($0.type) && $0.start >= workout.start && $0.start <= workout.end
-            }.map { $0.quantity.doubleValue(for: $0.type.canonicalUnit) ?? .nan }.map { name == "speed" ? $0 * 3.6 : $0 }
+            }.map { $0.quantity.doubleValue(for: $0.type.canonicalUnit) ?? .nan }.map {
+                name == "speed" ? $0 * 3.6 : $0
+            }
             let group = groups.first { $0["data-series"] == name }
             if values.isEmpty {
                 if name != "speed" { #expect(group == nil, "a \(name) chart without \(name) samples") }
@@ -73,10 +80,14 @@ struct BrowserTests {
 
         // Summary figures against the workout.
         let summary = elements("div", in: dom).filter { $0["data-field"] != nil }
-        #expect(Set(summary.compactMap { $0["data-field"] }).isSuperset(of: ["type", "date", "device", "elapsed", "active"]))
+        #expect(
+            Set(summary.compactMap { $0["data-field"] }).isSuperset(of: ["type", "date", "device", "elapsed", "active"])
+        )
         let dds = elements("dd", in: dom)
         func summaryValue(_ field: String) -> Element? {
-            guard let index = summary.firstIndex(where: { $0["data-field"] == field }), index < dds.count else { return nil }
+            guard let index = summary.firstIndex(where: { $0["data-field"] == field }), index < dds.count else {
+                return nil
+            }
             return dds[index]
         }
         #expect(abs((summaryValue("elapsed")?.number("data-value") ?? 0) - workout.elapsed) < 0.01)
@@ -89,8 +100,10 @@ struct BrowserTests {
             #expect(abs((shown.number("data-value") ?? 0) - distance) < 0.01)
             #expect(shown.text == String(format: "%.2f km", distance / 1000))
         }
-        let heartRates = input.samples.filter { $0.type == .heartRate && $0.start >= workout.start && $0.start <= workout.end }
-            .map(\.quantity.value)
+        let heartRates = input.samples.filter {
+            $0.type == .heartRate && $0.start >= workout.start && $0.start <= workout.end
+        }
+        .map(\.quantity.value)
         if let highest = heartRates.max() {
             // The workout's maximum is the highest reading that counted (pauses excluded): never above the samples'.
             let shown = try #require(summaryValue("heart-rate-maximum")?.number("data-value"))
@@ -118,15 +131,20 @@ struct BrowserTests {
             #expect(marks == ["60", "120"])
             let levels = elements("circle", in: dom).filter { $0.classes.contains("level") }
             let oneMinute = try #require(recovery.metadata[MetadataKey.heartRateOneMinuteLater]?.numberValue)
-            #expect(levels.contains { $0["data-offset"] == "60" && abs(($0.number("data-value") ?? 0) - oneMinute) < 0.051 })
+            #expect(
+                levels.contains { $0["data-offset"] == "60" && abs(($0.number("data-value") ?? 0) - oneMinute) < 0.051 }
+            )
             // Hover (progressive enhancement, run by the browser): column 500's values under the cursor.
-            let hovered = try #require(URL(string: folder.appendingPathComponent("full.html").absoluteString + "#hover=500"))
+            let hovered = try #require(
+                URL(string: folder.appendingPathComponent("full.html").absoluteString + "#hover=500"))
             let hoverDOM = try Chromium.dumpDOM(hovered).dom
             let elapsed = input.workout.elapsed
             var inColumn: [Double] = []
             for sample in input.samples where sample.type == .heartRate {
                 let offset = sample.start.timeIntervalSince(input.workout.start)
-                if offset >= 500.0 / 1000 * elapsed, offset < 501.0 / 1000 * elapsed { inColumn.append(sample.quantity.value) }
+                if offset >= 500.0 / 1000 * elapsed, offset < 501.0 / 1000 * elapsed {
+                    inColumn.append(sample.quantity.value)
+                }
             }
             let mean = inColumn.reduce(0, +) / Double(max(inColumn.count, 1))
             let shown = try #require(elements("span", in: hoverDOM).first { $0["data-series"] == "heartRate" })
@@ -183,13 +201,17 @@ struct BrowserTests {
             let sessions = try #require(try expectedDevice(name)["sessions"] as? [[String: Any]])
             let rows = elements("tr", in: dom).filter { $0["data-session"] != nil }
             #expect(rows.count == sessions.count)
-            let cells = elements("td", in: dom).filter { $0["data-device"] != nil && $0["data-field"] == "heart-rate-average" }
+            let cells = elements("td", in: dom).filter {
+                $0["data-device"] != nil && $0["data-field"] == "heart-rate-average"
+            }
             #expect(cells.count == sessions.count)
             for (cell, session) in zip(cells, sessions) {
                 let device = try #require(session["avg_heart_rate"] as? Double)
                 #expect(cell.number("data-device") == device)
             }
-            let distances = elements("td", in: dom).filter { $0["data-device"] != nil && $0["data-field"] == "distance" }
+            let distances = elements("td", in: dom).filter {
+                $0["data-device"] != nil && $0["data-field"] == "distance"
+            }
             for (cell, session) in zip(distances, sessions) {
                 let device = try #require(session["total_distance"] as? Double)
                 #expect(abs((cell.number("data-device") ?? 0) - device) < 0.01)

@@ -9,7 +9,8 @@ import WorkoutReport
 /// `UPDATE_REPORT_SNAPSHOTS=1 swift test --filter ReportSnapshotTests` and commit the new file.
 @Suite("Report snapshots")
 struct ReportSnapshotTests {
-    static let snapshot = repositoryRoot.appendingPathComponent("Tests/WorkoutReportTests/Snapshots/sprint-seed-3-timeline.svg")
+    static let snapshot = repositoryRoot.appendingPathComponent(
+        "Tests/WorkoutReportTests/Snapshots/sprint-seed-3-timeline.svg")
 
     @Test func sprintTimelineMatchesTheCommittedSnapshot() throws {
         try withTemporaryFolder { folder in
@@ -22,8 +23,11 @@ struct ReportSnapshotTests {
             if svg != committed {
                 let ours = svg.split(separator: "\n", omittingEmptySubsequences: false)
                 let theirs = committed.split(separator: "\n", omittingEmptySubsequences: false)
-                let line = (0..<min(ours.count, theirs.count)).first { ours[$0] != theirs[$0] } ?? min(ours.count, theirs.count)
-                let written = folder.deletingLastPathComponent().appendingPathComponent("sprint-seed-3-timeline.actual.svg")
+                let line =
+                    (0..<min(ours.count, theirs.count)).first { ours[$0] != theirs[$0] }
+                    ?? min(ours.count, theirs.count)
+                let written = folder.deletingLastPathComponent().appendingPathComponent(
+                    "sprint-seed-3-timeline.actual.svg")
                 try? Data(svg.utf8).write(to: written)
                 Issue.record(
                     """

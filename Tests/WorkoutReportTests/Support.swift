@@ -158,7 +158,9 @@ func elements(_ tag: String, in html: String) -> [Element] {
     return regex.matches(in: html, range: NSRange(location: 0, length: text.length)).map { match in
         let attributesText = text.substring(with: match.range(at: 1))
         var attributes: [String: String] = [:]
-        for found in attribute?.matches(in: attributesText, range: NSRange(location: 0, length: (attributesText as NSString).length)) ?? [] {
+        for found in attribute?.matches(
+            in: attributesText, range: NSRange(location: 0, length: (attributesText as NSString).length)) ?? []
+        {
             let name = (attributesText as NSString).substring(with: found.range(at: 1))
             attributes[name] = unescape((attributesText as NSString).substring(with: found.range(at: 2)))
         }

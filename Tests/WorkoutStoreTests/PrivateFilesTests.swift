@@ -19,7 +19,9 @@ struct PrivateFilesTests {
         let folder = base.appendingPathComponent("data/workout-engine")
         let path = folder.appendingPathComponent("workouts.sqlite").path
         let store = try WorkoutStore(path: path)
-        let (workout, samples) = try recordWorkout([LegPlan(type: .cycling, seconds: 30, heartRate: 140, maxHeartRate: 150)])
+        let (workout, samples) = try recordWorkout([
+            LegPlan(type: .cycling, seconds: 30, heartRate: 140, maxHeartRate: 150)
+        ])
         try store.save(workout, samples: samples)
         #expect(mode(folder.path) == 0o700)
         #expect(mode(path) == 0o600)
@@ -75,13 +77,17 @@ struct PrivateFilesTests {
     @Test func metadataStoredInTheFormOfEarlierVersionsIsStillRead() throws {
         let (store, folder) = try freshStore()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (workout, samples) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])
+        let (workout, samples) = try recordWorkout([
+            LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)
+        ])
         try store.save(workout, samples: samples)
         // Rewrite the row as an earlier version stored it (Swift's synthesised enum coding).
-        let old = #"{"ImportDevice":{"string":{"_0":"Garmin product 1765"}},"Strokes":{"int":{"_0":28}},"SWOLF":{"double":{"_0":40}}}"#
+        let old =
+            #"{"ImportDevice":{"string":{"_0":"Garmin product 1765"}},"Strokes":{"int":{"_0":28}},"SWOLF":{"double":{"_0":40}}}"#
         let queue = try DatabaseQueue(path: store.path)
         try queue.write { db in
-            try db.execute(sql: "UPDATE workout SET metadata = ? WHERE uuid = ?", arguments: [old, workout.id.uuidString])
+            try db.execute(
+                sql: "UPDATE workout SET metadata = ? WHERE uuid = ?", arguments: [old, workout.id.uuidString])
             #expect(db.changesCount == 1)
         }
         try queue.close()

@@ -39,7 +39,8 @@ public enum GarminProduct {
         for token in profileName.split(separator: "_").map(String.init) {
             let letters = String(token.prefix { $0.isLetter })
             let rest = String(token.dropFirst(letters.count))
-            let word = brands[letters.lowercased()] ?? (letters.count <= 3 ? letters.uppercased() : capitalized(letters))
+            let word =
+                brands[letters.lowercased()] ?? (letters.count <= 3 ? letters.uppercased() : capitalized(letters))
             if letters.isEmpty {
                 words.append(rest.uppercased())
             } else if rest.isEmpty {

@@ -171,7 +171,9 @@ public struct FITImportPlan: Sendable {
         var metadata: Metadata = [
             ImportMetadataKey.format: .string("FIT"), ImportMetadataKey.device: .string(device.name),
         ]
-        if let product = planner.file.fileIDs.first?.product { metadata[ImportMetadataKey.product] = .int(Int(product)) }
+        if let product = planner.file.fileIDs.first?.product {
+            metadata[ImportMetadataKey.product] = .int(Int(product))
+        }
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
         self.metadata = metadata
     }
