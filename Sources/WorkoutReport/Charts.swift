@@ -249,7 +249,13 @@ enum Charts {
         let top = 34.0
         let plotHeight = 220.0
         let slot = plotWidth / Double(max(lengths.count, 1))
-        let longest = max(lengths.map(\.length.duration).max() ?? 1, lengths.compactMap(\.length.swolf).max() ?? 1)
+        // The scale follows the lengths swum: a long rest at the wall is drawn cut at the top, its time written.
+        let swum = lengths.filter { $0.length.kind != .rest }.map(\.length.duration)
+        let longest =
+            max(
+                (swum.isEmpty ? lengths.map(\.length.duration) : swum).max() ?? 1,
+                lengths.compactMap(\.length.swolf).max() ?? 1
+            ) * 1.1
         let high = (longest / niceStep(longest / 4)).rounded(.up) * niceStep(longest / 4)
         func y(_ value: Double) -> Double { top + plotHeight - value / max(high, 1) * plotHeight }
         var svg = """
@@ -296,12 +302,20 @@ enum Charts {
                 + "\(Text.decimal(length.duration, 1)) s"
                 + (length.strokes.map { ", \($0) strokes" } ?? "")
                 + (length.swolf.map { ", SWOLF \(Text.decimal($0, 1))" } ?? "")
+            let cut = length.duration > high
+            let shown = min(length.duration, high)
             svg +=
                 "<g class=\"length length-\(length.kind.rawValue)\" data-index=\"\(index + 1)\" "
                 + "data-kind=\"\(length.kind.rawValue)\" data-seconds=\"\(Text.decimal(length.duration, 2))\" "
                 + "data-strokes=\"\(strokes)\" data-swolf=\"\(swolf)\"><title>\(Text.escape(title))</title>"
-                + "<rect class=\"bar\" x=\"\(Text.coordinate(x + (slot - barWidth) / 2))\" y=\"\(Text.coordinate(y(length.duration)))\" "
-                + "width=\"\(Text.coordinate(barWidth))\" height=\"\(Text.coordinate(y(0) - y(length.duration)))\"/>"
+                + "<rect class=\"bar\(cut ? " cut" : "")\" x=\"\(Text.coordinate(x + (slot - barWidth) / 2))\" "
+                + "y=\"\(Text.coordinate(y(shown)))\" width=\"\(Text.coordinate(barWidth))\" "
+                + "height=\"\(Text.coordinate(y(0) - y(shown)))\"/>"
+            if cut {
+                svg +=
+                    "<text class=\"cut-label\" x=\"\(Text.coordinate(x + slot / 2))\" y=\"\(Text.coordinate(top - 2))\" "
+                    + "text-anchor=\"middle\">\(Text.minutesSeconds(length.duration))</text>"
+            }
             if let count = length.strokes {
                 let inner = max(barWidth * 0.45, 0.5)
                 svg +=

@@ -385,7 +385,7 @@ struct Page {
         .cursor{stroke:#1b1f24;stroke-width:1;stroke-dasharray:3 2}
         .zone{stroke:#fff;stroke-width:1}.z0{fill:#c7ced6}.z1{fill:#8fc1e3}.z2{fill:#6cc26c}.z3{fill:#f2c14e}.z4{fill:#f08a3c}.z5{fill:#d8363a}
         .zone-text{font-size:11px;fill:#10151a}.legend{fill:var(--muted)}
-        .length-active .bar{fill:#5b9bd5}.length-drill .bar{fill:#f0a030}.length-rest .bar{fill:#c4cad1}
+        .cut{stroke:#8a939d;stroke-dasharray:2 2}.cut-label{font-size:9px;fill:var(--muted)}.length-active .bar{fill:#5b9bd5}.length-drill .bar{fill:#f0a030}.length-rest .bar{fill:#c4cad1}
         .strokes{fill:#1d4f7c}.swolf{fill:none;stroke:#d62728;stroke-width:1.6;stroke-linecap:round}
         .set-band{fill:#1f77b4;fill-opacity:.06;stroke:#1f77b4;stroke-opacity:.25}.set-label{font-size:11px;fill:#15598a}
         .legend-active{fill:#5b9bd5}.legend-strokes{fill:#1d4f7c}.legend-drill{fill:#f0a030}.legend-rest{fill:#c4cad1}
@@ -417,7 +417,8 @@ struct Page {
         d.legs.forEach(function(l){if(t>=l.start&&t<l.end)leg=l});var lines=['<b>'+clock(t)+'</b>'+(leg?' · '+leg.label:'')];
         Object.keys(d.series).forEach(function(k){var s=d.series[k],v=idx[k][col];if(v!==undefined)lines.push('<span data-series="'+k+'" data-value="'+v+'">'+
         s.title+': '+v+' '+s.unit+(k==='speed'&&leg&&(leg.type==='running'||leg.type==='walking')?pace(v):'')+'</span>')});
-        tip.innerHTML=lines.join('<br>');tip.hidden=false;tip.setAttribute('data-column',col);
+        tip.innerHTML=lines.join('<br>');tip.hidden=false;tip.setAttribute('data-column',col);var b=svg.getBoundingClientRect(),w=svg.viewBox.baseVal.width||1;
+        tip.style.left=Math.min((col+d.left)/w*b.width+12,b.width-180)+'px';tip.style.top='40px';
         cur.setAttribute('x1',col+d.left+0.5);cur.setAttribute('x2',col+d.left+0.5);cur.setAttribute('visibility','visible');return true}
         svg.addEventListener('pointermove',function(ev){var p=svg.createSVGPoint();p.x=ev.clientX;p.y=ev.clientY;var m=svg.getScreenCTM();if(!m)return;
         var q=p.matrixTransform(m.inverse());if(!at(Math.floor(q.x-d.left)))return;var box=svg.getBoundingClientRect();

@@ -261,4 +261,56 @@ struct BrowserTests {
             #expect(inked >= 0.05, "\(inked) of the pixels drawn")
         }
     }
+
+    /// Spans from `begin` events to the next `finish` event (to the workout's end when none), in
+    /// seconds from the workout's start.
+    func spans(_ workout: Workout, _ begin: WorkoutEventType, _ finish: WorkoutEventType) -> [(Double, Double)] {
+        var result: [(Double, Double)] = []
+        var open: Double?
+        for event in workout.events.sorted(by: { $0.start < $1.start }) {
+            let offset = event.start.timeIntervalSince(workout.start)
+            if event.type == begin, open == nil { open = offset }
+            if event.type == finish, let start = open {
+                result.append((start, offset))
+                open = nil
+            }
+        }
+        if let start = open { result.append((start, workout.elapsed)) }
+        return result
+    }
+
+    @Test func pausesAndAutoPausesAreDrawnWhereTheyHappened() throws {
+        try withTemporaryFolder { folder in
+            // A real ride whose timer stopped 29 times (imported as auto-pauses).
+            let ride = try imported("fp_sample-activity.fit", in: folder)
+            let expected = spans(ride.workout, .motionPaused, .motionResumed)
+            try #require(expected.count >= 10)
+            let dom = try render(ride, in: folder, name: "stops").dom
+            let drawn = elements("rect", in: dom).filter { $0.classes.contains("motion-pause") }
+            #expect(drawn.count == expected.count)
+            for (rect, span) in zip(drawn, expected) {
+                #expect(abs((rect.number("data-start") ?? -1) - span.0) < 0.01)
+                #expect(abs((rect.number("data-end") ?? -1) - span.1) < 0.01)
+            }
+            // User pauses: a run paused twice, the second time until the end.
+            let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+            let watch = SourceDevice(name: "Watch")
+            let run = Workout(
+                id: UUID(), configuration: WorkoutConfiguration(activityType: .running), start: start,
+                end: start + 600, duration: 420, activities: [],
+                events: [
+                    WorkoutEvent(type: .pause, start: start + 100), WorkoutEvent(type: .resume, start: start + 160),
+                    WorkoutEvent(type: .pause, start: start + 480),
+                ],
+                metadata: [:], statistics: [:], counters: IngestCounters())
+            let samples = (0..<600).map {
+                QuantitySample(.heartRate, 120 + Double($0 % 30), at: start + Double($0), source: watch)
+            }
+            let paused = try render(ReportInput(workout: run, samples: samples, route: []), in: folder, name: "paused")
+                .dom
+            let pauses = elements("rect", in: paused).filter { $0.classes.contains("pause") }
+            #expect(pauses.map { $0.number("data-start") ?? -1 } == [100, 480])
+            #expect(pauses.map { $0.number("data-end") ?? -1 } == [160, 600])
+        }
+    }
 }
