@@ -157,6 +157,21 @@ struct BrowserTests {
         }
     }
 
+    @Test func aTwentyFourHourUltraStaysLight() throws {
+        try withTemporaryFolder { folder in
+            let input = try replayed("ultra-24h", seed: 1, in: folder)
+            #expect(input.workout.elapsed > 20 * 3600)
+            let (html, dom, seconds) = try render(input, in: folder, name: "ultra")
+            #expect(html.utf8.count <= 2_000_000, "\(html.utf8.count) bytes")
+            try checkCommon(input, html: html, dom: dom, labels: ["Run"])
+            // Drawn per pixel column, not per sample: the heart rate has tens of thousands of samples.
+            let heartRate = try #require(elements("g", in: dom).first { $0["data-series"] == "heartRate" })
+            #expect((heartRate.number("data-samples") ?? 0) > 50_000)
+            #expect((heartRate.number("data-columns") ?? .infinity) <= 1000)
+            print("report ultra-24h: \(html.utf8.count) bytes, --dump-dom \(String(format: "%.2f", seconds)) s")
+        }
+    }
+
     @Test func poolSwimReplay() throws {
         try withTemporaryFolder { folder in
             let input = try replayed("pool-swim", seed: 1, in: folder)
