@@ -12,7 +12,7 @@ enum Charts {
     static let right = 24.0
     static let legBand = 26.0
     static let panelHeight = 110.0
-    static let panelGap = 18.0
+    static let panelGap = 28.0
     static let axisHeight = 30.0
 
     /// The shared time axis: heart rate, speed, power and cadence panels (those with data) under

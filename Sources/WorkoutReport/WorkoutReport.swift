@@ -16,7 +16,7 @@ struct ReportModel {
     var lengths: [(offset: TimeInterval, length: PoolLength)]
     var sets: [WorkoutEvent]
     var recovery: Analysis.Recovery?
-    /// The recording device: an import's device (Garmin numbers named), else the source of most samples.
+    /// The recording device: an import's device (Garmin numbers named), else the samples' sources.
     var device: String
 
     init(_ input: ReportInput, options: ReportOptions) {
@@ -39,9 +39,11 @@ struct ReportModel {
         if let name = workout.metadata["ImportDevice"]?.stringValue {
             device = GarminProduct.resolvingNumber(in: name)
         } else {
+            // The sources of the samples, those with most samples first (a watch and its sensors).
             var counts: [String: Int] = [:]
             for sample in input.samples { counts[sample.source.name, default: 0] += 1 }
-            device = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "-"
+            let names = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
+            device = names.isEmpty ? "-" : names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " …" : "")
         }
     }
 }
