@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
+        .library(name: "WorkoutReport", targets: ["WorkoutReport"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
     ],
@@ -47,6 +48,10 @@ let package = Package(
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
+        // The HTML report of a workout (also served by `workout serve`): fed by the store's public API only.
+        .target(
+            name: "WorkoutReport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
+            swiftSettings: strict),
         .executableTarget(
             name: "WatchSim",
             dependencies: [
@@ -63,6 +68,7 @@ let package = Package(
                 "WorkoutReplay",
                 "WorkoutSensors",
                 "WorkoutFormats",
+                "WorkoutReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -74,7 +80,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict),
+            // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutReplayTests",
             dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
@@ -91,6 +98,10 @@ let package = Package(
             name: "WorkoutFormatsTests",
             dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutReportTests",
+            dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
