@@ -28,8 +28,16 @@ enum Format {
     }
 
     /// ISO 8601 in UTC with milliseconds: `2015-01-05T08:05:21.687Z` (the JSON outputs' date form).
+    /// Rounded to the nearest millisecond: the format style truncates, which turns the .687 stored
+    /// as .68699998… into .686.
     static func jsonTimestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        return whole.dropLast() + String(format: ".%03dZ", Int(milliseconds - seconds * 1000))
     }
 
     /// A progress or status line for a terminal: back to the line's start and erase it (`ESC [K`)
@@ -202,7 +210,9 @@ enum Format {
                 var active = "-"
                 if case .int(let value)? = set.metadata[SwimMetadataKey.activeLengths] { active = "\(value)" }
                 var swolf = "-"
-                if case .double(let value)? = set.metadata[SwimMetadataKey.swolf] { swolf = String(format: "%.1f", value) }
+                if case .double(let value)? = set.metadata[SwimMetadataKey.swolf] {
+                    swolf = String(format: "%.1f", value)
+                }
                 setRows.append([
                     "\(index + 1)", duration(set.start.timeIntervalSince(workout.start)), duration(set.duration), style,
                     lengths, active, swolf,
