@@ -47,6 +47,22 @@ struct ReportCommandTests {
         }
     }
 
+    @Test func heartRatesNoHeartCanHaveAreRefusedWithoutACrash() throws {
+        try withTwoRides { db, ids in
+            for (maximum, resting) in [("1e300", "60"), ("100", "1e300"), ("190", "0.001"), ("400", "60")] {
+                let result = try runCommand([
+                    "report", ids[0].uuidString, "--db", db, "-o", "-", "--max-heart-rate", maximum,
+                    "--resting-heart-rate", resting,
+                ])
+                #expect(
+                    result.status == 64, "--max-heart-rate \(maximum) --resting-heart-rate \(resting): \(result.stderr)"
+                )
+                #expect(result.stderr.contains("heart rate"))
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+
     // MARK: progress
 
     /// What a terminal shows after `bytes`: carriage return, line feed, erase to end of line (ESC [K)
