@@ -185,4 +185,35 @@ struct ReportCommandTests {
         #expect(exposed.stderr.contains("chmod 600 \(db)"))
         #expect(mode(db) == 0o644)
     }
+
+    @Test func theFixTheWarningGivesWorksAfterTheCommandHasExited() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("workout-engine")
+        let db = data.appendingPathComponent("workouts.sqlite").path
+        #expect(try runCommand(["list", "--db", db]).status == 0)
+        let mode = { (path: String) in
+            (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        }
+        // As earlier versions left the store.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: data.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
+        let exposed = try runCommand(["list", "--db", db])
+        let warning = try #require(exposed.stderr.split(separator: "\n").first { $0.hasPrefix("warning:") })
+        let command = try #require(warning.components(separatedBy: "run: ").last)
+        // The user runs it once `list` has exited (and its WAL and shared-memory files are gone).
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        let errors = Pipe()
+        shell.standardError = errors
+        try shell.run()
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(command): \(complaint)")
+        #expect(mode(db) == 0o600)
+        #expect(mode(data.path) == 0o700)
+        let after = try runCommand(["list", "--db", db])
+        #expect(!after.stderr.contains("warning"), "\(after.stderr)")
+    }
 }
