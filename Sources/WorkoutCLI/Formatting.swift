@@ -43,8 +43,12 @@ enum Format {
     /// A progress or status line for a terminal: back to the line's start and erase it (`ESC [K`)
     /// before drawing, so a shorter line leaves nothing of a longer one behind. Callers draw it on
     /// standard error, and only when that is a terminal.
+    ///
+    /// Cut to 79 characters (`…` at the end): a line wider than the terminal wraps, and the erase
+    /// reaches only its last row, so every redraw would leave a row behind on an 80-column terminal.
     static func progressLine(_ text: String) -> String {
-        "\r\u{1B}[K" + text
+        let width = 79
+        return "\r\u{1B}[K" + (text.count > width ? text.prefix(width - 1) + "…" : text)
     }
 
     /// Kilometres with two decimals: `2.73 km`; `-` when unknown.

@@ -108,6 +108,16 @@ struct ReportCommandTests {
         #expect(Self.screen("\r" + "leg 2 transition" + "\r" + "leg 3 cycling") == ["leg 3 cyclingion"])
     }
 
+    @Test func aProgressLineFitsAnEightyColumnTerminalSoItCannotWrap() {
+        // A folder import of 120 files with long names: wrapped, the erase would clear only the last row.
+        let name = "2026-05-09-morning-ride-with-the-club-garmin-edge-1040.fit"
+        let drawn = Format.progressLine("[=====                         ]  12/120  " + name)
+        let screen = Self.screen(drawn + drawn)
+        #expect(screen.count == 1)
+        #expect(screen[0].count <= 79, "\(screen[0].count) columns: \(screen[0])")
+        #expect(screen[0].hasPrefix("[=====                         ]  12/120  2026-05-09-morning-ride"))
+    }
+
     @Test func progressIsNotDrawnWhenStandardErrorIsNotATerminal() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
