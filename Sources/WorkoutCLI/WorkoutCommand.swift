@@ -36,8 +36,8 @@ struct StoreOptions: ParsableArguments {
     /// users can read gets a warning on standard error with the command that fixes it (never a chmod).
     func open() throws -> WorkoutStore {
         let path = db ?? StoreLocation.defaultPath()
-        // Checked before opening: open, the store has WAL and shared-memory files (with the file's
-        // mode) that go away when this command exits, and a fix naming them would then fail.
+        // Checked before opening: an open store has WAL and shared-memory files (with the file's
+        // mode) that go away when this command exits; a fix naming them would then fail.
         let warning = StoreFiles.permissionWarning(path: path)
         let store: WorkoutStore
         do {
