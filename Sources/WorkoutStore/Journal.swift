@@ -136,9 +136,10 @@ final class JournalWriter: WorkoutRecordingSink {
         guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
         Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
         var sampleChunks = tails.pendingClosed
+        var written: [Series.StreamKey] = []
         for (key, tail) in tails.samples where tail.touched && tail.count > 0 {
             sampleChunks.append(tail.chunk())
-            tails.samples[key]?.touched = false
+            written.append(key)
         }
         var routeChunks = tails.pendingRouteClosed
         if tails.pendingRouteTouched, !tails.route.isEmpty {
@@ -153,6 +154,8 @@ final class JournalWriter: WorkoutRecordingSink {
             state.withLock { $0.lastError = error }
             throw error
         }
+        // Only now: a tail whose commit failed stays touched and is written with the next commit.
+        for key in written { tails.samples[key]?.touched = false }
         let entries = Int64(tails.pendingEntries.count)
         let samples = tails.pendingSamples
         tails.pendingEntries.removeAll(keepingCapacity: true)

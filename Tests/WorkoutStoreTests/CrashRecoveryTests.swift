@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutModel
@@ -166,6 +167,38 @@ struct CrashRecoveryTests {
         try recovered.discard()
         #expect(try store.journaledSessions().isEmpty)
         #expect(try store.recoverActiveSession() == nil)
+    }
+
+    @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
+    func failedCommitKeepsItsTailsForTheNextCommit() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let store = try WorkoutStore(path: path, busyTimeout: 0.2)
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        let heartRate = (0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) }
+        try recording.builder.add(heartRate)
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let holder = try DatabaseQueue(path: path, configuration: configuration)
+        try holder.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        #expect(throws: StoreError.locked(path: path)) { try recording.commit() }
+        try holder.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+        try holder.close()
+        // The next commit adds only to another stream: the heart-rate tail must still be written.
+        let distance = (10..<15).map {
+            QuantitySample(.distanceCycling, 8, at: t(Double($0)), end: t(Double($0 + 1)), source: bike)
+        }
+        try recording.builder.add(distance)
+        try recording.commit()
+        #expect(try recording.committedSamples() == heartRate + distance)
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(try recovered.committedSamples() == heartRate + distance)
     }
 }
 
