@@ -58,6 +58,37 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
+    @Test("metadata that differs only in the sign of a zero (double, date, quantity) comes back bit-identical")
+    func metadataDifferingOnlyInTheSignOfZeroStaysExact() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let variants: [Metadata] = [
+            ["x": .double(0.0)], ["x": .double(-0.0)],
+            ["when": .date(Date(timeIntervalSinceReferenceDate: 0.0))],
+            ["when": .date(Date(timeIntervalSinceReferenceDate: -0.0))],
+            ["q": .quantity(Quantity(0.0, .meter))], ["q": .quantity(Quantity(-0.0, .meter))],
+        ]
+        let samples = (0..<12).map { index in
+            QuantitySample(
+                .heartRate, 140, at: t(Double(index)), source: strap, metadata: variants[index % variants.count])
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(0), end: t(12)), samples: samples)
+        /// Every double of a metadata dictionary as its bits (== would take -0.0 for 0.0).
+        func metadataBits(_ metadata: Metadata) -> [String: UInt64] {
+            metadata.mapValues { value -> UInt64 in
+                switch value {
+                case .double(let number): number.bitPattern
+                case .date(let date): date.timeIntervalSinceReferenceDate.bitPattern
+                case .quantity(let quantity): quantity.value.bitPattern
+                default: 0
+                }
+            }
+        }
+        let back = try store.samples(workout: id)
+        #expect(back.map { metadataBits($0.metadata) } == samples.map { metadataBits($0.metadata) })
+    }
+
     @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)")
     func mixedScalesStayExact() throws {
         let (store, folder) = try freshStore()
