@@ -434,11 +434,24 @@ extension WorkoutStore {
         for entry in journal.entries {
             switch entry.kind {
             case .samples:
-                let end = min(sampleCursor + max(0, entry.count), samples.count)
+                // A change naming samples no chunk holds: refused rather than recovered short.
+                guard entry.count >= 0, entry.count <= samples.count - sampleCursor else {
+                    throw .corruptChunk(
+                        workout: id,
+                        detail: "journal change \(entry.seq) names \(entry.count) samples; the recording's chunks "
+                            + "hold \(samples.count - sampleCursor) more")
+                }
+                let end = sampleCursor + entry.count
                 changes.append(.samples(samples[sampleCursor..<end].map(\.1)))
                 sampleCursor = end
             case .route:
-                let end = min(routeCursor + max(0, entry.count), route.count)
+                guard entry.count >= 0, entry.count <= route.count - routeCursor else {
+                    throw .corruptChunk(
+                        workout: id,
+                        detail: "journal change \(entry.seq) names \(entry.count) route points; the recording's "
+                            + "chunks hold \(route.count - routeCursor) more")
+                }
+                let end = routeCursor + entry.count
                 changes.append(.route(route[routeCursor..<end].map(\.1)))
                 routeCursor = end
             case .change:

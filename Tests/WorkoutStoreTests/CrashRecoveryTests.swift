@@ -169,6 +169,33 @@ struct CrashRecoveryTests {
         #expect(try store.recoverActiveSession() == nil)
     }
 
+    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short")
+    func journalMissingAChunkIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
+        try recording.builder.add(
+            (10..<15).map {
+                QuantitySample(.distanceCycling, 8, at: t(Double($0)), end: t(Double($0 + 1)), source: bike)
+            })
+        try recording.commit()
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in try db.execute(sql: "DELETE FROM sample_chunk WHERE type = 'heartRate'") }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
     @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
     func failedCommitKeepsItsTailsForTheNextCommit() throws {
         let folder = try temporaryFolder()
