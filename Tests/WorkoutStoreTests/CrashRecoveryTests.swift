@@ -196,6 +196,28 @@ struct CrashRecoveryTests {
         }
     }
 
+    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap")
+    func journalChangeNumberOverflowIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
+        try recording.session.pause(at: t(10))
+        try recording.commit()  // one packed row: start, samples, pause
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in try db.execute(sql: "UPDATE journal_change SET seq = ?", arguments: [Int64.max]) }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
     @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
     func failedCommitKeepsItsTailsForTheNextCommit() throws {
         let folder = try temporaryFolder()
