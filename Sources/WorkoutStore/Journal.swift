@@ -464,8 +464,13 @@ extension WorkoutStore {
         }
         // Later samples start new chunks (the partly filled ones stay as they are).
         var tails = JournalWriter.Tails()
-        tails.nextOrdinal = (samples.last?.0 ?? -1) + 1
-        tails.nextRouteOrdinal = (route.last?.0 ?? -1) + 1
+        let lastSample = samples.last?.0 ?? -1
+        let lastPoint = route.last?.0 ?? -1
+        guard lastSample < Int64.max, lastPoint < Int64.max else {
+            throw .corruptChunk(workout: id, detail: "a chunk's ordinals leave no room for the next sample")
+        }
+        tails.nextOrdinal = lastSample + 1
+        tails.nextRouteOrdinal = lastPoint + 1
         return (changes, tails, samples.count)
     }
 }

@@ -218,6 +218,34 @@ struct CrashRecoveryTests {
         }
     }
 
+    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap")
+    func journalChunkAtTheLastOrdinalIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add([QuantitySample(.heartRate, 140, at: t(1), source: strap)])
+        try recording.commit()
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            let data = try #require(try Data.fetchOne(db, sql: "SELECT data FROM sample_chunk"))
+            // "WKC", version, kind, count 1, then the first ordinal (0, one byte): made Int64.max.
+            var bytes = [UInt8](data)
+            #expect(bytes[5] == 1 && bytes[6] == 0)
+            bytes.replaceSubrange(6...6, with: [UInt8](repeating: 0xFF, count: 8) + [0x7F])
+            try db.execute(sql: "UPDATE sample_chunk SET data = ?", arguments: [Data(bytes)])
+        }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
     @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
     func failedCommitKeepsItsTailsForTheNextCommit() throws {
         let folder = try temporaryFolder()
