@@ -159,8 +159,9 @@ enum Series {
         }
     }
 
-    /// Metadata as a table key: equal only when every number has the same bits (`Metadata`'s own
-    /// `==` takes -0.0 for 0.0, so one sample's entry would be given to the other).
+    /// Metadata as a table key: equal only when every key and string has the same UTF-8 and every
+    /// number the same bits. `Metadata`'s own `==` takes -0.0 for 0.0 and "é" for "e\u{301}", so one
+    /// sample's entry would be given to the other.
     struct ExactMetadata: Hashable {
         let metadata: Metadata
         init(_ metadata: Metadata) { self.metadata = metadata }
@@ -170,17 +171,22 @@ enum Series {
         static func == (a: ExactMetadata, b: ExactMetadata) -> Bool {
             guard a.metadata == b.metadata else { return false }
             for (key, value) in a.metadata {
-                guard let other = b.metadata[key], bits(value) == bits(other) else { return false }
+                guard let index = b.metadata.index(forKey: key) else { return false }
+                let (otherKey, other) = b.metadata[index]
+                guard key.utf8.elementsEqual(otherKey.utf8), exact(value) == exact(other) else { return false }
             }
             return true
         }
 
-        private static func bits(_ value: MetadataValue) -> UInt64? {
+        /// What must match bit for bit beyond `==`.
+        private static func exact(_ value: MetadataValue) -> [UInt8] {
+            func bits(_ number: Double) -> [UInt8] { withUnsafeBytes(of: number.bitPattern) { Array($0) } }
             switch value {
-            case .double(let number): number.bitPattern
-            case .date(let date): date.timeIntervalSinceReferenceDate.bitPattern
-            case .quantity(let quantity): quantity.value.bitPattern
-            case .string, .int, .bool: nil
+            case .double(let number): return bits(number)
+            case .date(let date): return bits(date.timeIntervalSinceReferenceDate)
+            case .quantity(let quantity): return bits(quantity.value) + Array(quantity.unit.symbol.utf8)
+            case .string(let text): return Array(text.utf8)
+            case .int, .bool: return []
             }
         }
     }

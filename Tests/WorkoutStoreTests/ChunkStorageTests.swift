@@ -58,7 +58,7 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
-    @Test("metadata that differs only in the sign of a zero (double, date, quantity) comes back bit-identical")
+    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical")
     func metadataDifferingOnlyInTheSignOfZeroStaysExact() throws {
         let (store, folder) = try freshStore()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -67,23 +67,30 @@ struct ChunkStorageTests {
             ["when": .date(Date(timeIntervalSinceReferenceDate: 0.0))],
             ["when": .date(Date(timeIntervalSinceReferenceDate: -0.0))],
             ["q": .quantity(Quantity(0.0, .meter))], ["q": .quantity(Quantity(-0.0, .meter))],
+            ["name": .string("caf\u{E9}")], ["name": .string("cafe\u{301}")],
+            ["\u{E9}": .int(1)], ["e\u{301}": .int(1)],
         ]
-        let samples = (0..<12).map { index in
+        let samples = (0..<20).map { index in
             QuantitySample(
                 .heartRate, 140, at: t(Double(index)), source: strap, metadata: variants[index % variants.count])
         }
         let id = UUID()
         try store.save(minimalWorkout(id, start: t(0), end: t(12)), samples: samples)
-        /// Every double of a metadata dictionary as its bits (== would take -0.0 for 0.0).
-        func metadataBits(_ metadata: Metadata) -> [String: UInt64] {
-            metadata.mapValues { value -> UInt64 in
+        /// A metadata dictionary as UTF-8 keys and strings and number bits (== would take -0.0 for
+        /// 0.0 and "é" for "e\u{301}").
+        func metadataBits(_ metadata: Metadata) -> [[UInt8]: [UInt8]] {
+            func bits(_ number: Double) -> [UInt8] { withUnsafeBytes(of: number.bitPattern) { Array($0) } }
+            var result: [[UInt8]: [UInt8]] = [:]
+            for (key, value) in metadata {
                 switch value {
-                case .double(let number): number.bitPattern
-                case .date(let date): date.timeIntervalSinceReferenceDate.bitPattern
-                case .quantity(let quantity): quantity.value.bitPattern
-                default: 0
+                case .double(let number): result[Array(key.utf8)] = bits(number)
+                case .date(let date): result[Array(key.utf8)] = bits(date.timeIntervalSinceReferenceDate)
+                case .quantity(let quantity): result[Array(key.utf8)] = bits(quantity.value)
+                case .string(let text): result[Array(key.utf8)] = Array(text.utf8)
+                default: result[Array(key.utf8)] = []
                 }
             }
+            return result
         }
         let back = try store.samples(workout: id)
         #expect(back.map { metadataBits($0.metadata) } == samples.map { metadataBits($0.metadata) })
