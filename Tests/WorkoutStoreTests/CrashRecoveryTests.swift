@@ -169,6 +169,61 @@ struct CrashRecoveryTests {
         #expect(try store.recoverActiveSession() == nil)
     }
 
+    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart")
+    func twoInterleavedSessionsRecoverApart() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let options = BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate]))
+        let configuration = WorkoutConfiguration(activityType: .cycling)
+        let first = try store.beginRecording(configuration: configuration, clock: clock, options: options, commitInterval: 0)
+        let second = try store.beginRecording(configuration: configuration, clock: clock, options: options, commitInterval: 0)
+        try first.session.start(at: t(0))
+        try second.session.start(at: t(0))
+        var firstSamples: [QuantitySample] = []
+        var secondSamples: [QuantitySample] = []
+        var firstRoute: [RoutePoint] = []
+        for elapsed in 0..<4096 {
+            clock.set(t(Double(elapsed)))
+            let heartRate = QuantitySample(.heartRate, Double(120 + elapsed % 7), at: t(Double(elapsed)), source: strap)
+            try first.builder.add([heartRate])
+            firstSamples.append(heartRate)
+            let point = RoutePoint(
+                date: t(Double(elapsed)), latitude: 45, longitude: 6, altitude: elapsed % 2 == 0 ? nil : 100)
+            try first.builder.addRoute([point])
+            firstRoute.append(point)
+            let other = QuantitySample(.heartRate, 100, at: t(Double(elapsed)), source: bike)
+            try second.builder.add([other])
+            secondSamples.append(other)
+            // Commits every 512 s: the 4,096th sample and point close their chunks exactly at a commit.
+            if elapsed % 512 == 511 {
+                try first.commit()
+                try second.commit()
+            }
+        }
+        clock.set(t(5000))
+        let late = QuantitySample(.heartRate, 150, at: t(5000), source: strap)
+        try first.builder.add([late])
+        firstSamples.append(late)
+        try first.commit()
+        // The "crash": both picked up by id.
+        let firstAgain = try #require(try store.recoverActiveSession(id: first.id, clock: clock, commitInterval: 0))
+        let secondAgain = try #require(try store.recoverActiveSession(id: second.id, clock: clock, commitInterval: 0))
+        #expect(try firstAgain.committedSamples() == firstSamples)
+        #expect(try secondAgain.committedSamples() == secondSamples)
+        clock.set(t(5001))
+        let after = QuantitySample(.heartRate, 151, at: t(5001), source: strap)
+        try firstAgain.builder.add([after])
+        firstSamples.append(after)
+        try firstAgain.session.end(at: t(5002))
+        let workout = try firstAgain.finish()
+        #expect(try store.samples(workout: workout.id) == firstSamples)
+        #expect(try store.route(workout: workout.id) == firstRoute)
+        try secondAgain.discard()
+        #expect(try store.samples(matching: SampleQuery(source: bike)).isEmpty)
+        #expect(try store.journaledSessions().isEmpty)
+    }
+
     @Test("a journal whose chunk is missing is refused with a typed error, not recovered short")
     func journalMissingAChunkIsATypedError() throws {
         let (store, folder) = try freshStore()
