@@ -105,6 +105,50 @@ public struct HeartRateRecoveryResult: Sendable, Hashable, Codable {
     /// The two-minute drop (count/min), Garmin's "recovery heart rate".
     public var twoMinuteDrop: Double?
     public var twoMinutesUnavailable: HeartRateRecoveryUnavailable?
+    /// The heart-rate readings collected in the recovery window (after the end of exercise, up to
+    /// `collectedUntil`), in time order, each with its own source and marked
+    /// `MetadataKey.heartRateRecoveryReading`; what the recovery curve is drawn from. Results encoded
+    /// before this field existed decode with none.
+    public var readings: [QuantitySample] = []
+
+    public init(
+        endOfExercise: Date, collectedUntil: Date, heartRateAtEnd: Double? = nil, heartRateAfterOneMinute: Double? = nil,
+        heartRateAfterTwoMinutes: Double? = nil, sample: QuantitySample? = nil,
+        oneMinuteUnavailable: HeartRateRecoveryUnavailable? = nil, twoMinuteDrop: Double? = nil,
+        twoMinutesUnavailable: HeartRateRecoveryUnavailable? = nil, readings: [QuantitySample] = []
+    ) {
+        self.endOfExercise = endOfExercise
+        self.collectedUntil = collectedUntil
+        self.heartRateAtEnd = heartRateAtEnd
+        self.heartRateAfterOneMinute = heartRateAfterOneMinute
+        self.heartRateAfterTwoMinutes = heartRateAfterTwoMinutes
+        self.sample = sample
+        self.oneMinuteUnavailable = oneMinuteUnavailable
+        self.twoMinuteDrop = twoMinuteDrop
+        self.twoMinutesUnavailable = twoMinutesUnavailable
+        self.readings = readings
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case endOfExercise, collectedUntil, heartRateAtEnd, heartRateAfterOneMinute, heartRateAfterTwoMinutes, sample
+        case oneMinuteUnavailable, twoMinuteDrop, twoMinutesUnavailable, readings
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        endOfExercise = try container.decode(Date.self, forKey: .endOfExercise)
+        collectedUntil = try container.decode(Date.self, forKey: .collectedUntil)
+        heartRateAtEnd = try container.decodeIfPresent(Double.self, forKey: .heartRateAtEnd)
+        heartRateAfterOneMinute = try container.decodeIfPresent(Double.self, forKey: .heartRateAfterOneMinute)
+        heartRateAfterTwoMinutes = try container.decodeIfPresent(Double.self, forKey: .heartRateAfterTwoMinutes)
+        sample = try container.decodeIfPresent(QuantitySample.self, forKey: .sample)
+        oneMinuteUnavailable = try container.decodeIfPresent(
+            HeartRateRecoveryUnavailable.self, forKey: .oneMinuteUnavailable)
+        twoMinuteDrop = try container.decodeIfPresent(Double.self, forKey: .twoMinuteDrop)
+        twoMinutesUnavailable = try container.decodeIfPresent(
+            HeartRateRecoveryUnavailable.self, forKey: .twoMinutesUnavailable)
+        readings = try container.decodeIfPresent([QuantitySample].self, forKey: .readings) ?? []
+    }
 
     /// HRR1 in count/min, when available.
     public var oneMinuteDrop: Double? { sample?.quantity.value }
@@ -124,10 +168,24 @@ public struct HeartRateRecoveryResult: Sendable, Hashable, Codable {
     }
 }
 
-/// A heart-rate reading kept for recovery: seconds since the reference date and count/min.
+/// A heart-rate reading kept for recovery: seconds since the reference date and count/min, with
+/// the source it came from (kept for the stored readings; two readings are equal by time and value).
 struct HeartRateReading: Sendable, Hashable {
     var time: Seconds
     var value: Double
+    var source: SourceDevice?
+
+    init(time: Seconds, value: Double, source: SourceDevice? = nil) {
+        self.time = time
+        self.value = value
+        self.source = source
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.time == rhs.time && lhs.value == rhs.value }
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(time)
+        hasher.combine(value)
+    }
 }
 
 /// The heart-rate readings a recovery needs: the tail of exercise, then everything after stop.
@@ -220,6 +278,11 @@ struct RecoveryCollector: Sendable {
     ) -> HeartRateRecoveryResult? {
         guard let stop = endOfExercise else { return nil }
         var result = HeartRateRecoveryResult(endOfExercise: date(stop), collectedUntil: date(until))
+        result.readings = recovery.filter { $0.time >= stop && $0.time <= until }.sorted { $0.time < $1.time }.map {
+            QuantitySample(
+                .heartRate, $0.value, at: date($0.time), source: $0.source ?? Self.source,
+                metadata: [MetadataKey.heartRateRecoveryReading: .bool(true)])
+        }
         let exercise = tail.filter { $0.time <= stop && $0.time >= stop - options.endWindow }
         guard exercise.count >= options.minimumReadings, let atEnd = Self.level(exercise, at: stop) else {
             result.oneMinuteUnavailable = .tooFewExerciseReadings

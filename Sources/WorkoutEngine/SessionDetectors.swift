@@ -47,7 +47,8 @@ extension RecordingCore {
         guard recovery != nil else { return }
         for sample in samples where sample.type == .heartRate {
             guard let value = try? sample.validate(), isInsideWorkout(seconds(sample.start)) else { continue }
-            recovery?.observeExercise(HeartRateReading(time: seconds(sample.start), value: value))
+            recovery?.observeExercise(
+                HeartRateReading(time: seconds(sample.start), value: value, source: sample.source))
         }
     }
 
@@ -76,7 +77,9 @@ extension RecordingCore {
             guard start >= builder.workoutStart, seconds(sample.end) <= end else { continue }
             switch sample.type {
             case .heartRate:
-                if recovery != nil { recovery?.observeExercise(HeartRateReading(time: start, value: value)) }
+                if recovery != nil {
+                    recovery?.observeExercise(HeartRateReading(time: start, value: value, source: sample.source))
+                }
             case .cyclingSpeed where context.activityType == .cycling,
                 .runningSpeed where context.activityType == .running || context.activityType == .walking:
                 if context.rule != nil { speeds.append((start, value)) }

@@ -149,7 +149,8 @@ public final class WorkoutSession: Sendable {
             var kept = 0
             for sample in samples where sample.type == .heartRate {
                 guard let value = try? sample.validate() else { continue }
-                if core.recovery?.observeRecovery(HeartRateReading(time: seconds(sample.start), value: value)) == true {
+                if core.recovery?.observeRecovery(
+                    HeartRateReading(time: seconds(sample.start), value: value, source: sample.source)) == true {
                     kept += 1
                 }
             }

@@ -178,6 +178,11 @@ public enum MetadataKey {
     public static let heartRateRecoveryOneMinuteUnavailable = "HeartRateRecoveryOneMinuteUnavailable"
     /// Why there is no two-minute recovery value (`string`).
     public static let heartRateRecoveryTwoMinutesUnavailable = "HeartRateRecoveryTwoMinutesUnavailable"
+    /// On a heart-rate sample: `true` when it is a reading of the heart-rate recovery window, taken
+    /// after the end of exercise (`bool`). Such readings are stored with the workout for the recovery
+    /// curve; they are not exercise: the workout's statistics never include them, and charts, exports
+    /// and track points of the exercise leave them out.
+    public static let heartRateRecoveryReading = "HeartRateRecoveryReading"
     /// On a segment or leg found by automatic transition detection: how it was found (`string`).
     public static let detectedBy = "DetectedBy"
 }

@@ -70,6 +70,12 @@ public struct QuantitySample: Sendable, Hashable, Codable {
     /// Seconds between start and end.
     public var duration: TimeInterval { end.timeIntervalSince(start) }
 
+    /// Whether this is a heart-rate reading of the recovery window after the end of exercise
+    /// (`MetadataKey.heartRateRecoveryReading`), not a reading of the exercise itself.
+    public var isHeartRateRecoveryReading: Bool {
+        metadata[MetadataKey.heartRateRecoveryReading] == .bool(true)
+    }
+
     /// The value in the type's canonical unit, nil when the unit has the wrong dimension.
     @inlinable
     public var canonicalValue: Double? { quantity.unit.convert(quantity.value, to: type.canonicalUnit) }

@@ -222,12 +222,13 @@ package protocol StoreBackend: Sendable {
     /// Throws `.workoutNotFound`.
     func delete(workout: UUID) throws(StoreError)
 
-    /// Replaces a finished workout's metadata and its samples of `replacing` with `sampleChunks`
-    /// (ordinals from `nextOrdinal` given to `update`), moving its anchor; one transaction.
-    /// `update` receives the stored metadata and the next free sample ordinal of the workout.
-    /// Throws `.workoutNotFound`.
+    /// Replaces a finished workout's metadata and some of its sample chunks, moving its anchor; one
+    /// transaction. The workout's chunks of the types in `replacing` are read and those for which
+    /// `isReplaced` is true are deleted; `update` receives the stored metadata and the next free sample
+    /// ordinal of the workout (taken before the deletion) and returns the new metadata and the chunks
+    /// to write. Throws `.workoutNotFound`.
     func updateWorkout(
-        _ workout: UUID, replacing: QuantityType,
+        _ workout: UUID, replacing: Set<QuantityType>, where isReplaced: (SampleChunk) throws(StoreError) -> Bool,
         _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
     ) throws(StoreError)
 

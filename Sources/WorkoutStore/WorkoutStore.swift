@@ -50,14 +50,36 @@ public final class WorkoutStore: Sendable {
     }
 
     /// Attaches a heart-rate recovery to a saved workout (DESIGN §8): the heartRateRecoveryOneMinute
-    /// sample when there is one, and the values (or the reasons they are missing) merged into the
-    /// workout's metadata. The workout's anchor moves, so anchored queries report it again.
-    /// Attaching again replaces the earlier recovery (sample and metadata).
+    /// sample when there is one, the heart-rate readings of the recovery window (`result.readings`,
+    /// stored as heart-rate samples of the workout marked `MetadataKey.heartRateRecoveryReading`),
+    /// and the values (or the reasons they are missing) merged into the workout's metadata. The
+    /// workout's statistics are not touched. The workout's anchor moves, so anchored queries report
+    /// it again.
+    ///
+    /// Attaching again replaces the earlier recovery: its sample, its readings (every stored
+    /// heart-rate chunk whose samples all carry the marker; exercise readings never do) and its
+    /// metadata; nothing is doubled.
     ///
     /// - Throws: `.workoutNotFound` when no finished workout has the id.
     public func attachHeartRateRecovery(_ result: HeartRateRecoveryResult, toWorkout id: UUID) throws(StoreError) {
-        try backend.updateWorkout(id, replacing: .heartRateRecoveryOneMinute) {
-            (stored: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
+        // Only heart-rate readings go in as recovery readings, each marked.
+        let readings = result.readings.filter { $0.type == .heartRate }.map { reading in
+            var reading = reading
+            reading.metadata[MetadataKey.heartRateRecoveryReading] = .bool(true)
+            return reading
+        }
+        try backend.updateWorkout(id, replacing: [.heartRateRecoveryOneMinute, .heartRate]) {
+            (chunk: SampleChunk) throws(StoreError) -> Bool in
+            switch chunk.type {
+            case .heartRateRecoveryOneMinute: return true
+            case .heartRate:
+                // Recovery readings are written in chunks of their own: a chunk is theirs when every
+                // sample in it is marked.
+                let samples = try Series.decode(chunk, workout: id)
+                return !samples.isEmpty && samples.allSatisfy { $0.1.isHeartRateRecoveryReading }
+            default: return false
+            }
+        } _: { (stored: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
             var metadata = stored
             // Attaching again replaces what an earlier attach stored.
             for key in [
@@ -67,8 +89,8 @@ public final class WorkoutStore: Sendable {
                 metadata[key] = nil
             }
             metadata.merge(result.workoutMetadata) { _, new in new }
-            let chunks = result.sample.map { Series.chunks([$0], firstOrdinal: next) } ?? []
-            return (metadata, chunks)
+            let samples = (result.sample.map { [$0] } ?? []) + readings
+            return (metadata, samples.isEmpty ? [] : Series.chunks(samples, firstOrdinal: next))
         }
         broadcaster.publish(.added([id]))
     }

@@ -40,7 +40,8 @@ extension SQLiteBackend {
     }
 
     package func updateWorkout(
-        _ id: UUID, replacing type: QuantityType,
+        _ id: UUID, replacing types: Set<QuantityType>,
+        where isReplaced: (SampleChunk) throws(StoreError) -> Bool,
         _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
     ) throws(StoreError) {
         try write { db in
@@ -55,8 +56,29 @@ extension SQLiteBackend {
                 try Int64.fetchOne(
                     db, sql: "SELECT max(last_ordinal) + 1 FROM sample_chunk WHERE workout_id = ?", arguments: [rowID])
                 ?? 0
-            try db.execute(
-                sql: "DELETE FROM sample_chunk WHERE workout_id = ? AND type = ?", arguments: [rowID, type.rawValue])
+            var sourceCache: [String: SourceDevice] = [:]
+            for type in types.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT c.id, c.count, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min,
+                               c.end_max, c.value_min, c.value_max, c.data, src.name, src.manufacturer, src.model,
+                               src.identifier
+                        FROM sample_chunk c JOIN source src ON src.id = c.source_id
+                        WHERE c.workout_id = ? AND c.type = ?
+                        """, arguments: [rowID, type.rawValue])
+                for chunkRow in rows {
+                    let data: Data = chunkRow[10]
+                    let chunk = SampleChunk(
+                        type: type, source: Self.source(chunkRow, offset: 11, cache: &sourceCache),
+                        count: chunkRow[1], firstOrdinal: chunkRow[2], lastOrdinal: chunkRow[3],
+                        startMin: chunkRow[4], startMax: chunkRow[5], endMin: chunkRow[6], endMax: chunkRow[7],
+                        valueMin: chunkRow[8], valueMax: chunkRow[9], payload: [UInt8](data))
+                    if try isReplaced(chunk) {
+                        try db.execute(sql: "DELETE FROM sample_chunk WHERE id = ?", arguments: [chunkRow[0] as Int64])
+                    }
+                }
+            }
             let (newMetadata, chunks) = try update(metadata, next)
             var writer = try ChunkWriter(db)
             for chunk in chunks { try writer.write(chunk, workout: rowID) }
