@@ -199,7 +199,8 @@ enum Analysis {
     // MARK: heart-rate recovery
 
     /// What the recovery chart draws: exercise readings of the last two minutes, the engine's
-    /// levels at the stop, +60 s and +120 s, and readings after the stop when the store has them.
+    /// levels at the stop, +60 s and +120 s, and the readings of the recovery window the store keeps
+    /// with the workout (`MetadataKey.heartRateRecoveryReading`), all of them.
     struct Recovery {
         var exercise: [(TimeInterval, Double)]
         var after: [(TimeInterval, Double)]
@@ -231,10 +232,12 @@ enum Analysis {
         var after: [(TimeInterval, Double)] = []
         for reading in samples where reading.type == .heartRate {
             let offset = reading.start.timeIntervalSince(end)
-            guard offset >= -120, offset <= 130, let value = reading.quantity.doubleValue(for: .countPerMinute) else {
-                continue
+            guard let value = reading.quantity.doubleValue(for: .countPerMinute), value.isFinite else { continue }
+            if reading.isHeartRateRecoveryReading {
+                after.append((offset, value))
+            } else if offset >= -120, offset <= 0 {
+                exercise.append((offset, value))
             }
-            if offset <= 0 { exercise.append((offset, value)) } else { after.append((offset, value)) }
         }
         return Recovery(
             exercise: exercise.sorted { $0.0 < $1.0 }, after: after.sorted { $0.0 < $1.0 },

@@ -27,11 +27,13 @@ struct ReportModel {
         legs = Analysis.legs(input.workout)
         pauses = Analysis.pauses(input.workout)
         let workout = input.workout
+        // Heart-rate readings of the recovery window are not exercise: only the recovery chart draws them.
+        let exercise = input.samples.filter { !$0.isHeartRateRecoveryReading }
         series = Series.Kind.allCases.map {
-            Analysis.series($0, samples: input.samples, route: input.route, workout: workout, columns: options.columns)
+            Analysis.series($0, samples: exercise, route: input.route, workout: workout, columns: options.columns)
         }
         zoneSeconds = Analysis.zoneSeconds(
-            legs: legs, samples: input.samples, workout: workout, inactive: pauses.user + pauses.motion,
+            legs: legs, samples: exercise, workout: workout, inactive: pauses.user + pauses.motion,
             options: options)
         lengths = Analysis.lengths(workout)
         sets = Analysis.swimSets(workout)
@@ -41,7 +43,7 @@ struct ReportModel {
         } else {
             // The sources of the samples, those with most samples first (a watch and its sensors).
             var counts: [String: Int] = [:]
-            for sample in input.samples { counts[sample.source.name, default: 0] += 1 }
+            for sample in exercise { counts[sample.source.name, default: 0] += 1 }
             let names = counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
             device = names.isEmpty ? "-" : names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " …" : "")
         }

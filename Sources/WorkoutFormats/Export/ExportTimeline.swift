@@ -45,6 +45,10 @@ struct ExportTimeline {
     var pauses: [(start: Date, end: Date?, motion: Bool)] = []
     let heartRate: [QuantitySample]
     let distances: [QuantitySample]
+    /// Heart-rate readings of the recovery window (`MetadataKey.heartRateRecoveryReading`), in time
+    /// order: never in `points` (track points and in-session records are exercise); FIT writes them as
+    /// records after the last session.
+    let recoveryHeartRate: [QuantitySample]
 
     init(workout: Workout, samples: [QuantitySample], route: [RoutePoint]) {
         self.workout = workout
@@ -81,9 +85,12 @@ struct ExportTimeline {
                 pauses[pauses.count - 1].end = event.start
             }
         }
-        heartRate = samples.filter { $0.type == .heartRate }.sorted { $0.start < $1.start }
-        distances = samples.filter { FITComparison.distanceTypes.contains($0.type) }
-        points = Self.points(samples: samples, route: route, workout: workout)
+        let exercise = samples.filter { !$0.isHeartRateRecoveryReading }
+        recoveryHeartRate = samples.filter { $0.type == .heartRate && $0.isHeartRateRecoveryReading }
+            .sorted { $0.start < $1.start }
+        heartRate = exercise.filter { $0.type == .heartRate }.sorted { $0.start < $1.start }
+        distances = exercise.filter { FITComparison.distanceTypes.contains($0.type) }
+        points = Self.points(samples: exercise, route: route, workout: workout)
     }
 
     /// The activity type in force at `date`.

@@ -8,7 +8,10 @@ import WorkoutModel
 /// time order the records (one per second with data: heart rate, speed, cadence, power, step length,
 /// position, altitude, cumulative distance and strokes), pool lengths and timer stop/start events
 /// for pauses (auto-pauses with the `auto` timer trigger), a timer stop at the end, a `recovery_hr`
-/// event when the workout has a heart-rate recovery, then the laps, one session per activity
+/// event when the workout has a heart-rate recovery, the heart-rate readings of the recovery window as
+/// records after the last session's end (heart rate only, one per whole second, from 1 s to 129 s
+/// after the end: a record less than a second after the end is read as the session's last, and a
+/// re-import feeds the rest to its heart-rate recovery), then the laps, one session per activity
 /// (transitions included; a workout without activities is one session) and the `activity` message.
 /// Summaries hold our statistics; times are whole seconds where FIT has whole seconds
 /// (timestamps, start times) and milliseconds where it has them (elapsed and timer times).
@@ -73,6 +76,19 @@ public enum FITExport {
                     .enumeration(1, FITProfile.EventType.marker),
                     .uint32(3, UInt32(exactly: max(0, min(255, drop.rounded()))) ?? 0),
                 ])
+        }
+
+        // Recovery readings: records after the end, outside every session.
+        let endSeconds = FITTime.seconds(workout.end)
+        var recoveryRecords: [UInt32: Double] = [:]
+        for reading in timeline.recoveryHeartRate {
+            guard let second = ExportTimeline.second(reading.start), let value = reading.canonicalValue else { continue }
+            let offset = Double(second) - endSeconds
+            guard offset >= 1, offset <= 129 else { continue }
+            recoveryRecords[second] = value
+        }
+        for (second, value) in recoveryRecords.sorted(by: { $0.key < $1.key }) {
+            writer.write(FITProfile.Message.record, [.uint32(253, second), .uint8(3, byte(value))])
         }
 
         // Laps, then sessions.

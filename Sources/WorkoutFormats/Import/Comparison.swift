@@ -49,7 +49,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
     public init(plan: FITImportPlan, workout: Workout, samples: [QuantitySample]) {
         var rows: [ComparisonRow] = []
         let inactive = Self.inactiveSpans(workout.events, end: workout.end)
-        let heartRate = samples.filter { $0.type == .heartRate }.sorted { $0.start < $1.start }
+        // Readings of the heart-rate recovery window (after the end) are not exercise.
+        let heartRate = samples.filter { $0.type == .heartRate && !$0.isHeartRateRecoveryReading }
+            .sorted { $0.start < $1.start }
         let distances = samples.filter { Self.distanceTypes.contains($0.type) }
         let lengths = workout.events.compactMap { event in PoolLength(event).map { (event, $0) } }
         for (index, session) in plan.sessions.enumerated() {
