@@ -185,11 +185,8 @@ struct ExportCommand: ParsableCommand {
             FileHandle.standardOutput.write(Data(bytes))
             return
         }
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: destination))
-        } catch {
-            throw UserFacingError("cannot write \(destination): \(error.localizedDescription); choose another --output")
-        }
+        // Owner-only (0600): the file holds heart rate.
+        try writePrivateFile(bytes, to: destination)
         emitLine("wrote \(destination) (\(bytes.count) bytes, \(format.rawValue))")
     }
 }

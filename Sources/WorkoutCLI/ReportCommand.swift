@@ -52,11 +52,8 @@ struct ReportCommand: ParsableCommand {
             FileHandle.standardOutput.write(Data(html.utf8))
             return
         }
-        do {
-            try Data(html.utf8).write(to: URL(fileURLWithPath: destination), options: .atomic)
-        } catch {
-            throw UserFacingError("cannot write \(destination): \(error.localizedDescription); choose another --output")
-        }
+        // Owner-only (0600): the report holds heart rate.
+        try writePrivateFile(Array(html.utf8), to: destination)
         emitLine("wrote \(destination) (\(html.utf8.count) bytes)")
     }
 }
