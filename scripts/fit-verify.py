@@ -123,7 +123,18 @@ def check_fit(path, expected):
             problems.append("record at %d: heart rate %r, expected %r"
                             % (timestamp, record and record.get("heart_rate"), value))
         checked_heart_rates += 1
-    last = max(records) if records else None
+    # Records after the end (the heart-rate recovery window) hold heart rate only, exactly the expected ones.
+    end = expected.get("records_end")
+    inside = [t for t in records if end is None or t <= end]
+    if end is not None:
+        after = sorted([t, records[t].get("heart_rate")] for t in records if t > end)
+        want_after = sorted(list(entry) for entry in expected.get("recovery_records", []))
+        if after != want_after:
+            problems.append("records after the end %r, expected %r" % (after, want_after))
+        for t in records:
+            if t > end and set(k for k, v in records[t].items() if v is not None) - {"timestamp", "heart_rate"}:
+                problems.append("record at %d after the end holds more than heart rate: %r" % (t, records[t]))
+    last = max(inside) if inside else None
     if expected.get("final_distance") is not None:
         final = records[last].get("distance") if last is not None else None
         if not close(final, expected["final_distance"], 0.015):

@@ -32,6 +32,47 @@ struct ReportCommandTests {
         }
     }
 
+    /// Reports and exports hold heart rate: the files are the owner's only (0600), also when they
+    /// replace a world-readable file and whatever the umask.
+    @Test func reportAndExportFilesAreCreatedOwnerOnly() throws {
+        try withTwoRides { db, ids in
+            let folder = try temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            func mode(_ path: String) throws -> Int {
+                let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                return ((attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1) & 0o777
+            }
+            let previous = umask(0)
+            defer { umask(previous) }
+            let page = folder.appendingPathComponent("ride.html").path
+            let existing = folder.appendingPathComponent("existing.fit").path
+            #expect(FileManager.default.createFile(atPath: existing, contents: Data("old".utf8)))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: existing)
+            let report = try runCommand(["report", ids[0].uuidString, "--db", db, "--output", page])
+            #expect(report.status == 0, "\(report.stderr)")
+            #expect(try mode(page) == 0o600)
+            for format in ["fit", "gpx", "tcx"] {
+                let path = format == "fit" ? existing : folder.appendingPathComponent("ride.\(format)").path
+                let export = try runCommand([
+                    "export", ids[0].uuidString, "--format", format, "--db", db, "--output", path,
+                ])
+                #expect(export.status == 0, "\(export.stderr)")
+                #expect(try mode(path) == 0o600, "\(format)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: existing)).count > 100)
+            // Nothing but the outputs is left in the folder (no temporary files).
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                    "existing.fit", "ride.gpx", "ride.html", "ride.tcx",
+                ])
+            // A folder that does not exist: a clear error, no file.
+            let missing = folder.appendingPathComponent("no/such/folder/ride.html").path
+            let failed = try runCommand(["report", ids[0].uuidString, "--db", db, "--output", missing])
+            #expect(failed.status != 0)
+            #expect(failed.stderr.contains("cannot write \(missing)") && failed.stderr.contains("--output"))
+        }
+    }
+
     @Test func reportOfAnUnknownWorkoutOrImpossibleHeartRatesFails() throws {
         try withTwoRides { db, _ in
             let missing = UUID()

@@ -144,6 +144,45 @@ struct HeartRateRecoveryTests {
         #expect(session.addRecoveryHeartRate([hr(100, at: 700)]) == 0)
     }
 
+    @Test func theResultCarriesTheRecoveryWindowReadingsMarkedWithTheirSource() throws {
+        let session = try stoppedRun()
+        let pod = SourceDevice(name: "Optical", identifier: "ble:9")
+        // Readings of the window (one from another sensor), one past the window, one at the stop.
+        var readings = recovery(1...100) + [hr(150, at: 650.5, source: pod), hr(90, at: 731)]
+        readings.append(hr(161, at: 600))
+        #expect(session.addRecoveryHeartRate(readings) == 102)
+        let result = try session.finishHeartRateRecovery(at: t(700))
+        // Collected up to the finish only (t(700)), in time order, each marked, each with its source.
+        let times = result.readings.map { $0.start.timeIntervalSince(t(600)) }
+        #expect(times == times.sorted())
+        #expect(times.first == 0 && times.last == 100)
+        #expect(result.readings.count == 102)
+        #expect(result.readings.allSatisfy { $0.type == .heartRate && $0.isHeartRateRecoveryReading })
+        #expect(result.readings.filter { $0.source == pod }.map(\.quantity.value) == [150])
+        #expect(result.readings.filter { $0.source == strap }.count == 101)
+    }
+
+    @Test func aResultEncodedBeforeReadingsExistedDecodesWithNone() throws {
+        let session = try stoppedRun()
+        session.addRecoveryHeartRate(recovery(0...130))
+        let result = try session.finishHeartRateRecovery(at: t(730))
+        #expect(result.readings.count == 131)
+        // Typed metadata coding, as the store writes it (plain JSON reads an integral double as an int).
+        let encoder = JSONEncoder()
+        encoder.userInfo[MetadataValue.typedCoding] = true
+        var object = try #require(
+            try JSONSerialization.jsonObject(with: try encoder.encode(result)) as? [String: Any])
+        #expect(object["readings"] != nil)
+        object["readings"] = nil
+        let old = try JSONDecoder().decode(
+            HeartRateRecoveryResult.self, from: try JSONSerialization.data(withJSONObject: object))
+        var expected = result
+        expected.readings = []
+        #expect(old == expected)
+        // And the current form round-trips whole.
+        #expect(try JSONDecoder().decode(HeartRateRecoveryResult.self, from: try encoder.encode(result)) == result)
+    }
+
     @Test func theTestTypeIsConfigurable() throws {
         let options = BuilderOptions(heartRateRecovery: HeartRateRecoveryOptions(testType: .predictionSubMaxExercise))
         let session = try stoppedRun(options: options)

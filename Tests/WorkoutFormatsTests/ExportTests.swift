@@ -77,8 +77,18 @@ struct ExportTests {
             sessions.append(session)
         }
         var heartRates: [Int: Int] = [:]
+        // Readings of the recovery window are records after the end, from 1 s to 129 s after it (a
+        // record less than a second after the end would be read as the session's last).
+        var recoveryRecords: [Int: Int] = [:]
+        let endSeconds = workout.end.timeIntervalSince1970 - 631_065_600
         for sample in race.samples where sample.type == .heartRate {
-            heartRates[fitSecond(sample.start)] = Int(sample.quantity.value.rounded())
+            let value = Int(sample.quantity.value.rounded())
+            if sample.isHeartRateRecoveryReading {
+                let offset = Double(fitSecond(sample.start)) - endSeconds
+                if offset >= 1, offset <= 129 { recoveryRecords[fitSecond(sample.start)] = value }
+            } else {
+                heartRates[fitSecond(sample.start)] = value
+            }
         }
         let distance = race.samples.filter {
             [.distanceSwimming, .distanceCycling, .distanceWalkingRunning].contains($0.type)
@@ -122,6 +132,8 @@ struct ExportTests {
         return [
             "sessions": sessions, "heart_rates": heartRates.sorted { $0.key < $1.key }.map { [$0.key, $0.value] },
             "final_distance": distance, "lengths": fitLengths, "timer_events": timer, "recovery_hr": recovery,
+            "records_end": fitSecond(workout.end),
+            "recovery_records": recoveryRecords.sorted { $0.key < $1.key }.map { [$0.key, $0.value] },
         ]
     }
 
@@ -136,6 +148,9 @@ struct ExportTests {
         let checked = report["checked"] as? [String: Any] ?? [:]
         #expect((checked["sessions"] as? Int) == race.workout.activities.count)
         #expect(((checked["heart_rates"] as? Int) ?? 0) > 1000)
+        // The replay stored the recovery window's readings; most become records after the end.
+        #expect(race.samples.filter(\.isHeartRateRecoveryReading).count >= 100)
+        #expect((Self.expectedFIT(race)["recovery_records"] as? [[Int]])?.count ?? 0 >= 100)
         if name == "sprint" {
             #expect(race.workout.events.contains { $0.type == .motionPaused }, "the red light auto-pauses")
         } else {
@@ -145,6 +160,15 @@ struct ExportTests {
 
     @Test func gpxAndTCXHoldTheRouteAndTheLegs() throws {
         let race = try SavedRace.replay("sprint")
+        // The recovery window's readings are not exercise: the track is the same without them.
+        let exercise = race.samples.filter { !$0.isHeartRateRecoveryReading }
+        #expect(exercise.count < race.samples.count)
+        #expect(
+            GPXExport.encode(race.workout, samples: race.samples, route: race.route)
+                == GPXExport.encode(race.workout, samples: exercise, route: race.route))
+        #expect(
+            TCXExport.encode(race.workout, samples: race.samples, route: race.route)
+                == TCXExport.encode(race.workout, samples: exercise, route: race.route))
         let gpx = try race.write(
             Array(GPXExport.encode(race.workout, samples: race.samples, route: race.route).utf8), "gpx")
         let heartRate = race.samples.filter { $0.type == .heartRate }.sorted { $0.start < $1.start }
@@ -181,8 +205,21 @@ struct ExportTests {
     func aRoundTripThroughFITGivesTheSameWorkout(name: String) throws {
         let race = try SavedRace.replay(name, redLight: name == "sprint")
         let path = try race.write(FITExport.encode(race.workout, samples: race.samples, route: race.route), "fit")
-        let copy = try FileImport.run(path: path, into: try temporaryStore()).workout
+        let store = try temporaryStore()
+        let imported = try FileImport.run(path: path, into: store)
+        let copy = imported.workout
         expectEquivalent(race.workout, copy, name)
+        // The recovery readings went out as records after the last session and come back as the
+        // copy's recovery: the same HRR within the file's whole-second, whole-bpm resolution.
+        let original = race.samples.filter(\.isHeartRateRecoveryReading)
+        let readBack = try store.samples(workout: copy.id).filter(\.isHeartRateRecoveryReading)
+        #expect(original.count >= 100)
+        #expect(readBack.count >= original.count - 2 && readBack.count <= original.count, "\(readBack.count) of \(original.count)")
+        for key in [MetadataKey.heartRateRecoveryOneMinute, MetadataKey.heartRateRecoveryTwoMinutes] {
+            let ours = try #require(race.workout.metadata[key]?.numberValue, "\(name) \(key)")
+            let again = try #require(copy.metadata[key]?.numberValue, "\(name) \(key) after the round trip")
+            #expect(abs(ours - again) <= 2, "\(name) \(key): \(ours) vs \(again)")
+        }
     }
 
     /// User pauses survive a round trip (timer stop_all / start with the manual trigger).

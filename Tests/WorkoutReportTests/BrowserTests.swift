@@ -59,8 +59,10 @@ struct BrowserTests {
             "power": [.cyclingPower, .runningPower],
             "cadence": [.cyclingCadence, .runningCadence],
         ]
+        // Heart-rate readings of the recovery window are not exercise: no time chart draws them.
+        let exercise = input.samples.filter { !$0.isHeartRateRecoveryReading }
         for (name, types) in chartTypes {
-            let values = input.samples.filter {
+            let values = exercise.filter {
                 types.contains($0.type) && $0.start >= workout.start && $0.start <= workout.end
             }.map { $0.quantity.doubleValue(for: $0.type.canonicalUnit) ?? .nan }.map {
                 name == "speed" ? $0 * 3.6 : $0
@@ -100,7 +102,7 @@ struct BrowserTests {
             #expect(abs((shown.number("data-value") ?? 0) - distance) < 0.01)
             #expect(shown.text == String(format: "%.2f km", distance / 1000))
         }
-        let heartRates = input.samples.filter {
+        let heartRates = exercise.filter {
             $0.type == .heartRate && $0.start >= workout.start && $0.start <= workout.end
         }
         .map(\.quantity.value)
@@ -134,6 +136,21 @@ struct BrowserTests {
             #expect(
                 levels.contains { $0["data-offset"] == "60" && abs(($0.number("data-value") ?? 0) - oneMinute) < 0.051 }
             )
+            let twoMinutes = try #require(recovery.metadata[MetadataKey.heartRateTwoMinutesLater]?.numberValue)
+            #expect(
+                levels.contains { $0["data-offset"] == "120" && abs(($0.number("data-value") ?? 0) - twoMinutes) < 0.051 }
+            )
+            // The values are written next to the marks.
+            let labels = elements("text", in: dom).filter { $0.classes.contains("level-label") }.map(\.text)
+            #expect(labels.contains { $0.hasPrefix("+60 s: \(String(format: "%.0f", oneMinute)) bpm") }, "\(labels)")
+            #expect(labels.contains { $0.hasPrefix("+120 s: \(String(format: "%.0f", twoMinutes)) bpm") }, "\(labels)")
+            // The curve after the stop: every reading of the recovery window the store keeps, drawn
+            // after the stop, none of them in the heart-rate time chart (checked above).
+            let stored = input.samples.filter { $0.type == .heartRate && $0.isHeartRateRecoveryReading }
+            #expect(stored.count >= 60, "\(stored.count) recovery readings stored")
+            #expect(stored.allSatisfy { $0.start >= recovery.start && $0.start <= recovery.start.addingTimeInterval(130) })
+            let after = try #require(elements("path", in: dom).first { $0.classes.contains("after") })
+            #expect(after.number("data-points") == Double(stored.count))
             // Hover (progressive enhancement, run by the browser): column 500's values under the cursor.
             let hovered = try #require(
                 URL(string: folder.appendingPathComponent("full.html").absoluteString + "#hover=500"))
