@@ -148,10 +148,11 @@ struct ExportCommand: ParsableCommand {
         commandName: "export", abstract: "Write a saved workout as a FIT, GPX or TCX file.",
         discussion: """
             FIT: an activity file with a session per activity (transitions included), laps, pool \
-            lengths with strokes, records, timer events and the heart-rate recovery. GPX 1.1: the route \
+            lengths with strokes, records, timer events and the heart-rate recovery (its readings as \
+            records after the end). GPX 1.1: the route \
             with heart rate and cadence in Garmin's TrackPointExtension. TCX: a multisport session (or \
             one activity) with laps and track points. The file goes to --output (`-` for standard \
-            output), else <id>.<format> in the current folder.
+            output), else <id>.<format> in the current folder, created readable by its owner only (0600).
             """)
 
     enum FileFormat: String, ExpressibleByArgument, CaseIterable {

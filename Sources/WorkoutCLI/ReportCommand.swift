@@ -14,7 +14,8 @@ struct ReportCommand: ParsableCommand {
             heart-rate recovery after the stop and, for imported files, our figures next to the device's. \
             Everything is inline (no network when viewing). Zones come from the heart-rate reserve \
             (Karvonen): zone n starts at resting + (40 + 10n) % of (maximum − resting); defaults: maximum \
-            190, resting 60. The file goes to --output (`-` for standard output), else report-<id>.html.
+            190, resting 60. The file goes to --output (`-` for standard output), else report-<id>.html; it holds heart \
+            rate, so it is created readable by its owner only (0600).
             """)
 
     @OptionGroup var store: StoreOptions
