@@ -76,6 +76,62 @@ struct Review5RecordCommandTests {
         #expect(exited, "still collecting 10 s after Ctrl-C: \(output())")
     }
 
+    /// `workout record` stores the heart rate of the recovery window with the workout, marked as
+    /// recovery readings: after the watch's STOP, what the strap sends until the window (here 4 s)
+    /// closes; the exercise's own readings stay unmarked.
+    @Test func recordStoresTheRecoveryWindowsReadings() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("review5-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = folder.appendingPathComponent("store.sqlite").path
+        let watch = try PseudoTerminal()
+        let outURL = folder.appendingPathComponent("stdout")
+        try Data().write(to: outURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        defer { try? out.close() }
+        let process = Process()
+        process.executableURL = workoutExecutable()
+        process.arguments = [
+            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "4", "--db", db,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        try #require(waitFor(10) { output().contains("connected") }, "\(output())")
+        try watch.write(WatchLink.hello(device: "test watch"))
+        func beat(_ tick: Int, _ bpm: UInt8) throws {
+            try watch.write(
+                WatchLink.gatt(milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, bpm]))
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        for tick in 1...15 { try beat(tick, 150) }
+        try watch.write(WatchLink.button(milliseconds: 3100, .stop))
+        for tick in 16...45 where process.isRunning { try beat(tick, UInt8(150 - (tick - 15))) }
+        try #require(waitFor(20) { !process.isRunning }, "\(output())")
+        #expect(process.terminationStatus == 0, "\(output())")
+        let store = try WorkoutStore(path: db)
+        let workout = try #require(try store.workouts(matching: WorkoutQuery()).first)
+        let samples = try store.samples(workout: workout.id).filter { $0.type == .heartRate }
+        let recovery = samples.filter(\.isHeartRateRecoveryReading)
+        #expect(recovery.count >= 5, "\(recovery.count) recovery readings of \(samples.count)")
+        // Only the beats sent after STOP fall below 150 bpm.
+        #expect(recovery.allSatisfy { $0.quantity.value < 150 })
+        let exercise = samples.filter { !$0.isHeartRateRecoveryReading }
+        #expect(exercise.count >= 10 && exercise.allSatisfy { $0.quantity.value == 150 })
+        #expect(workout.statistics[.heartRate]?.minimum?.value == 150)
+    }
+
     /// README: "the journal is committed every second, so a crash loses at most the last second and
     /// the session is recovered on the next start". `workout record` never looks at the journal: a
     /// recording killed mid-race stays there, and the next `workout record` starts a new session; the
