@@ -123,6 +123,22 @@ struct DeviceConventionTests {
         }
     }
 
+    /// The open-water SWOLF convention follows the model, not its product number: a regional
+    /// variant of an older model numbered after 3900 (Forerunner 945 LTE Asia, 3978) keeps the
+    /// older model's rule; a regional 2022 model (epix 2 APAC, 3944) has the new one.
+    @Test func openWaterSWOLFConventionFollowsTheModelNotARegionalNumber() throws {
+        var file = try FITDecoder.decode(try SharedData.bytes("mk_triathlon_summary_last"))
+        func convention(_ product: UInt16) throws -> OpenWaterSWOLF? {
+            file.fileIDs[0].product = product
+            return try FITImportPlan(file: file, seed: 1).builderOptions.openWaterSWOLF
+        }
+        #expect(try convention(3652) == .secondsAndStrokesPer25m)  // fr945_lte
+        #expect(try convention(3978) == .secondsAndStrokesPer25m)  // fr945_lte_asia
+        #expect(try convention(3950) == .secondsAndStrokesPer25m)  // venu2_asia
+        #expect(try convention(3992) == .strokesPer25mPlusOne)  // fr255
+        #expect(try convention(3944) == .strokesPer25mPlusOne)  // epix_gen2_apac
+    }
+
     /// The Strava app's file is cut short: what precedes the damage is imported and flagged.
     @Test func aDamagedFileImportsWhatPrecedesTheDamage() async throws {
         let result = try await ImportedFiles.shared.result("fp_strava-android-app")

@@ -211,9 +211,12 @@ public struct FITImportPlan: Sendable {
 
     /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation
     /// (Forerunner 255; product numbers from 3900, where the Forerunner 255/955, fenix 7 and epix 2
-    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X).
+    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X). A regional variant
+    /// counts as its model (`fr945_lte_asia`, 3978, is a Forerunner 945 LTE, 3652).
     static func openWaterSWOLF(of id: FITFileID?) -> OpenWaterSWOLF {
-        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product, product >= 3900 else {
+        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product,
+            GarminProduct.model(product) >= 3900
+        else {
             return .secondsAndStrokesPer25m
         }
         return .strokesPer25mPlusOne
