@@ -235,6 +235,45 @@ struct DeviceConventionTests {
         #expect(first.workout.statistics == last.workout.statistics)
     }
 
+    /// The record a device writes as a session's timer stops (whole-second timestamp, under a
+    /// second after `start_time + total_elapsed_time`) belongs to that session at every session's
+    /// end, not only the last: here a run, a gap, then a ride.
+    @Test func theTimerStopRecordCountsInItsSessionBeforeAGap() throws {
+        let start = ImportTests.start
+        var writer = FITWriter()
+        writer.write(0, [.enumeration(0, 4), .uint16(1, 1), .uint16(2, 1), .uint32z(3, 7), .uint32(4, start)])
+        writer.write(21, [.uint32(253, start), .enumeration(0, 0), .enumeration(1, 0), .uint32(3, 0)])
+        // Run 0–299.6 s, its timer-stop record at 300 s (190 bpm); ride 400–700 s.
+        for time in UInt32(0)...700 where time <= 300 || time >= 400 {
+            writer.write(20, [.uint32(253, start + time), .uint8(3, time == 300 ? 190 : 120)])
+            if time == 300 {
+                writer.write(21, [.uint32(253, start + 300), .enumeration(0, 0), .enumeration(1, 4), .uint32(3, 0)])
+            }
+            if time == 400 {
+                writer.write(21, [.uint32(253, start + 400), .enumeration(0, 0), .enumeration(1, 0), .uint32(3, 0)])
+            }
+        }
+        writer.write(21, [.uint32(253, start + 700), .enumeration(0, 0), .enumeration(1, 4), .uint32(3, 0)])
+        for (from, seconds, sport) in [(UInt32(0), 299.6, UInt8(1)), (400, 300, 2)] {
+            writer.write(
+                18,
+                [
+                    .uint32(253, start + from + UInt32(seconds.rounded(.up))), .uint32(2, start + from),
+                    .enumeration(5, sport), .scaled(7, seconds, scale: 1000, size: 4),
+                    .scaled(8, seconds, scale: 1000, size: 4),
+                ])
+        }
+        let plan = try FITImportPlan(bytes: writer.finish())
+        #expect(plan.legs.count == 2)
+        let clock = ManualClock(plan.start)
+        let session = try WorkoutSession(configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+        try plan.replay(into: session, clock: clock)
+        let workout = try session.builder.finishWorkout()
+        let run = try #require(workout.activities.first)
+        #expect(run.statistics[.heartRate]?.maximum?.value == 190)
+        #expect(workout.activities.last?.statistics[.heartRate]?.maximum?.value == 120)
+    }
+
     /// A device that reboots mid-activity (`power_up` with no timer stop before it): the timer
     /// stops after the last record before the reboot.
     @Test func aRebootLeavesAGapOutOfTheTimer() throws {

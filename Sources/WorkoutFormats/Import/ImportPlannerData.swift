@@ -310,10 +310,18 @@ extension ImportPlanner {
         var cycles = CounterState(name: "cycle count", unit: "")
         var previousRecord: Double?
         for (recordTime, record) in records {
-            // FIT timestamps are whole seconds while the session's end has milliseconds: a record
-            // less than a second after the end is the one the device wrote as its timer stopped
-            // (its values count in the session), taken at the end.
-            let time = recordTime > workoutEnd && recordTime - workoutEnd < 1 ? workoutEnd : recordTime
+            // FIT timestamps are whole seconds while a session's end has milliseconds: a record
+            // less than a second after a session's end (the workout's, or a leg's followed by a gap)
+            // is the one the device wrote as its timer stopped (its values count in the session),
+            // taken at the end. (Automatic segmentation does not see the inner ends.)
+            var time = recordTime
+            if recordTime > workoutEnd {
+                if recordTime - workoutEnd < 1 { time = workoutEnd }
+            } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
+                recordTime - legEnds[leg] < 1
+            {
+                time = legEnds[leg]
+            }
             defer { previousRecord = time }
             var batch: [QuantitySample] = []
             let inside = isInside(time)
