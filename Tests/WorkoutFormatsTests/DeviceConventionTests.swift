@@ -219,6 +219,27 @@ struct DeviceConventionTests {
         #expect(samples(explicit) != samples(explicitMoved))
     }
 
+    /// The same triathlon recorded without a running-dynamics pod: the Forerunner 255/955 measure
+    /// running power at the wrist, so run records carry power but no step length. The detector
+    /// still finds every leg within 30 s.
+    @Test func autoSegmentFindsTheRunWithWristPowerAndNoStepLength() throws {
+        var file = try FITDecoder.decode(try SharedData.bytes("mk_triathlon_summary_last"))
+        for index in file.records.indices { file.records[index].stepLength = nil }
+        let plan = try FITImportPlan(file: file, options: FITImportOptions(autoSegment: true), seed: 1)
+        let clock = ManualClock(plan.start)
+        let session = try WorkoutSession(configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+        try plan.replay(into: session, clock: clock)
+        let workout = try session.builder.finishWorkout()
+        #expect(
+            workout.activities.map(\.configuration.activityType) == [
+                .swimming, .transition, .cycling, .transition, .running,
+            ])
+        for (activity, leg) in zip(workout.activities, plan.legs) {
+            #expect(abs(activity.start.timeIntervalSince(leg.start)) <= 30, "\(leg.configuration.activityType) start")
+            #expect(abs((activity.end ?? workout.end).timeIntervalSince(leg.end)) <= 30, "\(leg.configuration.activityType) end")
+        }
+    }
+
     /// Both copies of the Forerunner 255 triathlon give the same legs and statistics with the
     /// device's sports hidden too.
     @Test func bothTriathlonCopiesSegmentAlike() async throws {
