@@ -154,6 +154,20 @@ struct DeviceConventionTests {
         }
     }
 
+    /// A multisport file cut during its run: the Forerunner 255 writes each leg's session at the
+    /// leg's end, so the run's is lost; its records are still the run (from its sport message), not
+    /// records outside the workout.
+    @Test func aDamagedTriathlonKeepsTheLegUnderWayAtTheDamage() throws {
+        let bytes = try SharedData.bytes("mk_triathlon_summary_last")
+        let plan = try FITImportPlan(bytes: Array(bytes[..<(bytes.count * 95 / 100)]))
+        #expect(plan.damage != nil)
+        #expect(plan.configuration.activityType == .swimBikeRun)
+        #expect(plan.legs.map(\.configuration.activityType) == [.swimming, .transition, .cycling, .transition, .running])
+        #expect(!plan.anomalies.contains { $0.kind == .recordsOutsideSessions })
+        let lastRecord = try #require(plan.file.records.compactMap(\.timestamp).max())
+        #expect(plan.legs.last.map { FITTime.seconds($0.end) } == Double(lastRecord))
+    }
+
     /// A real file cut anywhere never traps: it imports what precedes the cut (flagged) or, with
     /// nothing usable, throws the damage as a typed error.
     @Test func aRealFileCutAnywhereImportsOrThrowsATypedError() throws {
