@@ -84,7 +84,8 @@ public struct FITImportOptions: Sendable, Hashable {
 /// One leg of the imported workout: a session of the file.
 public struct ImportedLeg: Sendable, Hashable {
     /// Index of the session in `FITImportPlan.sessions` (the file's sessions in time order); nil
-    /// when the file had none and the leg spans the records.
+    /// when the file had none and the leg spans the records, or for the leg under way at a damaged
+    /// file's damage (its session was never written).
     public var session: Int?
     public var sport: UInt8?
     public var subSport: UInt8?
