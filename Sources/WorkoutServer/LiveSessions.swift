@@ -1,0 +1,222 @@
+import Foundation
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+import WorkoutStore
+
+/// Every athlete's store: one SQLite file per athlete in the data folder's `athletes/`, opened on first use.
+///
+/// The per-athlete file is the access boundary until the PostgreSQL backend scopes a store to an athlete:
+/// a request can only reach the stores of the athletes its token may read.
+final class AthleteStores: Sendable {
+    let folder: String
+    private let open = Mutex<[UUID: WorkoutStore]>([:])
+
+    init(folder: String) {
+        self.folder = (folder as NSString).appendingPathComponent("athletes")
+    }
+
+    func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
+        let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
+        let result = open.withLock { stores -> Result<WorkoutStore, StoreError> in
+            if let store = stores[athlete.id] { return .success(store) }
+            do throws(StoreError) {
+                let store = try WorkoutStore(path: path, busyTimeout: 5)
+                stores[athlete.id] = store
+                return .success(store)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let store): return store
+        case .failure(let error): throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+        }
+    }
+}
+
+/// The metadata key holding a live session's last committed batch number (in the journal and the saved workout).
+public let lastBatchMetadataKey = "ServerLastBatch"
+
+/// One live session on the server: a journaled recording that applies numbered batches in order.
+///
+/// Each batch is applied and then committed together with its number (a metadata change in the same journal
+/// transaction), so after any crash the journal says exactly which batches it holds: a client resending from
+/// its last acknowledged number loses nothing and doubles nothing. A batch that fails to apply or commit is
+/// undone by rebuilding the session from the journal.
+actor LiveSession {
+    let athlete: Athlete
+    let id: UUID
+    let store: WorkoutStore
+    private var recording: JournaledRecording?
+    private(set) var lastBatch: Int
+
+    init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
+        self.athlete = athlete
+        self.id = id
+        self.store = store
+        self.recording = recording
+        lastBatch = Self.lastBatch(of: recording)
+    }
+
+    private static func lastBatch(of recording: JournaledRecording) -> Int {
+        if case .int(let value) = recording.builder.metadata[lastBatchMetadataKey] { return value }
+        return 0
+    }
+
+    struct State: Encodable {
+        var id: UUID
+        var athlete: String
+        var lastBatch: Int
+        var state: String
+        var samples: Int
+    }
+
+    func state() -> State {
+        State(
+            id: id, athlete: athlete.name, lastBatch: lastBatch, state: recording?.session.state.rawValue ?? "finished",
+            samples: recording?.builder.counters.accepted ?? 0)
+    }
+
+    /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
+    /// without applying anything.
+    func apply(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+        guard let recording else {
+            throw .conflict("session_finished", "session \(id) is finished; start a new session with a new id")
+        }
+        guard seq >= 1 else { throw .unprocessable("invalid_seq", "batch numbers start at 1; got \(seq)") }
+        if seq <= lastBatch { return (seq, true) }
+        guard seq == lastBatch + 1 else {
+            throw .conflict(
+                "out_of_sequence",
+                "batch \(seq) is out of sequence: the last committed batch is \(lastBatch); send batch \(lastBatch + 1) next",
+                details: ["expected": String(lastBatch + 1)])
+        }
+        do throws(EngineError) {
+            for step in steps { try apply(step, to: recording) }
+            try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
+        } catch {
+            rebuild()
+            throw .unprocessable("rejected_by_engine", "batch \(seq) was refused and nothing of it was kept: \(error)")
+        }
+        do {
+            try recording.commit()
+        } catch {
+            rebuild()
+            throw .unavailable("batch \(seq) could not be committed (\(error)); send it again")
+        }
+        lastBatch = seq
+        return (seq, false)
+    }
+
+    private func apply(_ step: BatchStep, to recording: JournaledRecording) throws(EngineError) {
+        let session = recording.session
+        switch step {
+        case .call(let call): try session.perform(call)
+        case .samples(let samples):
+            if !samples.isEmpty { _ = try recording.builder.add(samples) }
+        case .events(let events):
+            if !events.isEmpty { try recording.builder.add(events) }
+        case .leg(let configuration, let at): try session.beginNewActivity(configuration: configuration, at: at)
+        case .nextLeg(let at): try session.advanceToNextLeg(at: at)
+        case .endActivity(let at): try session.endCurrentActivity(at: at)
+        }
+    }
+
+    /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal.
+    private func rebuild() {
+        recording = nil
+        if let recovered = try? store.recoverActiveSession(id: id, commitInterval: 0) {
+            recording = recovered
+            lastBatch = Self.lastBatch(of: recovered)
+        }
+    }
+
+    /// Saves the workout; the session must have ended (an `end` item).
+    func finish() throws(APIError) -> Workout {
+        guard let recording else {
+            if let workout = try? store.workout(id: id) { return workout }
+            throw .notFound("session \(id) is not known")
+        }
+        guard recording.session.state == .ended else {
+            throw .conflict(
+                "session_not_ended",
+                "session \(id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
+        }
+        do {
+            let workout = try recording.finish()
+            self.recording = nil
+            return workout
+        } catch {
+            throw .unavailable("session \(id) could not be saved (\(error)); try again")
+        }
+    }
+
+    /// Commits anything pending (graceful shutdown); the journal stays for the next start.
+    func close() {
+        try? recording?.close()
+    }
+}
+
+/// The live sessions being recorded, by athlete and id; sessions not in memory are recovered from the journal.
+actor LiveSessions {
+    private struct Key: Hashable {
+        var athlete: UUID
+        var session: UUID
+    }
+    private var sessions: [Key: LiveSession] = [:]
+
+    static func options(id: UUID) -> BuilderOptions {
+        // Strict: a bad sample refuses its batch (the client hears why) instead of being dropped silently.
+        BuilderOptions(invalidInput: .reject, workoutID: id)
+    }
+
+    /// The session, from memory or recovered from the athlete's journal; nil when there is none.
+    func existing(athlete: Athlete, id: UUID, store: WorkoutStore) throws(APIError) -> LiveSession? {
+        let key = Key(athlete: athlete.id, session: id)
+        if let session = sessions[key] { return session }
+        let recovered: JournaledRecording?
+        do {
+            recovered = try store.recoverActiveSession(id: id, commitInterval: 0)
+        } catch StoreError.sessionNotFound {
+            recovered = nil
+        } catch {
+            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+        }
+        guard let recovered else { return nil }
+        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recovered)
+        sessions[key] = session
+        return session
+    }
+
+    /// Opens session `id` (idempotent: an existing session is returned as it is).
+    func open(
+        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore
+    ) throws(APIError) -> (LiveSession, created: Bool) {
+        if let session = try existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        if (try? store.workout(id: id)) != nil {
+            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+        }
+        let recording: JournaledRecording
+        do {
+            recording = try store.beginRecording(
+                configuration: configuration, options: Self.options(id: id), commitInterval: 0)
+        } catch {
+            throw .unavailable("session \(id) cannot be started: \(error)")
+        }
+        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
+        sessions[Key(athlete: athlete.id, session: id)] = session
+        return (session, true)
+    }
+
+    func forget(athlete: Athlete, id: UUID) {
+        sessions[Key(athlete: athlete.id, session: id)] = nil
+    }
+
+    var count: Int { sessions.count }
+
+    /// Commits every session's pending changes (graceful shutdown).
+    func closeAll() async {
+        for session in sessions.values { await session.close() }
+    }
+}
