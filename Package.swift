@@ -116,6 +116,9 @@ let package = Package(
             dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
         .testTarget(
+            name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],
+            swiftSettings: strict),
+        .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
             swiftSettings: strict),

@@ -102,6 +102,13 @@ public final class ServerDirectory: Sendable {
                             CHECK ((athlete_id IS NULL) <> (team IS NULL)));
                         """)
             }
+            migrator.registerMigration("v2: live sessions' owners") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE live_session(
+                            id TEXT PRIMARY KEY, athlete_id TEXT NOT NULL REFERENCES athlete(id) ON DELETE CASCADE);
+                        """)
+            }
             try migrator.migrate(queue)
         } catch {
             throw .storage(path: path, detail: "cannot open the server directory (\(error))")
@@ -223,6 +230,25 @@ public final class ServerDirectory: Sendable {
     private static func athlete(_ row: Row) -> Athlete? {
         guard let id = UUID(uuidString: row["id"] ?? "") else { return nil }
         return Athlete(id: id, name: row["name"], team: row["team"])
+    }
+
+    /// Records `athlete` as the owner of live session `id` unless it has one; returns the owner's id.
+    func claimSession(_ id: UUID, athlete: Athlete) throws(ServerSetupError) -> UUID? {
+        try perform { db in
+            try db.execute(
+                sql: "INSERT INTO live_session(id, athlete_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+                arguments: [id.uuidString, athlete.id.uuidString])
+            return try String.fetchOne(db, sql: "SELECT athlete_id FROM live_session WHERE id = ?", arguments: [id.uuidString])
+                .flatMap(UUID.init(uuidString:))
+        }
+    }
+
+    /// The owner of live session `id`, if any athlete opened it.
+    func sessionOwner(_ id: UUID) throws(ServerSetupError) -> UUID? {
+        try perform { db in
+            try String.fetchOne(db, sql: "SELECT athlete_id FROM live_session WHERE id = ?", arguments: [id.uuidString])
+                .flatMap(UUID.init(uuidString:))
+        }
     }
 
     /// Whether the directory answers (readiness).

@@ -370,6 +370,7 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
         let configuration = try setup.configuration()
+        try requireOwner(athlete, of: id, claim: true)
         let store = try stores.store(for: athlete)
         let (session, created) = try await sessions.open(
             athlete: athlete, id: id, configuration: configuration, store: store)
@@ -377,9 +378,25 @@ public final class WorkoutServer: Sendable {
         return try json(await session.state(), status: created ? .created : .ok)
     }
 
+    /// Refuses a live session id that another athlete opened (403, whatever the request).
+    func requireOwner(_ athlete: Athlete, of id: UUID, claim: Bool) throws(APIError) {
+        let owner: UUID?
+        do {
+            owner = claim ? try directory.claimSession(id, athlete: athlete) : try directory.sessionOwner(id)
+        } catch {
+            throw .unavailable("the server directory cannot be read: \(error)")
+        }
+        if let owner, owner != athlete.id {
+            throw APIError(
+                status: 403, code: "session_of_another_athlete",
+                message: "session \(id) belongs to another athlete; a token reaches only its own athlete's sessions")
+        }
+    }
+
     func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
         let athlete = try writer(request)
         let id = try pathID(context)
+        try requireOwner(athlete, of: id, claim: false)
         let store = try stores.store(for: athlete)
         guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {
             if (try? store.workout(id: id)) != nil {
@@ -429,6 +446,7 @@ public final class WorkoutServer: Sendable {
         _ = try QueryParameters(request, allowed: [])
         let athlete = try writer(request)
         let id = try pathID(context)
+        try requireOwner(athlete, of: id, claim: false)
         let store = try stores.store(for: athlete)
         let workout: Workout
         if let session = try await sessions.existing(athlete: athlete, id: id, store: store) {
