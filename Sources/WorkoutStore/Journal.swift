@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 import WorkoutEngine
 import WorkoutModel
@@ -42,21 +41,35 @@ struct JournalOptions: Codable, Sendable {
 ///
 /// `record` only appends under a lock (it runs while the builder holds its own lock); `commit`
 /// writes the buffer in one transaction. A background thread commits at most `interval` apart.
+///
+/// Samples go to chunks of the recording's workout, numbered by ordinal in the order accepted. Each
+/// stream (type and source) has an open tail chunk: a commit rewrites only the tails it added to,
+/// and a tail that reaches `Series.capacity` is closed and never written again. The change list
+/// keeps, for a batch of samples or route points, only its count: recovery takes the next samples
+/// by ordinal.
 final class JournalWriter: WorkoutRecordingSink {
+    /// The chunks being filled: everything since each stream's last closed chunk.
+    struct Tails: Sendable {
+        var nextOrdinal: Int64 = 0
+        var nextRouteOrdinal: Int64 = 0
+        var samples: [Series.StreamKey: [(Int64, QuantitySample)]] = [:]
+        var route: [RoutePoint] = []
+        var routeFirst: Int64 = 0
+    }
+
     private struct State: Sendable {
         var buffer: [RecordingChange] = []
         var nextSeq: Int64
         var replaying: Bool
         var committedSamples: Int
         var lastError: StoreError?
+        var tails: Tails
         /// Set once the journal was moved into a workout or discarded: nothing more is written.
         var closed = false
     }
 
     let store: WorkoutStore
     let session: UUID
-    /// The workout row the session records into (samples and route go there directly).
-    let workoutRow: Int64
     private let state: Mutex<State>
     /// Serialises commits (the background thread and explicit flushes).
     private let commitLock = Mutex(())
@@ -64,14 +77,13 @@ final class JournalWriter: WorkoutRecordingSink {
     let onCommit: (@Sendable (Int) -> Void)?
 
     init(
-        store: WorkoutStore, session: UUID, workoutRow: Int64, nextSeq: Int64, committedSamples: Int,
+        store: WorkoutStore, session: UUID, nextSeq: Int64, committedSamples: Int, tails: Tails,
         replaying: Bool, onCommit: (@Sendable (Int) -> Void)?
     ) {
         self.store = store
         self.session = session
-        self.workoutRow = workoutRow
         self.onCommit = onCommit
-        state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples))
+        state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples, tails: tails))
     }
 
     func record(_ change: RecordingChange) {
@@ -91,35 +103,32 @@ final class JournalWriter: WorkoutRecordingSink {
     /// Commits everything buffered so far in one transaction.
     func commit() throws(StoreError) {
         let total = try commitLock.withLock { (_: inout Void) throws(StoreError) -> Int? in
-            try commitLocked()
+            try commitLocked(closing: nil)
         }
         // Outside the lock, so that the callback may itself commit.
         if let total { onCommit?(total) }
     }
 
-    /// Commits what is buffered and runs `closing` in the same transaction, after which the journal
+    /// Commits what is buffered with `closing` in the same transaction, after which the journal
     /// is closed (finish, discard). On failure nothing changed and the call may be repeated.
-    func commit(closing: @escaping (Database) throws -> Void) throws(StoreError) {
+    func commit(closing: JournalClosing) throws(StoreError) {
         try commitLock.withLock { (_: inout Void) throws(StoreError) in
             _ = try commitLocked(closing: closing)
         }
     }
 
     /// Returns the total of committed samples when something was committed.
-    private func commitLocked(closing: ((Database) throws -> Void)? = nil) throws(StoreError) -> Int? {
-        let (changes, seq, closed) = state.withLock { state in
+    private func commitLocked(closing: JournalClosing?) throws(StoreError) -> Int? {
+        let (changes, seq, closed, tails) = state.withLock { state in
             defer { state.buffer.removeAll(keepingCapacity: true) }
-            return (state.buffer, state.nextSeq, state.closed)
+            return (state.buffer, state.nextSeq, state.closed, state.tails)
         }
         guard !closed else { return nil }
         guard !changes.isEmpty || closing != nil else { return nil }
-        let written: (Int64, Int)
+        var newTails = tails
+        let (commit, samples) = Self.prepare(changes, from: seq, tails: &newTails, session: session, closing: closing)
         do {
-            written = try store.write { db in
-                let written = try self.write(changes, from: seq, db)
-                try closing?(db)
-                return written
-            }
+            try store.backend.commitJournal(commit)
         } catch {
             // Nothing was written: put the changes back in front, in order, for the next commit.
             state.withLock { state in
@@ -129,8 +138,9 @@ final class JournalWriter: WorkoutRecordingSink {
             throw error
         }
         return state.withLock { state in
-            state.nextSeq = written.0
-            state.committedSamples += written.1
+            state.nextSeq = seq + Int64(changes.count)
+            state.committedSamples += samples
+            state.tails = newTails
             state.lastError = nil
             if closing != nil {
                 state.closed = true
@@ -140,41 +150,64 @@ final class JournalWriter: WorkoutRecordingSink {
         }
     }
 
-    /// Writes `changes` numbered from `seq`; returns the next seq and how many samples were written.
-    private func write(_ changes: [RecordingChange], from seq: Int64, _ db: Database) throws -> (Int64, Int) {
-        var seq = seq
+    /// The commit of `changes` numbered from `seq`: entries, and the chunks of every tail they
+    /// touched (closed ones once, open ones as they are now); and how many samples it holds.
+    static func prepare(
+        _ changes: [RecordingChange], from seq: Int64, tails: inout Tails, session: UUID, closing: JournalClosing?
+    ) -> (JournalCommit, Int) {
+        var entries: [JournalEntry] = []
+        entries.reserveCapacity(changes.count)
+        var sampleChunks: [SampleChunk] = []
+        var routeChunks: [RouteChunk] = []
+        var touched: Set<Series.StreamKey> = []
+        var routeTouched = false
         var samples = 0
-        var inserter = try SampleInserter(db)
-        let statement = try db.cachedStatement(
-            sql:
-                "INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count) VALUES (?, ?, ?, ?, ?, ?)"
-        )
-        let id = session.uuidString
-        for change in changes {
+        for (offset, change) in changes.enumerated() {
+            let number = seq + Int64(offset)
             switch change {
             case .samples(let batch):
-                // Written once, into the workout's own rows; the change names their row ids.
-                var first: Int64?
                 for sample in batch {
-                    let row = try inserter.insert(sample, workout: workoutRow)
-                    if first == nil { first = row }
+                    let key = Series.StreamKey(type: sample.type, source: sample.source)
+                    tails.samples[key, default: []].append((tails.nextOrdinal, sample))
+                    tails.nextOrdinal += 1
+                    touched.insert(key)
+                    if let tail = tails.samples[key], tail.count >= Series.capacity {
+                        sampleChunks.append(Series.chunk(key, tail[...]))
+                        tails.samples[key] = nil
+                        touched.remove(key)
+                    }
                 }
-                try statement.execute(arguments: [id, seq, "samples", nil as String?, first, batch.count])
+                entries.append(JournalEntry(seq: number, kind: .samples, count: batch.count))
                 samples += batch.count
             case .route(let points):
-                try store.insertRoute(db, workout: workoutRow, points: points)
-                let first = points.isEmpty ? nil : db.lastInsertedRowID - Int64(points.count) + 1
-                try statement.execute(arguments: [id, seq, "route", nil as String?, first, points.count])
+                for point in points {
+                    if tails.route.isEmpty { tails.routeFirst = tails.nextRouteOrdinal }
+                    tails.route.append(point)
+                    tails.nextRouteOrdinal += 1
+                    routeTouched = true
+                    if tails.route.count >= Series.capacity {
+                        routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
+                        tails.route = []
+                        routeTouched = false
+                    }
+                }
+                entries.append(JournalEntry(seq: number, kind: .route, count: points.count))
             default:
-                try statement.execute(arguments: [
-                    id, seq, "change", try JSON.encode(change), nil as Int64?, nil as Int?,
-                ])
+                entries.append(JournalEntry(seq: number, kind: .change, payload: (try? JSON.encode(change)) ?? "null"))
             }
-            seq += 1
         }
-        return (seq, samples)
+        for key in touched {
+            if let tail = tails.samples[key], !tail.isEmpty { sampleChunks.append(Series.chunk(key, tail[...])) }
+        }
+        if routeTouched, !tails.route.isEmpty {
+            routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
+        }
+        return (
+            JournalCommit(
+                session: session, entries: entries, sampleChunks: sampleChunks, routeChunks: routeChunks,
+                closing: closing), samples
+        )
     }
-
 }
 
 /// A background thread that commits a journal at a fixed interval until stopped.
@@ -239,13 +272,10 @@ public final class JournaledRecording: Sendable {
 
     /// The samples committed to the journal so far, in the order they were accepted.
     public func committedSamples() throws(StoreError) -> [QuantitySample] {
-        let id = writer.session.uuidString
-        let row = writer.workoutRow
-        return try store.read { db in
-            try WorkoutStore.loadJournal(db, session: id, workoutRow: row).0.flatMap { change -> [QuantitySample] in
-                if case .samples(let samples) = change { return samples }
-                return []
-            }
+        guard let journal = try store.backend.loadJournal(id: writer.session) else { return [] }
+        return try WorkoutStore.changes(of: journal).0.flatMap { change -> [QuantitySample] in
+            if case .samples(let samples) = change { return samples }
+            return []
         }
     }
 
@@ -266,16 +296,10 @@ public final class JournaledRecording: Sendable {
         guard session.builder.state == .ended else { throw .sessionNotEnded(state: session.state.rawValue) }
         // What finishWorkout() will return: the builder's state at its end, every sample folded in.
         let workout = session.builder.snapshot()
-        let id = writer.session.uuidString
-        let row = writer.workoutRow
-        let store = self.store
-        // The journal's tail, the completed workout row and the journal's removal: one transaction,
+        // The journal's tail, the completed workout and the journal's removal: one transaction,
         // taken under the commit lock so that no background commit can land after it. The samples and
-        // route are already in the workout's rows: nothing is copied.
-        try writer.commit(closing: { db in
-            _ = try store.insertWorkout(db, workout, recordingRow: row)
-            try WorkoutStore.deleteJournal(db, id: id)
-        })
+        // route are already in the workout's chunks: nothing is copied.
+        try writer.commit(closing: .finish(workout))
         committer?.stop()
         do {
             _ = try session.builder.finishWorkout()
@@ -292,14 +316,7 @@ public final class JournaledRecording: Sendable {
         if session.builder.state != .discarded, session.builder.state != .finished {
             do { try session.builder.discardWorkout() } catch { throw .engine(error) }
         }
-        let id = writer.session.uuidString
-        let row = writer.workoutRow
-        try writer.commit(closing: { db in
-            try db.execute(sql: "DELETE FROM sample WHERE workout_id = ?", arguments: [row])
-            try db.execute(sql: "DELETE FROM route_point WHERE workout_id = ?", arguments: [row])
-            try db.execute(sql: "DELETE FROM workout WHERE id = ? AND recording = 1", arguments: [row])
-            try WorkoutStore.deleteJournal(db, id: id)
-        })
+        try writer.commit(closing: .discard)
     }
 }
 
@@ -329,38 +346,37 @@ extension WorkoutStore {
             throw .engine(error)
         }
         let id = session.builder.workoutID
-        let storedOptions = JournalOptions(options)
         let now = clock.now()
-        let row = try write { db -> Int64 in
-            let row = try insertRecordingRow(db, id: id, configuration: configuration, start: now)
-            try db.execute(
-                sql: """
-                    INSERT INTO journal_session(uuid, configuration, options, created, workout_id)
-                    VALUES (?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    id.uuidString, try JSON.encode(configuration), try JSON.encode(storedOptions),
-                    now.timeIntervalSinceReferenceDate, row,
-                ])
-            return row
+        let record: JournalSessionRecord
+        do {
+            record = JournalSessionRecord(
+                id: id, configuration: try JSON.encode(configuration), options: try JSON.encode(JournalOptions(options)),
+                created: now)
+        } catch {
+            throw .database(path: path, detail: "cannot encode the session's settings: \(error)")
         }
+        try backend.beginJournal(record, configuration: configuration, start: now)
         let writer = JournalWriter(
-            store: self, session: id, workoutRow: row, nextSeq: 0, committedSamples: 0, replaying: false,
-            onCommit: onCommit)
+            store: self, session: id, nextSeq: 0, committedSamples: 0, tails: JournalWriter.Tails(),
+            replaying: false, onCommit: onCommit)
         writerBox.set(writer)
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
     }
 
     /// Sessions with a journal (recording, or interrupted by a crash), oldest first.
     public func journaledSessions() throws(StoreError) -> [JournalSessionInfo] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, configuration, created FROM journal_session ORDER BY created")
-                .map { row in
-                    JournalSessionInfo(
-                        id: try Self.uuid(row["uuid"]),
-                        configuration: try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
-                        created: Date(timeIntervalSinceReferenceDate: row["created"]))
-                }
+        try backend.journalSessions().map { (record) throws(StoreError) in
+            JournalSessionInfo(
+                id: record.id, configuration: try Self.decodeSetting(WorkoutConfiguration.self, record.configuration, record.id),
+                created: record.created)
+        }
+    }
+
+    static func decodeSetting<T: Decodable>(_ type: T.Type, _ text: String, _ session: UUID) throws(StoreError) -> T {
+        do {
+            return try JSON.decode(type, text)
+        } catch {
+            throw .corruptChunk(workout: session, detail: "the journal's \(T.self) does not read: \(error)")
         }
     }
 
@@ -372,31 +388,17 @@ extension WorkoutStore {
         id: UUID? = nil, clock: any WorkoutClock = SystemClock(), commitInterval: TimeInterval = 1,
         onCommit: (@Sendable (Int) -> Void)? = nil
     ) throws(StoreError) -> JournaledRecording? {
-        typealias Loaded = (UUID, Int64, WorkoutConfiguration, JournalOptions, [RecordingChange], Int)
-        let loaded = try read { db -> Loaded? in
-            let row: Row?
-            if let id {
-                row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM journal_session WHERE uuid = ?", arguments: [id.uuidString])
-            } else {
-                row = try Row.fetchOne(db, sql: "SELECT * FROM journal_session ORDER BY created DESC LIMIT 1")
-            }
-            guard let row else { return nil }
-            let session: String = row["uuid"]
-            let workoutRow: Int64 = row["workout_id"]
-            let (changes, sampleCount) = try Self.loadJournal(db, session: session, workoutRow: workoutRow)
-            return (
-                try Self.uuid(session), workoutRow, try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
-                try JSON.decode(JournalOptions.self, row["options"]), changes, sampleCount
-            )
-        }
-        guard let (sessionID, workoutRow, configuration, options, changes, sampleCount) = loaded else {
+        guard let journal = try backend.loadJournal(id: id) else {
             if let id { throw .sessionNotFound(id) }
             return nil
         }
+        let sessionID = journal.session.id
+        let configuration = try Self.decodeSetting(WorkoutConfiguration.self, journal.session.configuration, sessionID)
+        let options = try Self.decodeSetting(JournalOptions.self, journal.session.options, sessionID)
+        let (changes, tails, sampleCount) = try Self.changes(of: journal)
         let writer = JournalWriter(
-            store: self, session: sessionID, workoutRow: workoutRow, nextSeq: Int64(changes.count),
-            committedSamples: sampleCount, replaying: true, onCommit: onCommit)
+            store: self, session: sessionID, nextSeq: Int64(journal.entries.count), committedSamples: sampleCount,
+            tails: tails, replaying: true, onCommit: onCommit)
         let session: WorkoutSession
         do {
             session = try WorkoutSession(
@@ -410,67 +412,44 @@ extension WorkoutStore {
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
     }
 
-    /// Every committed change of a session, in order, with its samples and route points read back
-    /// from the workout row's own rows; and how many samples there are.
-    static func loadJournal(_ db: Database, session: String, workoutRow: Int64) throws -> ([RecordingChange], Int) {
-        var samples: [(row: Int64, sample: QuantitySample)] = []
-        var sources: [String: SourceDevice] = [:]
-        let cursor = try Row.fetchCursor(
-            db,
-            sql: """
-                SELECT s.type, s.start, s."end", s.value, s.unit, s.canonical, s.metadata,
-                       src.name, src.manufacturer, src.model, src.identifier, s.id
-                FROM sample s JOIN source src ON src.id = s.source_id
-                WHERE s.workout_id = ? ORDER BY s.id
-                """, arguments: [workoutRow])
-        while let row = try cursor.next() {
-            if let sample = try decodeSample(row, offset: 0, sources: &sources) { samples.append((row[11], sample)) }
-        }
-        var route: [(row: Int64, point: RoutePoint)] = []
-        let routeRows = try Row.fetchCursor(
-            db, sql: "SELECT rowid AS row, * FROM route_point WHERE workout_id = ? ORDER BY rowid",
-            arguments: [workoutRow])
-        while let row = try routeRows.next() { route.append((row["row"], decodeRoutePoint(row))) }
-
-        /// The entries whose row ids lie in [first, first + count), from a cursor moving forward.
-        func take<T>(_ all: [(row: Int64, item: T)], from cursor: inout Int, first: Int64?, count: Int) -> [T] {
-            guard let first, count > 0 else { return [] }
-            while cursor < all.count, all[cursor].row < first { cursor += 1 }
-            var result: [T] = []
-            while cursor < all.count, all[cursor].row < first + Int64(count) {
-                result.append(all[cursor].item)
-                cursor += 1
-            }
-            return result
-        }
-        let sampleEntries = samples.map { (row: $0.row, item: $0.sample) }
-        let routeEntries = route.map { (row: $0.row, item: $0.point) }
+    /// Every committed change of a journal, in order, with its samples and route points taken from
+    /// the recording's chunks by ordinal; the writer's state to go on from; how many samples.
+    static func changes(of journal: LoadedJournal) throws(StoreError) -> ([RecordingChange], JournalWriter.Tails, Int) {
+        let id = journal.session.id
+        var samples: [(Int64, QuantitySample)] = []
+        samples.reserveCapacity(journal.sampleChunks.reduce(0) { $0 + $1.count })
+        for chunk in journal.sampleChunks { samples += try Series.decode(chunk, workout: id) }
+        samples.sort { $0.0 < $1.0 }
+        var route: [(Int64, RoutePoint)] = []
+        for chunk in journal.routeChunks { route += try Series.decode(chunk, workout: id) }
+        route.sort { $0.0 < $1.0 }
+        var changes: [RecordingChange] = []
+        changes.reserveCapacity(journal.entries.count)
         var sampleCursor = 0
         var routeCursor = 0
-        var changes: [RecordingChange] = []
-        let rows = try Row.fetchCursor(
-            db,
-            sql: "SELECT seq, kind, payload, first_row, row_count FROM journal_change WHERE session = ? ORDER BY seq",
-            arguments: [session])
-        while let row = try rows.next() {
-            let kind: String = row["kind"]
-            let first: Int64? = row["first_row"]
-            let count: Int = row["row_count"] ?? 0
-            switch kind {
-            case "samples":
-                changes.append(.samples(take(sampleEntries, from: &sampleCursor, first: first, count: count)))
-            case "route":
-                changes.append(.route(take(routeEntries, from: &routeCursor, first: first, count: count)))
-            default:
-                changes.append(try JSON.decode(RecordingChange.self, row["payload"]))
+        for entry in journal.entries {
+            switch entry.kind {
+            case .samples:
+                let end = min(sampleCursor + max(0, entry.count), samples.count)
+                changes.append(.samples(samples[sampleCursor..<end].map(\.1)))
+                sampleCursor = end
+            case .route:
+                let end = min(routeCursor + max(0, entry.count), route.count)
+                changes.append(.route(route[routeCursor..<end].map(\.1)))
+                routeCursor = end
+            case .change:
+                do {
+                    changes.append(try JSON.decode(RecordingChange.self, entry.payload ?? ""))
+                } catch {
+                    throw .corruptChunk(workout: id, detail: "journal change \(entry.seq) does not read: \(error)")
+                }
             }
         }
-        return (changes, samples.count)
-    }
-
-    static func deleteJournal(_ db: Database, id: String) throws {
-        try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
+        // Later samples start new chunks (the partly filled ones stay as they are).
+        var tails = JournalWriter.Tails()
+        tails.nextOrdinal = (samples.last?.0 ?? -1) + 1
+        tails.nextRouteOrdinal = (route.last?.0 ?? -1) + 1
+        return (changes, tails, samples.count)
     }
 }
 

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 import WorkoutEngine
 import WorkoutModel
 
@@ -28,25 +26,6 @@ public struct DateRange: Sendable, Hashable {
         self.options = options
     }
 
-    /// SQL conditions on `startColumn`/`endColumn`, with their bound values.
-    func conditions(start startColumn: String, end endColumn: String) -> [(String, [any DatabaseValueConvertible])] {
-        var result: [(String, [any DatabaseValueConvertible])] = []
-        let from = start?.timeIntervalSinceReferenceDate
-        let to = end?.timeIntervalSinceReferenceDate
-        if options.contains(.strictStartDate) {
-            if let from { result.append(("\(startColumn) >= ?", [from])) }
-            if let to { result.append(("\(startColumn) < ?", [to])) }
-        }
-        if options.contains(.strictEndDate) {
-            if let from { result.append(("\(endColumn) > ?", [from])) }
-            if let to { result.append(("\(endColumn) <= ?", [to])) }
-        }
-        if options.isEmpty {
-            if let to { result.append(("\(startColumn) < ?", [to])) }
-            if let from { result.append(("\(endColumn) >= ?", [from])) }
-        }
-        return result
-    }
 }
 
 /// A sample query (HKSampleQuery): type, dates, source, workout, order and limit.
@@ -155,7 +134,7 @@ public struct WorkoutQuery: Sendable, Hashable {
 
 extension WorkoutQuery {
     /// Only activity predicates, each with at least one statistic condition: the index-only path.
-    var isActivityOnly: Bool {
+    package var isActivityOnly: Bool {
         activityType == nil && minimumDuration == nil && maximumDuration == nil && dates.start == nil
             && dates.end == nil && !activities.isEmpty && activities.allSatisfy { !$0.conditions.isEmpty }
     }
@@ -203,288 +182,84 @@ public enum StatisticsInterval: Sendable, Hashable {
 extension WorkoutStore {
     // MARK: samples
 
-    /// Samples matching `query`.
+    /// Samples matching `query`: the chunks whose index columns can match, decoded, filtered exactly,
+    /// in time order (samples at the same instant in the order they were saved).
     public func samples(matching query: SampleQuery) throws(StoreError) -> [QuantitySample] {
-        try read { db in try Self.fetchSamples(db, query) }
-    }
-
-    static func fetchSamples(_ db: Database, _ query: SampleQuery) throws -> [QuantitySample] {
-        var conditions: [String] = []
-        var arguments: [any DatabaseValueConvertible] = []
-        if let type = query.type {
-            conditions.append("s.type = ?")
-            arguments.append(type.rawValue)
+        let from = query.dates.start?.timeIntervalSinceReferenceDate
+        let to = query.dates.end?.timeIntervalSinceReferenceDate
+        var filter = ChunkFilter(type: query.type, source: query.source, workout: query.workout)
+        let options = query.dates.options
+        if options.contains(.strictStartDate) {
+            filter.startFrom = from
+            filter.startBefore = to
         }
-        for (condition, values) in query.dates.conditions(start: "s.start", end: "s.\"end\"") {
-            conditions.append(condition)
-            arguments += values
+        if options.contains(.strictEndDate) {
+            filter.endFrom = from
+            filter.endThrough = to
         }
-        if let source = query.source {
-            conditions.append(
-                "src.name = ? AND ifnull(src.identifier, '') = ifnull(?, '') AND ifnull(src.manufacturer, '') = ifnull(?, '') AND ifnull(src.model, '') = ifnull(?, '')"
-            )
-            arguments += [source.name, source.identifier, source.manufacturer, source.model]
+        if options.isEmpty {
+            filter.startBefore = to
+            filter.endFrom = from
         }
-        if let workout = query.workout {
-            conditions.append("s.workout_id = (SELECT id FROM workout WHERE uuid = ?)")
-            arguments.append(workout.uuidString)
+        let chunks = try backend.sampleChunks(filter)
+        // The whole chunk passes when its index columns say every sample matches.
+        func matches(_ start: Double, _ end: Double) -> Bool {
+            if options.contains(.strictStartDate) {
+                if let from, !(start >= from) { return false }
+                if let to, !(start < to) { return false }
+            }
+            if options.contains(.strictEndDate) {
+                if let from, !(end > from) { return false }
+                if let to, !(end <= to) { return false }
+            }
+            if options.isEmpty {
+                if let to, !(start < to) { return false }
+                if let from, !(end >= from) { return false }
+            }
+            return true
         }
-        var sql = """
-            SELECT s.type, s.start, s."end", s.value, s.unit, s.canonical, s.metadata,
-                   src.name, src.manufacturer, src.model, src.identifier
-            FROM sample s JOIN source src ON src.id = s.source_id
-            """
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += query.ascending ? " ORDER BY s.start, s.id" : " ORDER BY s.start DESC, s.id DESC"
-        if let limit = query.limit {
-            sql += " LIMIT ?"
-            arguments.append(max(0, limit))
+        struct Key {
+            var start: Double
+            var workout: Int64
+            var ordinal: Int64
         }
-        var sources: [String: SourceDevice] = [:]
-        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap { row in
-            try decodeSample(row, offset: 0, sources: &sources)
+        var keys: [Key] = []
+        var found: [QuantitySample] = []
+        for stored in chunks {
+            let chunk = stored.chunk
+            let whole = matches(chunk.startMin, chunk.endMin) && matches(chunk.startMax, chunk.endMax)
+                && matches(chunk.startMin, chunk.endMax) && matches(chunk.startMax, chunk.endMin)
+            for (ordinal, sample) in try Series.decode(chunk, workout: stored.workout) {
+                let start = sample.start.timeIntervalSinceReferenceDate
+                if !whole, !matches(start, sample.end.timeIntervalSinceReferenceDate) { continue }
+                keys.append(Key(start: start, workout: stored.workoutOrder, ordinal: ordinal))
+                found.append(sample)
+            }
         }
-    }
-
-    /// Decodes (type, start, end, value, unit, canonical, metadata, name, manufacturer, model, identifier).
-    static func decodeSample(_ row: Row, offset: Int, sources: inout [String: SourceDevice]) throws -> QuantitySample? {
-        guard let type = QuantityType(rawValue: row[offset]) else { return nil }
-        let unitSymbol: String = row[offset + 4]
-        let quantity: Quantity
-        if let unit = QuantityUnit(symbol: unitSymbol) {
-            quantity = Quantity(row[offset + 3], unit)
-        } else {
-            quantity = Quantity(row[offset + 5], type.canonicalUnit)
+        var order = Array(keys.indices)
+        order.sort { a, b in
+            let x = keys[a]
+            let y = keys[b]
+            if x.start != y.start { return x.start < y.start }
+            if x.workout != y.workout { return x.workout < y.workout }
+            return x.ordinal < y.ordinal
         }
-        let name: String = row[offset + 7]
-        let manufacturer: String? = row[offset + 8]
-        let model: String? = row[offset + 9]
-        let identifier: String? = row[offset + 10]
-        let key = [name, manufacturer ?? "\u{0}", model ?? "\u{0}", identifier ?? "\u{0}"].joined(separator: "\u{1}")
-        let source: SourceDevice
-        if let known = sources[key] {
-            source = known
-        } else {
-            source = SourceDevice(name: name, manufacturer: manufacturer, model: model, identifier: identifier)
-            sources[key] = source
-        }
-        let metadataText: String? = row[offset + 6]
-        return QuantitySample(
-            type: type, quantity: quantity, start: Date(timeIntervalSinceReferenceDate: row[offset + 1]),
-            end: Date(timeIntervalSinceReferenceDate: row[offset + 2]), source: source,
-            metadata: try metadataText.map { try JSON.decode(Metadata.self, $0) } ?? [:])
+        if !query.ascending { order.reverse() }
+        if let limit = query.limit, order.count > max(0, limit) { order.removeLast(order.count - max(0, limit)) }
+        return order.map { found[$0] }
     }
 
     // MARK: workouts
 
     /// Ids of the workouts matching `query`, in the query's order: the lean path (an index lookup
-    /// on the statistics table for activity predicates).
+    /// on the statistics for activity predicates).
     public func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
-        if query.isActivityOnly {
-            let matches = try query.activities.map { (predicate) throws(StoreError) in try Self.matchSQL(predicate) }
-            return try read { db in try Self.activityOnlyIDs(db, matches, query) }
-        }
-        let (sql, arguments) = try Self.workoutSQL(query, columns: "w.uuid")
-        return try read { db in
-            try String.fetchAll(db, sql: sql, arguments: arguments).map(Self.uuid)
-        }
-    }
-
-    /// Answers a query made only of activity predicates from the statistics index alone: each
-    /// predicate is one covering-index range scan giving (workout id, workout start); the sets are
-    /// intersected, ordered and limited here rather than by SQLite's slower temporary B-trees.
-    static func activityOnlyIDs(
-        _ db: Database, _ matches: [(String, [any DatabaseValueConvertible])], _ query: WorkoutQuery
-    ) throws -> [UUID] {
-        /// A match: the workout's start and its id as a 128-bit number (high, low), whose order is
-        /// the order of the upper-case text ids the general path sorts by.
-        struct Match: Comparable {
-            var start: Double
-            var high: UInt64
-            var low: UInt64
-            static func < (a: Match, b: Match) -> Bool {
-                a.start != b.start ? a.start < b.start : a.high != b.high ? a.high < b.high : a.low < b.low
-            }
-        }
-        var result: [Match]?
-        for (condition, values) in matches {
-            let statement = try db.makeStatement(
-                sql: "SELECT s0.workout_uuid, s0.workout_start FROM statistic s0 WHERE \(condition)")
-            try statement.setArguments(StatementArguments(values))
-            let handle = statement.sqliteStatement
-            var found: [Match] = []
-            var code = sqlite3_step(handle)
-            while code == SQLITE_ROW {
-                let count = Int(sqlite3_column_bytes(handle, 0))
-                if let text = sqlite3_column_text(handle, 0),
-                    let (high, low) = uuidBits(UnsafeBufferPointer(start: text, count: count))
-                {
-                    found.append(Match(start: sqlite3_column_double(handle, 1), high: high, low: low))
-                }
-                code = sqlite3_step(handle)
-            }
-            sqlite3_reset(handle)
-            guard code == SQLITE_DONE else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code),
-                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
-            // A workout with several matching activities appears once.
-            found.sort()
-            var unique: [Match] = []
-            unique.reserveCapacity(found.count)
-            for match in found where unique.last != match { unique.append(match) }
-            if let previous = result {
-                // Both sorted: keep the workouts every predicate matched.
-                var kept: [Match] = []
-                var i = 0
-                var j = 0
-                while i < previous.count, j < unique.count {
-                    if previous[i] == unique[j] {
-                        kept.append(previous[i])
-                        i += 1
-                        j += 1
-                    } else if previous[i] < unique[j] {
-                        i += 1
-                    } else {
-                        j += 1
-                    }
-                }
-                result = kept
-            } else {
-                result = unique
-            }
-        }
-        var ordered = result ?? []
-        if !query.ascending { ordered.reverse() }
-        if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
-        return ordered.map { uuid(high: $0.high, low: $0.low) }
-    }
-
-    /// The canonical 36-character text id as a 128-bit number (high, low); nil for anything else.
-    static func uuidBits(_ text: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
-        guard text.count == 36 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var digits = 0
-        for position in 0..<36 {
-            let character = text[position]
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard character == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            let nibble: UInt64
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(character - UInt8(ascii: "0"))
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = UInt64(character - UInt8(ascii: "A") + 10)
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(character - UInt8(ascii: "a") + 10)
-            default: return nil
-            }
-            if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
-            digits += 1
-        }
-        return (high, low)
+        try backend.workoutIDs(matching: query)
     }
 
     /// The workouts matching `query`, fully loaded (activities, events, statistics).
     public func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
-        if query.isActivityOnly {
-            let ids = try workoutIDs(matching: query)
-            return try read { db in
-                try ids.compactMap { id in
-                    try Row.fetchOne(
-                        db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString]
-                    )
-                    .map { try Self.decodeWorkout(db, $0) }
-                }
-            }
-        }
-        let (sql, arguments) = try Self.workoutSQL(query, columns: "w.*")
-        return try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.decodeWorkout(db, $0) }
-        }
-    }
-
-    static func workoutSQL(_ query: WorkoutQuery, columns: String) throws(StoreError) -> (String, StatementArguments) {
-        var conditions: [String] = ["w.recording = 0"]
-        var arguments: [any DatabaseValueConvertible] = []
-        if let type = query.activityType {
-            conditions.append("w.activity_type = ?")
-            arguments.append(type.rawValue)
-        }
-        if let minimum = query.minimumDuration {
-            conditions.append("w.duration >= ?")
-            arguments.append(minimum)
-        }
-        if let maximum = query.maximumDuration {
-            conditions.append("w.duration <= ?")
-            arguments.append(maximum)
-        }
-        for (condition, values) in query.dates.conditions(start: "w.start", end: "w.\"end\"") {
-            conditions.append(condition)
-            arguments += values
-        }
-        for predicate in query.activities {
-            let (condition, values) = try activitySQL(predicate)
-            conditions.append(condition)
-            arguments += values
-        }
-        var sql = "SELECT \(columns) FROM workout w"
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += query.ascending ? " ORDER BY w.start, w.uuid" : " ORDER BY w.start DESC, w.uuid DESC"
-        if let limit = query.limit {
-            sql += " LIMIT ?"
-            arguments.append(max(0, limit))
-        }
-        return (sql, StatementArguments(arguments))
-    }
-
-    /// "w.id IN (workouts with an activity matching every condition)".
-    static func activitySQL(
-        _ predicate: ActivityPredicate
-    ) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
-        guard !predicate.conditions.isEmpty else {
-            guard let type = predicate.activityType else { return ("1", []) }
-            return ("w.id IN (SELECT workout_id FROM activity WHERE activity_type = ?)", [type.rawValue])
-        }
-        let (condition, arguments) = try matchSQL(predicate)
-        return ("w.id IN (SELECT s0.workout_id FROM statistic s0 WHERE \(condition))", arguments)
-    }
-
-    /// The WHERE clause on statistics row `s0` for an activity matching every condition of a predicate
-    /// with at least one condition. Column names and operators come from enums; values are bound.
-    static func matchSQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible])
-    {
-        guard let first = predicate.conditions.first else {
-            throw .invalidQuery("an activity predicate without conditions")
-        }
-        func value(_ condition: StatisticCondition) throws(StoreError) -> Double {
-            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite
-            else {
-                throw .invalidQuery(
-                    "\(condition.quantityType.rawValue) compared with \(condition.value): needs a finite value in "
-                        + "a \(condition.quantityType.canonicalUnit.dimension.rawValue) unit")
-            }
-            return value
-        }
-        var arguments: [any DatabaseValueConvertible] = [first.quantityType.rawValue]
-        var sql = "s0.activity_id IS NOT NULL AND s0.quantity_type = ?"
-        if let type = predicate.activityType {
-            sql += " AND s0.activity_type = ?"
-            arguments.append(type.rawValue)
-        }
-        sql += " AND s0.\(first.aggregate.column) \(first.comparison.rawValue) ?"
-        arguments.append(try value(first))
-        for (index, condition) in predicate.conditions.dropFirst().enumerated() {
-            let alias = "s\(index + 1)"
-            sql += """
-                 AND EXISTS (SELECT 1 FROM statistic \(alias) WHERE \(alias).activity_id = s0.activity_id
-                AND \(alias).quantity_type = ? AND \(alias).\(condition.aggregate.column) \(condition.comparison.rawValue) ?)
-                """
-            arguments.append(condition.quantityType.rawValue)
-            arguments.append(try value(condition))
-        }
-        return (sql, arguments)
+        try backend.workouts(matching: query)
     }
 
     // MARK: anchored
@@ -496,31 +271,7 @@ extension WorkoutStore {
     ) throws(StoreError)
         -> AnchoredWorkouts
     {
-        let from = anchor?.value ?? 0
-        let cap = limit.map { max(0, $0) } ?? Int.max
-        return try read { db in
-            let limitSQL = cap == Int.max ? "" : " LIMIT \(cap)"
-            let added = try Row.fetchAll(
-                db, sql: "SELECT * FROM workout WHERE anchor > ? AND recording = 0 ORDER BY anchor\(limitSQL)",
-                arguments: [from])
-            let deleted = try Row.fetchAll(
-                db, sql: "SELECT anchor, uuid FROM deleted_object WHERE anchor > ? ORDER BY anchor\(limitSQL)",
-                arguments: [from])
-            var merged: [(Int64, Row, Bool)] =
-                added.map { ($0["anchor"], $0, true) } + deleted.map { ($0["anchor"], $0, false) }
-            merged.sort { $0.0 < $1.0 }
-            if merged.count > cap { merged.removeLast(merged.count - cap) }
-            var result = AnchoredWorkouts(added: [], deleted: [], anchor: QueryAnchor(from))
-            for (value, row, isAdded) in merged {
-                if isAdded {
-                    result.added.append(try Self.decodeWorkout(db, row))
-                } else {
-                    result.deleted.append(try Self.uuid(row["uuid"]))
-                }
-                result.anchor = QueryAnchor(value)
-            }
-            return result
-        }
+        try backend.anchoredWorkouts(since: anchor, limit: limit)
     }
 
     /// The anchored query as a live sequence: first what changed since `anchor`, then each later

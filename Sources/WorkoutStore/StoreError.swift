@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import WorkoutEngine
 
 /// Everything that can go wrong with a store file or a store call; each says what and what to do.
@@ -18,6 +17,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case sessionNotFound(UUID)
     case sessionNotEnded(state: String)
     case invalidQuery(String)
+    /// A stored chunk of samples or route points does not decode; the rest of the store is readable.
+    case corruptChunk(workout: UUID, detail: String)
+    /// Upgrading the file to this build's schema failed; the file was left exactly as it was.
+    case migrationFailed(path: String, detail: String)
     case database(path: String, detail: String)
     case engine(EngineError)
 
@@ -49,28 +52,17 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the session is \(state); stop and end it before finishing the workout"
         case .invalidQuery(let detail):
             "invalid query: \(detail)"
+        case .corruptChunk(let workout, let detail):
+            "stored data of workout \(workout) is damaged (\(detail)); its other data and every other workout "
+                + "stay readable. Delete the workout (`workout delete \(workout)`) or restore the store from a backup"
+        case .migrationFailed(let path, let detail):
+            "\(path) could not be upgraded to this version's storage (\(detail)); the file was not changed. "
+                + "Keep using the previous version, or report the problem with this message"
         case .database(let path, let detail):
             "database error on \(path): \(detail)"
         case .engine(let error):
             error.description
         }
-    }
-
-    /// Maps a GRDB/SQLite error on `path` to the store error a user can act on.
-    static func from(_ error: any Error, path: String) -> StoreError {
-        if let error = error as? StoreError { return error }
-        if let error = error as? EngineError { return .engine(error) }
-        if let error = error as? DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_NOTADB: return .notADatabase(path: path)
-            case .SQLITE_CORRUPT: return .corrupt(path: path, detail: error.message ?? "malformed")
-            case .SQLITE_BUSY, .SQLITE_LOCKED: return .locked(path: path)
-            case .SQLITE_READONLY, .SQLITE_PERM: return .readOnly(path: path)
-            case .SQLITE_CANTOPEN: return .cannotCreate(path: path, detail: error.message ?? "cannot open")
-            default: return .database(path: path, detail: error.description)
-            }
-        }
-        return .database(path: path, detail: String(describing: error))
     }
 }
 

@@ -65,7 +65,7 @@ struct BadInputTests {
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA user_version = 99") }
         try queue.close()
         let before = try #require(contents(path))
-        #expect(throws: StoreError.newerSchema(path: path, found: 99, supported: 1)) { try WorkoutStore(path: path) }
+        #expect(throws: StoreError.newerSchema(path: path, found: 99, supported: 2)) { try WorkoutStore(path: path) }
         #expect(contents(path) == before)
     }
 

@@ -4,9 +4,10 @@ import GRDB
 /// raise `Schema.version`.
 enum Schema {
     /// The newest schema this build writes; files with a higher `user_version` are refused.
-    static let version = 1
+    static let version = 2
 
-    static var migrator: DatabaseMigrator {
+    /// The migrations; `path` names the file in a failed migration's error.
+    static func migrator(path: String) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
@@ -87,6 +88,41 @@ enum Schema {
                         PRIMARY KEY(session, seq)) WITHOUT ROWID;
                     """)
         }
+        // v2: samples and route points in chunks (docs/storage-chunks.md). One transaction: on any
+        // failure it rolls back and the file stays as it was.
+        migrator.registerMigration("v2") { db in
+            do {
+                try db.execute(sql: chunkTables)
+                try ChunkMigration.run(db)
+                try db.execute(
+                    sql: """
+                        DROP TABLE sample;
+                        DROP TABLE route_point;
+                        PRAGMA user_version = 2;
+                        """)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError.migrationFailed(path: path, detail: String(describing: error))
+            }
+        }
         return migrator
     }
+
+    /// The chunk tables of schema v2. A chunk's key is (workout_id, first_ordinal): writing a chunk
+    /// again with the same key replaces it (the open tail of a recording's stream).
+    static let chunkTables = """
+        CREATE TABLE sample_chunk(
+            id INTEGER PRIMARY KEY, workout_id INTEGER NOT NULL, type TEXT NOT NULL, source_id INTEGER NOT NULL,
+            first_ordinal INTEGER NOT NULL, last_ordinal INTEGER NOT NULL, count INTEGER NOT NULL,
+            start_min REAL NOT NULL, start_max REAL NOT NULL, end_min REAL NOT NULL, end_max REAL NOT NULL,
+            value_min REAL, value_max REAL, data BLOB NOT NULL);
+        CREATE UNIQUE INDEX sample_chunk_key ON sample_chunk(workout_id, first_ordinal);
+        CREATE INDEX sample_chunk_type_start ON sample_chunk(type, start_min);
+        CREATE TABLE route_chunk(
+            id INTEGER PRIMARY KEY, workout_id INTEGER NOT NULL, first_ordinal INTEGER NOT NULL,
+            last_ordinal INTEGER NOT NULL, count INTEGER NOT NULL, date_min REAL NOT NULL, date_max REAL NOT NULL,
+            data BLOB NOT NULL);
+        CREATE UNIQUE INDEX route_chunk_key ON route_chunk(workout_id, first_ordinal);
+        """
 }

@@ -1,0 +1,256 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+// The store seam (docs/storage-chunks.md, "Backends"). `WorkoutStore` keeps everything that is the
+// same for every backend: chunking and chunk encoding, sample and route queries over decoded chunks,
+// statistics, the journal's logic, observers. A backend keeps rows: workouts with their activities,
+// statistics and events, chunks with their index columns, and the journal. It compiles workout
+// queries to its own parameterised statements. It throws `StoreError` only.
+//
+// A backend instance may be scoped (one athlete, a set of athletes): every call then sees and
+// writes only that scope. The seam has no notion of who owns what.
+
+/// A chunk of samples of one stream (one workout, quantity type and source), as a backend stores it.
+///
+/// The index fields are what a backend needs to select chunks without decoding them: a date-range
+/// query reads only chunks whose [startMin, startMax] / [endMin, endMax] can match.
+package struct SampleChunk: Sendable, Hashable {
+    package var type: QuantityType
+    package var source: SourceDevice
+    /// Number of samples.
+    package var count: Int
+    /// Ordinal of the chunk's first sample in its workout: with the workout, the chunk's key. A chunk
+    /// written again with the same key (the open tail of a recording) replaces the earlier one.
+    package var firstOrdinal: Int64
+    package var lastOrdinal: Int64
+    /// Sample starts and ends, seconds since 2001-01-01 UTC.
+    package var startMin: Double
+    package var startMax: Double
+    package var endMin: Double
+    package var endMax: Double
+    /// Values in the type's canonical unit (nil when no sample converts).
+    package var valueMin: Double?
+    package var valueMax: Double?
+    /// The encoded chunk (`ChunkCodec`, format "WKC" version 1).
+    package var payload: [UInt8]
+
+    package init(
+        type: QuantityType, source: SourceDevice, count: Int, firstOrdinal: Int64, lastOrdinal: Int64,
+        startMin: Double, startMax: Double, endMin: Double, endMax: Double, valueMin: Double?, valueMax: Double?,
+        payload: [UInt8]
+    ) {
+        self.type = type
+        self.source = source
+        self.count = count
+        self.firstOrdinal = firstOrdinal
+        self.lastOrdinal = lastOrdinal
+        self.startMin = startMin
+        self.startMax = startMax
+        self.endMin = endMin
+        self.endMax = endMax
+        self.valueMin = valueMin
+        self.valueMax = valueMax
+        self.payload = payload
+    }
+}
+
+/// A chunk of route points of one workout.
+package struct RouteChunk: Sendable, Hashable {
+    package var count: Int
+    /// Ordinal of the first point in the workout's route (insertion order); the chunk's key.
+    package var firstOrdinal: Int64
+    package var lastOrdinal: Int64
+    package var dateMin: Double
+    package var dateMax: Double
+    package var payload: [UInt8]
+
+    package init(count: Int, firstOrdinal: Int64, lastOrdinal: Int64, dateMin: Double, dateMax: Double, payload: [UInt8]) {
+        self.count = count
+        self.firstOrdinal = firstOrdinal
+        self.lastOrdinal = lastOrdinal
+        self.dateMin = dateMin
+        self.dateMax = dateMax
+        self.payload = payload
+    }
+}
+
+/// A stored chunk with the workout it belongs to.
+package struct StoredChunk<Chunk: Sendable>: Sendable {
+    package var workout: UUID
+    /// Orders workouts as they were first written (ties between workouts at the same instant).
+    package var workoutOrder: Int64
+    package var chunk: Chunk
+
+    package init(workout: UUID, workoutOrder: Int64, chunk: Chunk) {
+        self.workout = workout
+        self.workoutOrder = workoutOrder
+        self.chunk = chunk
+    }
+}
+
+/// Which sample chunks to read. Every bound is on the chunk's index columns; a chunk that passes
+/// may still hold no matching sample (the store filters decoded samples exactly). Finished workouts
+/// only, unless `workout` names a recording in progress (the journal reads its own chunks).
+package struct ChunkFilter: Sendable, Hashable {
+    package var type: QuantityType?
+    package var source: SourceDevice?
+    package var workout: UUID?
+    /// startMin < startBefore
+    package var startBefore: Double?
+    /// startMax >= startFrom
+    package var startFrom: Double?
+    /// endMax >= endFrom
+    package var endFrom: Double?
+    /// endMin <= endThrough
+    package var endThrough: Double?
+
+    package init(
+        type: QuantityType? = nil, source: SourceDevice? = nil, workout: UUID? = nil, startBefore: Double? = nil,
+        startFrom: Double? = nil, endFrom: Double? = nil, endThrough: Double? = nil
+    ) {
+        self.type = type
+        self.source = source
+        self.workout = workout
+        self.startBefore = startBefore
+        self.startFrom = startFrom
+        self.endFrom = endFrom
+        self.endThrough = endThrough
+    }
+}
+
+/// A journaled session as stored: its settings (JSON text written by the store) and its workout row.
+package struct JournalSessionRecord: Sendable, Hashable {
+    package var id: UUID
+    /// `WorkoutConfiguration` as JSON.
+    package var configuration: String
+    /// The builder options (`JournalOptions`) as JSON.
+    package var options: String
+    package var created: Date
+
+    package init(id: UUID, configuration: String, options: String, created: Date) {
+        self.id = id
+        self.configuration = configuration
+        self.options = options
+        self.created = created
+    }
+}
+
+/// One change of a session's journal, numbered by `seq` from 0.
+package struct JournalEntry: Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
+        /// `count` samples, the next ones in the recording's ordinal order.
+        case samples
+        /// `count` route points, the next ones in the route's ordinal order.
+        case route
+        /// Any other change, as JSON text in `payload` (`RecordingChange`'s Codable form).
+        case change
+    }
+    package var seq: Int64
+    package var kind: Kind
+    package var count: Int
+    package var payload: String?
+
+    package init(seq: Int64, kind: Kind, count: Int = 0, payload: String? = nil) {
+        self.seq = seq
+        self.kind = kind
+        self.count = count
+        self.payload = payload
+    }
+}
+
+/// What a journal commit does besides appending changes.
+package enum JournalClosing: Sendable {
+    /// The recording becomes the finished `workout` (its samples and route stay where they are).
+    case finish(Workout)
+    /// The recording and everything it wrote are deleted.
+    case discard
+}
+
+/// One journal commit: applied in one transaction, or not at all.
+package struct JournalCommit: Sendable {
+    package var session: UUID
+    package var entries: [JournalEntry]
+    /// Inserted, or replacing the chunk with the same first ordinal (the open tail of a stream).
+    package var sampleChunks: [SampleChunk]
+    package var routeChunks: [RouteChunk]
+    package var closing: JournalClosing?
+
+    package init(
+        session: UUID, entries: [JournalEntry], sampleChunks: [SampleChunk], routeChunks: [RouteChunk],
+        closing: JournalClosing?
+    ) {
+        self.session = session
+        self.entries = entries
+        self.sampleChunks = sampleChunks
+        self.routeChunks = routeChunks
+        self.closing = closing
+    }
+}
+
+/// A journal as read back for recovery.
+package struct LoadedJournal: Sendable {
+    package var session: JournalSessionRecord
+    /// In seq order.
+    package var entries: [JournalEntry]
+    package var sampleChunks: [SampleChunk]
+    package var routeChunks: [RouteChunk]
+
+    package init(
+        session: JournalSessionRecord, entries: [JournalEntry], sampleChunks: [SampleChunk], routeChunks: [RouteChunk]
+    ) {
+        self.session = session
+        self.entries = entries
+        self.sampleChunks = sampleChunks
+        self.routeChunks = routeChunks
+    }
+}
+
+/// A storage backend of `WorkoutStore`: SQLite (`SQLiteBackend`, this module) or another database
+/// (PostgreSQL in the `WorkoutStorePostgres` target). Every method is one transaction and thread-safe;
+/// errors are `StoreError`s a user can act on.
+package protocol StoreBackend: Sendable {
+    /// What the store is, for messages (`path` of `WorkoutStore`): a file path, a redacted URL.
+    var location: String { get }
+
+    // MARK: saving
+
+    /// Saves a finished workout with its chunks. Throws `.workoutExists` when the id is taken.
+    func save(_ workout: Workout, sampleChunks: [SampleChunk], routeChunks: [RouteChunk]) throws(StoreError)
+
+    /// Deletes a finished workout and its chunks; records the deletion for anchored queries.
+    /// Throws `.workoutNotFound`.
+    func delete(workout: UUID) throws(StoreError)
+
+    /// Replaces a finished workout's metadata and its samples of `replacing` with `sampleChunks`
+    /// (ordinals from `nextOrdinal` given to `update`), moving its anchor; one transaction.
+    /// `update` receives the stored metadata and the next free sample ordinal of the workout.
+    /// Throws `.workoutNotFound`.
+    func updateWorkout(
+        _ workout: UUID, replacing: QuantityType,
+        _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
+    ) throws(StoreError)
+
+    // MARK: reading
+
+    func workout(id: UUID) throws(StoreError) -> Workout?
+    func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout]
+    func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID]
+    func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts
+    /// Chunks passing `filter`, any order.
+    func sampleChunks(_ filter: ChunkFilter) throws(StoreError) -> [StoredChunk<SampleChunk>]
+    /// The route chunks of a finished workout, any order.
+    func routeChunks(workout: UUID) throws(StoreError) -> [RouteChunk]
+
+    // MARK: journal
+
+    /// Creates a session's journal and its recording (a workout not yet visible to queries).
+    /// Throws `.workoutExists` when a workout has the session's id.
+    func beginJournal(_ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date)
+        throws(StoreError)
+    func commitJournal(_ commit: JournalCommit) throws(StoreError)
+    /// Journaled sessions, oldest first.
+    func journalSessions() throws(StoreError) -> [JournalSessionRecord]
+    /// The session `id` (the newest when nil), nil when there is none.
+    func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal?
+}

@@ -1,0 +1,616 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import WorkoutEngine
+import WorkoutModel
+
+/// The SQLite backend of `WorkoutStore`: one file in WAL mode (DESIGN §10), samples and route
+/// points in chunks (docs/storage-chunks.md). Thread-safe; reads run concurrently with the single
+/// writer; every method is one transaction.
+package final class SQLiteBackend: StoreBackend {
+    /// The store file.
+    package let path: String
+    package var location: String { path }
+    let pool: DatabasePool
+
+    /// Opens (creating when missing, migrating an older schema in place) the store at `path`.
+    ///
+    /// This is the one place where the store file is created and opened. An existing file is checked
+    /// read-only before anything is written: not SQLite, truncated, written by a newer schema,
+    /// read-only or locked each throw a `StoreError` and leave it as it was. A migration that fails
+    /// rolls back and leaves the file as it was (`.migrationFailed`).
+    /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
+    package init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
+        self.path = path
+        try Self.preflight(path: path, busyTimeout: busyTimeout)
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(busyTimeout)
+            configuration.prepareDatabase { db in
+                // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
+                // share the OS page cache across the pool's connections.
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                if db.configuration.readonly {
+                    // Readers only: mapped pages count as resident memory, and the writer's bulk
+                    // moves would map the whole file; the writer keeps SQLite's bounded page cache.
+                    try db.execute(sql: "PRAGMA mmap_size = 268435456")
+                    try db.execute(sql: "PRAGMA cache_size = -16384")
+                }
+            }
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try Schema.migrator(path: path).migrate(pool)
+            try pool.write { db in
+                if try Int.fetchOne(db, sql: "PRAGMA user_version") != Schema.version {
+                    try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
+                }
+            }
+            self.pool = pool
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    /// Checks an existing file without writing to it; creates the folder for a new one.
+    private static func preflight(path: String, busyTimeout: TimeInterval) throws(StoreError) {
+        let files = FileManager.default
+        let folder = (path as NSString).deletingLastPathComponent
+        guard files.fileExists(atPath: path) else {
+            do {
+                if !folder.isEmpty { try files.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            } catch {
+                throw .cannotCreate(path: path, detail: (error as NSError).localizedDescription)
+            }
+            guard folder.isEmpty || files.isWritableFile(atPath: folder) else { throw .readOnly(path: path) }
+            return
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .readOnly(path: path) }
+        let header = (try? handle.read(upToCount: 100)) ?? Data()
+        try? handle.close()
+        if header.isEmpty { return }  // SQLite treats an empty file as a new database
+        guard header.count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
+            throw .notADatabase(path: path)
+        }
+        let bytes = [UInt8](header)
+        func bigEndian(_ offset: Int, _ count: Int) -> UInt64 {
+            bytes[offset..<(offset + count)].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        let rawPageSize = bigEndian(16, 2)
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        let pageCount = bigEndian(28, 4)
+        let size = ((try? files.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.uint64Value ?? 0
+        if bigEndian(24, 4) == bigEndian(92, 4), pageCount > 0, size < pageCount * pageSize {
+            throw .corrupt(path: path, detail: "truncated: \(size) of \(pageCount * pageSize) bytes")
+        }
+        guard files.isWritableFile(atPath: path), folder.isEmpty || files.isWritableFile(atPath: folder) else {
+            throw .readOnly(path: path)
+        }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(busyTimeout)
+            let probe = try DatabaseQueue(path: path, configuration: configuration)
+            let (version, tables) = try probe.read { db -> (Int, [String]) in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                return (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0, tables)
+            }
+            try probe.close()
+            if version > Schema.version {
+                throw StoreError.newerSchema(path: path, found: version, supported: Schema.version)
+            }
+            // A database of another program: tables, but not ours. Never convert it.
+            if version == 0, !tables.isEmpty {
+                throw StoreError.notAWorkoutStore(path: path)
+            }
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    // MARK: transactions
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+    func insertRecordingRow(_ db: Database, id: UUID, configuration: WorkoutConfiguration, start: Date) throws -> Int64
+    {
+        try requireFree(db, id)
+        try db.execute(
+            sql: """
+                INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
+                                    counters, anchor, recording) VALUES (?, ?, ?, ?, 0, 0, ?, '{}', '{}', 0, 1)
+                """,
+            arguments: [
+                id.uuidString, configuration.activityType.rawValue, start.timeIntervalSinceReferenceDate,
+                start.timeIntervalSinceReferenceDate, try JSON.encode(configuration),
+            ])
+        return db.lastInsertedRowID
+    }
+
+    private func requireFree(_ db: Database, _ id: UUID) throws {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [id.uuidString]) == true {
+            throw StoreError.workoutExists(id)
+        }
+    }
+
+    /// Inserts the workout, activities, statistics and events; returns the workout's row id. With
+    /// `recordingRow`, completes that recording row instead of inserting one.
+    func insertWorkout(_ db: Database, _ workout: Workout, recordingRow: Int64? = nil) throws -> Int64 {
+        if recordingRow == nil { try requireFree(db, workout.id) }
+        // Saved again after a delete: it is an addition now, no longer a deletion.
+        try db.execute(
+            sql: "DELETE FROM deleted_object WHERE kind = 'workout' AND uuid = ?", arguments: [workout.id.uuidString])
+        let anchor = try nextAnchor(db)
+        let values: [(any DatabaseValueConvertible)?] = [
+            workout.id.uuidString, workout.activityType.rawValue, workout.start.timeIntervalSinceReferenceDate,
+            workout.end.timeIntervalSinceReferenceDate, workout.duration, workout.elapsed,
+            try JSON.encode(workout.configuration), try JSON.encode(workout.metadata),
+            try JSON.encode(workout.counters), anchor,
+        ]
+        let workoutRow: Int64
+        if let recordingRow {
+            try db.execute(
+                sql: """
+                    UPDATE workout SET uuid = ?, activity_type = ?, start = ?, "end" = ?, duration = ?, elapsed = ?,
+                                       configuration = ?, metadata = ?, counters = ?, anchor = ?, recording = 0
+                    WHERE id = ?
+                    """, arguments: StatementArguments(values + [recordingRow]))
+            workoutRow = recordingRow
+        } else {
+            try db.execute(
+                sql: """
+                    INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
+                                        counters, anchor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: StatementArguments(values))
+            workoutRow = db.lastInsertedRowID
+        }
+        let owner = StatisticOwner(
+            workout: workoutRow, start: workout.start.timeIntervalSinceReferenceDate, uuid: workout.id.uuidString)
+        try insertStatistics(db, owner, activity: nil, type: workout.activityType, workout.statistics)
+        // A workout without activities gets one implicit activity spanning it, so that activity
+        // predicates ("a cycling activity with …") match single-sport workouts too.
+        let activities: [(WorkoutActivity, Bool)] =
+            workout.activities.isEmpty
+            ? [
+                (
+                    WorkoutActivity(
+                        id: workout.id, configuration: workout.configuration, start: workout.start, end: workout.end,
+                        duration: workout.duration, statistics: workout.statistics), true
+                )
+            ]
+            : workout.activities.map { ($0, false) }
+        for (position, (activity, implicit)) in activities.enumerated() {
+            try db.execute(
+                sql: """
+                    INSERT INTO activity(uuid, workout_id, position, implicit, activity_type, start, "end", duration,
+                                         configuration, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    activity.id.uuidString, workoutRow, position, implicit,
+                    activity.configuration.activityType.rawValue,
+                    activity.start.timeIntervalSinceReferenceDate, activity.end?.timeIntervalSinceReferenceDate,
+                    activity.duration, try JSON.encode(activity.configuration), try JSON.encode(activity.metadata),
+                ])
+            try insertStatistics(
+                db, owner, activity: db.lastInsertedRowID, type: activity.configuration.activityType,
+                activity.statistics)
+        }
+        for (position, event) in workout.events.enumerated() {
+            try db.execute(
+                sql:
+                    "INSERT INTO event(workout_id, position, type, start, duration, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    workoutRow, position, event.type.rawValue, event.start.timeIntervalSinceReferenceDate,
+                    event.duration, try JSON.encode(event.metadata),
+                ])
+        }
+        return workoutRow
+    }
+
+    /// The workout a statistics row belongs to.
+    private struct StatisticOwner {
+        var workout: Int64
+        var start: Double
+        var uuid: String
+    }
+
+    private func insertStatistics(
+        _ db: Database, _ owner: StatisticOwner, activity: Int64?, type: WorkoutActivityType,
+        _ statistics: [QuantityType: Statistics]
+    ) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO statistic(workout_id, activity_id, activity_type, quantity_type, minimum, maximum, average,
+                                      sum, most_recent, most_recent_date, start, "end", duration, covered, sample_count,
+                                      workout_start, workout_uuid)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for quantityType in QuantityType.allCases {
+            guard let s = statistics[quantityType] else { continue }
+            try statement.execute(arguments: [
+                owner.workout, activity, type.rawValue, quantityType.rawValue, s.minimum?.value, s.maximum?.value,
+                s.average?.value, s.sum?.value, s.mostRecent?.value, s.mostRecentDate?.timeIntervalSinceReferenceDate,
+                s.start.timeIntervalSinceReferenceDate, s.end.timeIntervalSinceReferenceDate, s.duration, s.coveredTime,
+                s.sampleCount, owner.start, owner.uuid,
+            ])
+        }
+    }
+
+    static func decodeRoutePoint(_ row: Row) -> RoutePoint {
+        RoutePoint(
+            date: Date(timeIntervalSinceReferenceDate: row["date"]), latitude: row["latitude"],
+            longitude: row["longitude"], altitude: row["altitude"], speed: row["speed"], course: row["course"],
+            horizontalAccuracy: row["horizontal_accuracy"])
+    }
+
+    func nextAnchor(_ db: Database) throws -> Int64 {
+        try db.execute(sql: "UPDATE meta SET value = value + 1 WHERE key = 'anchor'")
+        return try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'anchor'") ?? 0
+    }
+    static func decodeWorkout(_ db: Database, _ row: Row) throws -> Workout {
+        let workoutRow: Int64 = row["id"]
+        let statistics = try Row.fetchAll(
+            db, sql: "SELECT * FROM statistic WHERE workout_id = ?", arguments: [workoutRow])
+        var byActivity: [Int64?: [QuantityType: Statistics]] = [:]
+        for statistic in statistics {
+            guard let type = QuantityType(rawValue: statistic["quantity_type"]) else { continue }
+            byActivity[statistic["activity_id"] as Int64?, default: [:]][type] = decodeStatistics(statistic, type: type)
+        }
+        let activities = try Row.fetchAll(
+            db, sql: "SELECT * FROM activity WHERE workout_id = ? AND implicit = 0 ORDER BY position",
+            arguments: [workoutRow]
+        ).map { activity -> WorkoutActivity in
+            let end: Double? = activity["end"]
+            return WorkoutActivity(
+                id: try uuid(activity["uuid"]),
+                configuration: try JSON.decode(WorkoutConfiguration.self, activity["configuration"]),
+                start: Date(timeIntervalSinceReferenceDate: activity["start"]),
+                end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
+                metadata: try JSON.decode(Metadata.self, activity["metadata"]), duration: activity["duration"],
+                statistics: byActivity[activity["id"] as Int64?] ?? [:])
+        }
+        let events = try Row.fetchAll(
+            db, sql: "SELECT * FROM event WHERE workout_id = ? ORDER BY position", arguments: [workoutRow]
+        ).compactMap { event -> WorkoutEvent? in
+            guard let type = WorkoutEventType(rawValue: event["type"]) else { return nil }
+            return WorkoutEvent(
+                type: type, start: Date(timeIntervalSinceReferenceDate: event["start"]), duration: event["duration"],
+                metadata: try JSON.decode(Metadata.self, event["metadata"]))
+        }
+        return Workout(
+            id: try uuid(row["uuid"]), configuration: try JSON.decode(WorkoutConfiguration.self, row["configuration"]),
+            start: Date(timeIntervalSinceReferenceDate: row["start"]),
+            end: Date(timeIntervalSinceReferenceDate: row["end"]), duration: row["duration"], activities: activities,
+            events: events, metadata: try JSON.decode(Metadata.self, row["metadata"]),
+            statistics: byActivity[nil] ?? [:], counters: try JSON.decode(IngestCounters.self, row["counters"]))
+    }
+
+    static func decodeStatistics(_ row: Row, type: QuantityType) -> Statistics {
+        let unit = type.canonicalUnit
+        func quantity(_ column: String) -> Quantity? { (row[column] as Double?).map { Quantity($0, unit) } }
+        let recentDate: Double? = row["most_recent_date"]
+        return Statistics(
+            quantityType: type, start: Date(timeIntervalSinceReferenceDate: row["start"]),
+            end: Date(timeIntervalSinceReferenceDate: row["end"]), minimum: quantity("minimum"),
+            maximum: quantity("maximum"), average: quantity("average"), mostRecent: quantity("most_recent"),
+            mostRecentDate: recentDate.map { Date(timeIntervalSinceReferenceDate: $0) }, sum: quantity("sum"),
+            duration: row["duration"], coveredTime: row["covered"], sampleCount: row["sample_count"])
+    }
+
+    /// Parses a stored id. The canonical form takes the fast parser (`uuidBits`): Foundation's costs
+    /// over a microsecond per id on Linux, which dominates large results.
+    static func uuid(_ text: String) throws -> UUID {
+        var text = text
+        let fast = text.withUTF8 { uuidBits($0) }.map { uuid(high: $0.0, low: $0.1) }
+        guard let id = fast ?? UUID(uuidString: text) else {
+            throw StoreError.database(path: "", detail: "bad uuid \(text)")
+        }
+        return id
+    }
+
+    /// The UUID whose 16 bytes are `high` then `low`, big-endian (the inverse of `uuidBits`).
+    static func uuid(high: UInt64, low: UInt64) -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            for i in 0..<8 {
+                raw[i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(i)))
+                raw[8 + i] = UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(i)))
+            }
+        }
+        return UUID(uuid: bytes)
+    }
+}
+
+extension SQLiteBackend {
+    /// Decodes (type, start, end, value, unit, canonical, metadata, name, manufacturer, model, identifier).
+    static func decodeSample(_ row: Row, offset: Int, sources: inout [String: SourceDevice]) throws -> QuantitySample? {
+        guard let type = QuantityType(rawValue: row[offset]) else { return nil }
+        let unitSymbol: String = row[offset + 4]
+        let quantity: Quantity
+        if let unit = QuantityUnit(symbol: unitSymbol) {
+            quantity = Quantity(row[offset + 3], unit)
+        } else {
+            quantity = Quantity(row[offset + 5], type.canonicalUnit)
+        }
+        let name: String = row[offset + 7]
+        let manufacturer: String? = row[offset + 8]
+        let model: String? = row[offset + 9]
+        let identifier: String? = row[offset + 10]
+        let key = [name, manufacturer ?? "\u{0}", model ?? "\u{0}", identifier ?? "\u{0}"].joined(separator: "\u{1}")
+        let source: SourceDevice
+        if let known = sources[key] {
+            source = known
+        } else {
+            source = SourceDevice(name: name, manufacturer: manufacturer, model: model, identifier: identifier)
+            sources[key] = source
+        }
+        let metadataText: String? = row[offset + 6]
+        return QuantitySample(
+            type: type, quantity: quantity, start: Date(timeIntervalSinceReferenceDate: row[offset + 1]),
+            end: Date(timeIntervalSinceReferenceDate: row[offset + 2]), source: source,
+            metadata: try metadataText.map { try JSON.decode(Metadata.self, $0) } ?? [:])
+    }
+    /// Answers a query made only of activity predicates from the statistics index alone: each
+    /// predicate is one covering-index range scan giving (workout id, workout start); the sets are
+    /// intersected, ordered and limited here rather than by SQLite's slower temporary B-trees.
+    static func activityOnlyIDs(
+        _ db: Database, _ matches: [(String, [any DatabaseValueConvertible])], _ query: WorkoutQuery
+    ) throws -> [UUID] {
+        /// A match: the workout's start and its id as a 128-bit number (high, low), whose order is
+        /// the order of the upper-case text ids the general path sorts by.
+        struct Match: Comparable {
+            var start: Double
+            var high: UInt64
+            var low: UInt64
+            static func < (a: Match, b: Match) -> Bool {
+                a.start != b.start ? a.start < b.start : a.high != b.high ? a.high < b.high : a.low < b.low
+            }
+        }
+        var result: [Match]?
+        for (condition, values) in matches {
+            let statement = try db.makeStatement(
+                sql: "SELECT s0.workout_uuid, s0.workout_start FROM statistic s0 WHERE \(condition)")
+            try statement.setArguments(StatementArguments(values))
+            let handle = statement.sqliteStatement
+            var found: [Match] = []
+            var code = sqlite3_step(handle)
+            while code == SQLITE_ROW {
+                let count = Int(sqlite3_column_bytes(handle, 0))
+                if let text = sqlite3_column_text(handle, 0),
+                    let (high, low) = uuidBits(UnsafeBufferPointer(start: text, count: count))
+                {
+                    found.append(Match(start: sqlite3_column_double(handle, 1), high: high, low: low))
+                }
+                code = sqlite3_step(handle)
+            }
+            sqlite3_reset(handle)
+            guard code == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            // A workout with several matching activities appears once.
+            found.sort()
+            var unique: [Match] = []
+            unique.reserveCapacity(found.count)
+            for match in found where unique.last != match { unique.append(match) }
+            if let previous = result {
+                // Both sorted: keep the workouts every predicate matched.
+                var kept: [Match] = []
+                var i = 0
+                var j = 0
+                while i < previous.count, j < unique.count {
+                    if previous[i] == unique[j] {
+                        kept.append(previous[i])
+                        i += 1
+                        j += 1
+                    } else if previous[i] < unique[j] {
+                        i += 1
+                    } else {
+                        j += 1
+                    }
+                }
+                result = kept
+            } else {
+                result = unique
+            }
+        }
+        var ordered = result ?? []
+        if !query.ascending { ordered.reverse() }
+        if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
+        return ordered.map { uuid(high: $0.high, low: $0.low) }
+    }
+
+    /// The canonical 36-character text id as a 128-bit number (high, low); nil for anything else.
+    static func uuidBits(_ text: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        guard text.count == 36 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for position in 0..<36 {
+            let character = text[position]
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard character == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let nibble: UInt64
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(character - UInt8(ascii: "0"))
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = UInt64(character - UInt8(ascii: "A") + 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(character - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+            if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
+            digits += 1
+        }
+        return (high, low)
+    }
+
+
+    static func workoutSQL(_ query: WorkoutQuery, columns: String) throws(StoreError) -> (String, StatementArguments) {
+        var conditions: [String] = ["w.recording = 0"]
+        var arguments: [any DatabaseValueConvertible] = []
+        if let type = query.activityType {
+            conditions.append("w.activity_type = ?")
+            arguments.append(type.rawValue)
+        }
+        if let minimum = query.minimumDuration {
+            conditions.append("w.duration >= ?")
+            arguments.append(minimum)
+        }
+        if let maximum = query.maximumDuration {
+            conditions.append("w.duration <= ?")
+            arguments.append(maximum)
+        }
+        for (condition, values) in query.dates.conditions(start: "w.start", end: "w.\"end\"") {
+            conditions.append(condition)
+            arguments += values
+        }
+        for predicate in query.activities {
+            let (condition, values) = try activitySQL(predicate)
+            conditions.append(condition)
+            arguments += values
+        }
+        var sql = "SELECT \(columns) FROM workout w"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += query.ascending ? " ORDER BY w.start, w.uuid" : " ORDER BY w.start DESC, w.uuid DESC"
+        if let limit = query.limit {
+            sql += " LIMIT ?"
+            arguments.append(max(0, limit))
+        }
+        return (sql, StatementArguments(arguments))
+    }
+
+    /// "w.id IN (workouts with an activity matching every condition)".
+    static func activitySQL(
+        _ predicate: ActivityPredicate
+    ) throws(StoreError) -> (String, [any DatabaseValueConvertible]) {
+        guard !predicate.conditions.isEmpty else {
+            guard let type = predicate.activityType else { return ("1", []) }
+            return ("w.id IN (SELECT workout_id FROM activity WHERE activity_type = ?)", [type.rawValue])
+        }
+        let (condition, arguments) = try matchSQL(predicate)
+        return ("w.id IN (SELECT s0.workout_id FROM statistic s0 WHERE \(condition))", arguments)
+    }
+
+    /// The WHERE clause on statistics row `s0` for an activity matching every condition of a predicate
+    /// with at least one condition. Column names and operators come from enums; values are bound.
+    static func matchSQL(_ predicate: ActivityPredicate) throws(StoreError) -> (String, [any DatabaseValueConvertible])
+    {
+        guard let first = predicate.conditions.first else {
+            throw .invalidQuery("an activity predicate without conditions")
+        }
+        func value(_ condition: StatisticCondition) throws(StoreError) -> Double {
+            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite
+            else {
+                throw .invalidQuery(
+                    "\(condition.quantityType.rawValue) compared with \(condition.value): needs a finite value in "
+                        + "a \(condition.quantityType.canonicalUnit.dimension.rawValue) unit")
+            }
+            return value
+        }
+        var arguments: [any DatabaseValueConvertible] = [first.quantityType.rawValue]
+        var sql = "s0.activity_id IS NOT NULL AND s0.quantity_type = ?"
+        if let type = predicate.activityType {
+            sql += " AND s0.activity_type = ?"
+            arguments.append(type.rawValue)
+        }
+        sql += " AND s0.\(first.aggregate.column) \(first.comparison.rawValue) ?"
+        arguments.append(try value(first))
+        for (index, condition) in predicate.conditions.dropFirst().enumerated() {
+            let alias = "s\(index + 1)"
+            sql += """
+                 AND EXISTS (SELECT 1 FROM statistic \(alias) WHERE \(alias).activity_id = s0.activity_id
+                AND \(alias).quantity_type = ? AND \(alias).\(condition.aggregate.column) \(condition.comparison.rawValue) ?)
+                """
+            arguments.append(condition.quantityType.rawValue)
+            arguments.append(try value(condition))
+        }
+        return (sql, arguments)
+    }
+    // MARK: anchored
+
+    /// Workouts added and deleted since `anchor` (everything when nil), oldest change first, at
+    /// most `limit` changes; the returned anchor continues from the last change included.
+    package func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts {
+        let from = anchor?.value ?? 0
+        let cap = limit.map { max(0, $0) } ?? Int.max
+        return try read { db in
+            let limitSQL = cap == Int.max ? "" : " LIMIT \(cap)"
+            let added = try Row.fetchAll(
+                db, sql: "SELECT * FROM workout WHERE anchor > ? AND recording = 0 ORDER BY anchor\(limitSQL)",
+                arguments: [from])
+            let deleted = try Row.fetchAll(
+                db, sql: "SELECT anchor, uuid FROM deleted_object WHERE anchor > ? ORDER BY anchor\(limitSQL)",
+                arguments: [from])
+            var merged: [(Int64, Row, Bool)] =
+                added.map { ($0["anchor"], $0, true) } + deleted.map { ($0["anchor"], $0, false) }
+            merged.sort { $0.0 < $1.0 }
+            if merged.count > cap { merged.removeLast(merged.count - cap) }
+            var result = AnchoredWorkouts(added: [], deleted: [], anchor: QueryAnchor(from))
+            for (value, row, isAdded) in merged {
+                if isAdded {
+                    result.added.append(try Self.decodeWorkout(db, row))
+                } else {
+                    result.deleted.append(try Self.uuid(row["uuid"]))
+                }
+                result.anchor = QueryAnchor(value)
+            }
+            return result
+        }
+    }
+
+    /// The anchored query as a live sequence: first what changed since `anchor`, then each later
+}
+
+extension DateRange {
+    /// SQL conditions on `startColumn`/`endColumn`, with their bound values.
+    func conditions(start startColumn: String, end endColumn: String) -> [(String, [any DatabaseValueConvertible])] {
+        var result: [(String, [any DatabaseValueConvertible])] = []
+        let from = start?.timeIntervalSinceReferenceDate
+        let to = end?.timeIntervalSinceReferenceDate
+        if options.contains(.strictStartDate) {
+            if let from { result.append(("\(startColumn) >= ?", [from])) }
+            if let to { result.append(("\(startColumn) < ?", [to])) }
+        }
+        if options.contains(.strictEndDate) {
+            if let from { result.append(("\(endColumn) > ?", [from])) }
+            if let to { result.append(("\(endColumn) <= ?", [to])) }
+        }
+        if options.isEmpty {
+            if let to { result.append(("\(startColumn) < ?", [to])) }
+            if let from { result.append(("\(endColumn) >= ?", [from])) }
+        }
+        return result
+    }
+}
+
+extension StoreError {
+    /// Maps a GRDB/SQLite error on `path` to the store error a user can act on.
+    static func from(_ error: any Error, path: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? EngineError { return .engine(error) }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB: return .notADatabase(path: path)
+            case .SQLITE_CORRUPT: return .corrupt(path: path, detail: error.message ?? "malformed")
+            case .SQLITE_BUSY, .SQLITE_LOCKED: return .locked(path: path)
+            case .SQLITE_READONLY, .SQLITE_PERM: return .readOnly(path: path)
+            case .SQLITE_CANTOPEN: return .cannotCreate(path: path, detail: error.message ?? "cannot open")
+            default: return .database(path: path, detail: error.description)
+            }
+        }
+        return .database(path: path, detail: String(describing: error))
+    }
+}

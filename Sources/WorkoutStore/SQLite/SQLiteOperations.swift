@@ -1,0 +1,447 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import WorkoutEngine
+import WorkoutModel
+
+// The StoreBackend operations of the SQLite backend.
+extension SQLiteBackend {
+    // MARK: saving
+
+    package func save(_ workout: Workout, sampleChunks: [SampleChunk], routeChunks: [RouteChunk]) throws(StoreError) {
+        try write { db in
+            let row = try insertWorkout(db, workout)
+            var writer = try ChunkWriter(db)
+            for chunk in sampleChunks { try writer.write(chunk, workout: row) }
+            for chunk in routeChunks { try writer.write(chunk, workout: row) }
+        }
+    }
+
+    package func delete(workout id: UUID) throws(StoreError) {
+        try write { db in
+            guard
+                let row = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
+            else { throw StoreError.workoutNotFound(id) }
+            try Self.deleteRows(db, workout: row)
+            let anchor = try nextAnchor(db)
+            try db.execute(
+                sql: "INSERT INTO deleted_object(anchor, kind, uuid) VALUES (?, 'workout', ?)",
+                arguments: [anchor, id.uuidString])
+        }
+    }
+
+    /// Deletes a workout row with its chunks (activities, statistics and events cascade).
+    static func deleteRows(_ db: Database, workout row: Int64) throws {
+        try db.execute(sql: "DELETE FROM sample_chunk WHERE workout_id = ?", arguments: [row])
+        try db.execute(sql: "DELETE FROM route_chunk WHERE workout_id = ?", arguments: [row])
+        try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [row])
+    }
+
+    package func updateWorkout(
+        _ id: UUID, replacing type: QuantityType,
+        _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
+    ) throws(StoreError) {
+        try write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, metadata FROM workout WHERE uuid = ? AND recording = 0",
+                    arguments: [id.uuidString])
+            else { throw StoreError.workoutNotFound(id) }
+            let rowID: Int64 = row["id"]
+            let metadata = try JSON.decode(Metadata.self, row["metadata"] as String)
+            let next =
+                try Int64.fetchOne(
+                    db, sql: "SELECT max(last_ordinal) + 1 FROM sample_chunk WHERE workout_id = ?", arguments: [rowID])
+                ?? 0
+            try db.execute(
+                sql: "DELETE FROM sample_chunk WHERE workout_id = ? AND type = ?", arguments: [rowID, type.rawValue])
+            let (newMetadata, chunks) = try update(metadata, next)
+            var writer = try ChunkWriter(db)
+            for chunk in chunks { try writer.write(chunk, workout: rowID) }
+            try db.execute(
+                sql: "UPDATE workout SET metadata = ?, anchor = ? WHERE id = ?",
+                arguments: [try JSON.encode(newMetadata), try nextAnchor(db), rowID])
+        }
+    }
+
+    // MARK: reading
+
+    package func workout(id: UUID) throws(StoreError) -> Workout? {
+        try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
+            else { return nil }
+            return try Self.decodeWorkout(db, row)
+        }
+    }
+
+    package func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
+        if query.isActivityOnly {
+            let ids = try workoutIDs(matching: query)
+            return try read { db in
+                try ids.compactMap { id in
+                    try Row.fetchOne(
+                        db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString]
+                    )
+                    .map { try Self.decodeWorkout(db, $0) }
+                }
+            }
+        }
+        let (sql, arguments) = try Self.workoutSQL(query, columns: "w.*")
+        return try read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.decodeWorkout(db, $0) }
+        }
+    }
+
+    package func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        if query.isActivityOnly {
+            let matches = try query.activities.map { (predicate) throws(StoreError) in try Self.matchSQL(predicate) }
+            return try read { db in try Self.activityOnlyIDs(db, matches, query) }
+        }
+        let (sql, arguments) = try Self.workoutSQL(query, columns: "w.uuid")
+        return try read { db in
+            try String.fetchAll(db, sql: sql, arguments: arguments).map(Self.uuid)
+        }
+    }
+
+    package func sampleChunks(_ filter: ChunkFilter) throws(StoreError) -> [StoredChunk<SampleChunk>] {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        if let type = filter.type {
+            conditions.append("c.type = ?")
+            arguments.append(type.rawValue)
+        }
+        if let value = filter.startBefore {
+            conditions.append("c.start_min < ?")
+            arguments.append(value)
+        }
+        if let value = filter.startFrom {
+            conditions.append("c.start_max >= ?")
+            arguments.append(value)
+        }
+        if let value = filter.endFrom {
+            conditions.append("c.end_max >= ?")
+            arguments.append(value)
+        }
+        if let value = filter.endThrough {
+            conditions.append("c.end_min <= ?")
+            arguments.append(value)
+        }
+        if let source = filter.source {
+            conditions.append(
+                "src.name = ? AND ifnull(src.identifier, '') = ifnull(?, '') AND ifnull(src.manufacturer, '') = ifnull(?, '') AND ifnull(src.model, '') = ifnull(?, '')"
+            )
+            arguments += [source.name, source.identifier, source.manufacturer, source.model]
+        }
+        if let workout = filter.workout {
+            conditions.append("c.workout_id = (SELECT id FROM workout WHERE uuid = ?)")
+            arguments.append(workout.uuidString)
+        }
+        var sql = """
+            SELECT c.type, c.count, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min, c.end_max,
+                   c.value_min, c.value_max, c.data, w.uuid, w.id, src.name, src.manufacturer, src.model, src.identifier
+            FROM sample_chunk c JOIN workout w ON w.id = c.workout_id JOIN source src ON src.id = c.source_id
+            """
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        let finalSQL = sql
+        return try read { db in
+            var result: [StoredChunk<SampleChunk>] = []
+            var workouts: [Int64: UUID] = [:]
+            var sourceCache: [String: SourceDevice] = [:]
+            let rows = try Row.fetchCursor(db, sql: finalSQL, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                guard let type = QuantityType(rawValue: row[0]) else { continue }
+                let workoutRow: Int64 = row[12]
+                let workout: UUID
+                if let known = workouts[workoutRow] {
+                    workout = known
+                } else {
+                    workout = try Self.uuid(row[11])
+                    workouts[workoutRow] = workout
+                }
+                let source = Self.source(row, offset: 13, cache: &sourceCache)
+                let data: Data = row[10]
+                result.append(
+                    StoredChunk(
+                        workout: workout, workoutOrder: workoutRow,
+                        chunk: SampleChunk(
+                            type: type, source: source, count: row[1], firstOrdinal: row[2], lastOrdinal: row[3],
+                            startMin: row[4], startMax: row[5], endMin: row[6], endMax: row[7], valueMin: row[8],
+                            valueMax: row[9], payload: [UInt8](data))))
+            }
+            return result
+        }
+    }
+
+    /// A source from (name, manufacturer, model, identifier) columns at `offset`, shared per key.
+    static func source(_ row: Row, offset: Int, cache: inout [String: SourceDevice]) -> SourceDevice {
+        let name: String = row[offset]
+        let manufacturer: String? = row[offset + 1]
+        let model: String? = row[offset + 2]
+        let identifier: String? = row[offset + 3]
+        let key = [name, manufacturer ?? "\u{0}", model ?? "\u{0}", identifier ?? "\u{0}"].joined(separator: "\u{1}")
+        if let known = cache[key] { return known }
+        let source = SourceDevice(name: name, manufacturer: manufacturer, model: model, identifier: identifier)
+        cache[key] = source
+        return source
+    }
+
+    package func routeChunks(workout id: UUID) throws(StoreError) -> [RouteChunk] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.count, r.first_ordinal, r.last_ordinal, r.date_min, r.date_max, r.data
+                    FROM route_chunk r JOIN workout w ON w.id = r.workout_id WHERE w.uuid = ?
+                    """, arguments: [id.uuidString]
+            ).map(Self.routeChunk)
+        }
+    }
+
+    static func routeChunk(_ row: Row) -> RouteChunk {
+        let data: Data = row[5]
+        return RouteChunk(
+            count: row[0], firstOrdinal: row[1], lastOrdinal: row[2], dateMin: row[3], dateMax: row[4],
+            payload: [UInt8](data))
+    }
+
+    // MARK: journal
+
+    package func beginJournal(
+        _ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date
+    ) throws(StoreError) {
+        try write { db in
+            let row = try insertRecordingRow(db, id: session.id, configuration: configuration, start: start)
+            try db.execute(
+                sql: """
+                    INSERT INTO journal_session(uuid, configuration, options, created, workout_id)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    session.id.uuidString, session.configuration, session.options,
+                    session.created.timeIntervalSinceReferenceDate, row,
+                ])
+        }
+    }
+
+    package func commitJournal(_ commit: JournalCommit) throws(StoreError) {
+        try write { db in
+            let id = commit.session.uuidString
+            guard
+                let row = try Int64.fetchOne(
+                    db, sql: "SELECT workout_id FROM journal_session WHERE uuid = ?", arguments: [id])
+            else { throw StoreError.sessionNotFound(commit.session) }
+            var writer = try ChunkWriter(db)
+            for chunk in commit.sampleChunks { try writer.write(chunk, workout: row) }
+            for chunk in commit.routeChunks { try writer.write(chunk, workout: row) }
+            let statement = try db.cachedStatement(
+                sql:
+                    "INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count) VALUES (?, ?, ?, ?, NULL, ?)"
+            )
+            for entry in commit.entries {
+                try statement.execute(arguments: [
+                    id, entry.seq, entry.kind == .change ? "change" : entry.kind.rawValue, entry.payload,
+                    entry.kind == .change ? nil : entry.count,
+                ])
+            }
+            switch commit.closing {
+            case nil: break
+            case .finish(let workout):
+                _ = try insertWorkout(db, workout, recordingRow: row)
+                try Self.deleteJournal(db, id: id)
+            case .discard:
+                try db.execute(sql: "DELETE FROM sample_chunk WHERE workout_id = ?", arguments: [row])
+                try db.execute(sql: "DELETE FROM route_chunk WHERE workout_id = ?", arguments: [row])
+                try db.execute(sql: "DELETE FROM workout WHERE id = ? AND recording = 1", arguments: [row])
+                try Self.deleteJournal(db, id: id)
+            }
+        }
+    }
+
+    static func deleteJournal(_ db: Database, id: String) throws {
+        try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
+    }
+
+    package func journalSessions() throws(StoreError) -> [JournalSessionRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM journal_session ORDER BY created").map(Self.sessionRecord)
+        }
+    }
+
+    static func sessionRecord(_ row: Row) throws -> JournalSessionRecord {
+        JournalSessionRecord(
+            id: try uuid(row["uuid"]), configuration: row["configuration"], options: row["options"],
+            created: Date(timeIntervalSinceReferenceDate: row["created"]))
+    }
+
+    package func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? {
+        try read { db -> LoadedJournal? in
+            let row: Row?
+            if let id {
+                row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM journal_session WHERE uuid = ?", arguments: [id.uuidString])
+            } else {
+                row = try Row.fetchOne(db, sql: "SELECT * FROM journal_session ORDER BY created DESC LIMIT 1")
+            }
+            guard let row else { return nil }
+            let session = try Self.sessionRecord(row)
+            let workoutRow: Int64 = row["workout_id"]
+            var entries: [JournalEntry] = []
+            let changes = try Row.fetchCursor(
+                db,
+                sql: "SELECT seq, kind, payload, row_count FROM journal_change WHERE session = ? ORDER BY seq",
+                arguments: [row["uuid"] as String])
+            while let change = try changes.next() {
+                let kind = JournalEntry.Kind(rawValue: change["kind"]) ?? .change
+                entries.append(
+                    JournalEntry(
+                        seq: change["seq"], kind: kind, count: change["row_count"] ?? 0, payload: change["payload"]))
+            }
+            var sourceCache: [String: SourceDevice] = [:]
+            var samples: [SampleChunk] = []
+            let chunkRows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT c.type, c.count, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min,
+                           c.end_max, c.value_min, c.value_max, c.data, src.name, src.manufacturer, src.model,
+                           src.identifier
+                    FROM sample_chunk c JOIN source src ON src.id = c.source_id WHERE c.workout_id = ?
+                    """, arguments: [workoutRow])
+            while let chunk = try chunkRows.next() {
+                guard let type = QuantityType(rawValue: chunk[0]) else {
+                    throw StoreError.corruptChunk(workout: session.id, detail: "unknown quantity type \(chunk[0] as String)")
+                }
+                let data: Data = chunk[10]
+                samples.append(
+                    SampleChunk(
+                        type: type, source: Self.source(chunk, offset: 11, cache: &sourceCache), count: chunk[1],
+                        firstOrdinal: chunk[2], lastOrdinal: chunk[3], startMin: chunk[4], startMax: chunk[5],
+                        endMin: chunk[6], endMax: chunk[7], valueMin: chunk[8], valueMax: chunk[9],
+                        payload: [UInt8](data)))
+            }
+            let route = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT count, first_ordinal, last_ordinal, date_min, date_max, data FROM route_chunk
+                    WHERE workout_id = ?
+                    """, arguments: [workoutRow]
+            ).map(Self.routeChunk)
+            return LoadedJournal(session: session, entries: entries, sampleChunks: samples, routeChunks: route)
+        }
+    }
+}
+
+/// Writes chunks of one workout row through prepared statements: insert, or replace the chunk with
+/// the same (workout, first ordinal).
+struct ChunkWriter {
+    let db: Database
+    var sources: [SourceDevice: Int64] = [:]
+
+    init(_ db: Database) throws { self.db = db }
+
+    /// The row id of `source`, inserted on first use.
+    mutating func sourceID(_ source: SourceDevice) throws -> Int64 {
+        if let id = sources[source] { return id }
+        let arguments: StatementArguments = [source.name, source.manufacturer, source.model, source.identifier]
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO source(name, manufacturer, model, identifier) VALUES (?, ?, ?, ?)",
+            arguments: arguments)
+        let id =
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT id FROM source WHERE name = ? AND ifnull(manufacturer, '') = ifnull(?, '')
+                    AND ifnull(model, '') = ifnull(?, '') AND ifnull(identifier, '') = ifnull(?, '')
+                    """, arguments: arguments) ?? 0
+        sources[source] = id
+        return id
+    }
+
+    mutating func write(_ chunk: SampleChunk, workout: Int64) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO sample_chunk(workout_id, type, source_id, first_ordinal, last_ordinal, count, start_min,
+                                         start_max, end_min, end_max, value_min, value_max, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(workout_id, first_ordinal) DO UPDATE SET
+                    type = excluded.type, source_id = excluded.source_id, last_ordinal = excluded.last_ordinal,
+                    count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
+                    end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
+                    value_max = excluded.value_max, data = excluded.data
+                """)
+        try statement.execute(arguments: [
+            workout, chunk.type.rawValue, try sourceID(chunk.source), chunk.firstOrdinal, chunk.lastOrdinal,
+            chunk.count, chunk.startMin, chunk.startMax, chunk.endMin, chunk.endMax, chunk.valueMin, chunk.valueMax,
+            Data(chunk.payload),
+        ])
+    }
+
+    mutating func write(_ chunk: RouteChunk, workout: Int64) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO route_chunk(workout_id, first_ordinal, last_ordinal, count, date_min, date_max, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(workout_id, first_ordinal) DO UPDATE SET
+                    last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
+                    date_max = excluded.date_max, data = excluded.data
+                """)
+        try statement.execute(arguments: [
+            workout, chunk.firstOrdinal, chunk.lastOrdinal, chunk.count, chunk.dateMin, chunk.dateMax,
+            Data(chunk.payload),
+        ])
+    }
+}
+
+/// Schema v1 (a row per sample and per route point) to chunks, inside the v2 migration's transaction.
+enum ChunkMigration {
+    static func run(_ db: Database) throws {
+        let workouts = try Row.fetchAll(db, sql: "SELECT id, uuid FROM workout ORDER BY id")
+        var writer = try ChunkWriter(db)
+        for workout in workouts {
+            let row: Int64 = workout["id"]
+            let name: String = workout["uuid"]
+            var samples: [QuantitySample] = []
+            var sources: [String: SourceDevice] = [:]
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT s.type, s.start, s."end", s.value, s.unit, s.canonical, s.metadata,
+                           src.name, src.manufacturer, src.model, src.identifier, s.id
+                    FROM sample s JOIN source src ON src.id = s.source_id
+                    WHERE s.workout_id = ? ORDER BY s.id
+                    """, arguments: [row])
+            while let sampleRow = try cursor.next() {
+                let sample: QuantitySample?
+                do {
+                    sample = try SQLiteBackend.decodeSample(sampleRow, offset: 0, sources: &sources)
+                } catch {
+                    throw ChunkMigrationError(
+                        "sample \(sampleRow[11] as Int64) of workout \(name) does not read (\(error))")
+                }
+                guard let sample else {
+                    throw ChunkMigrationError(
+                        "sample \(sampleRow[11] as Int64) of workout \(name) has an unknown type '\(sampleRow[0] as String)'")
+                }
+                samples.append(sample)
+            }
+            for chunk in Series.chunks(samples, firstOrdinal: 0) { try writer.write(chunk, workout: row) }
+            let points = try Row.fetchAll(
+                db, sql: "SELECT * FROM route_point WHERE workout_id = ? ORDER BY rowid", arguments: [row]
+            ).map(SQLiteBackend.decodeRoutePoint)
+            for chunk in Series.routeChunks(points, firstOrdinal: 0) { try writer.write(chunk, workout: row) }
+        }
+        // Samples of no workout (none are written by v1 code) would be lost silently: refuse instead.
+        let orphans =
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM sample WHERE workout_id NOT IN (SELECT id FROM workout)")
+            ?? 0
+        if orphans > 0 { throw ChunkMigrationError("\(orphans) samples belong to no workout") }
+    }
+}
+
+struct ChunkMigrationError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+
+/// Samples and route points to chunks and back: the store's side of the chunk format, the same
+/// for every backend (docs/storage-chunks.md).
+enum Series {
+    /// Samples (or route points) per chunk. A closed chunk is written once; a recording rewrites
+    /// only each stream's open tail, at most this many entries, at each commit.
+    static let capacity = 1024
+
+    /// The stream a sample belongs to in storage.
+    struct StreamKey: Hashable {
+        var type: QuantityType
+        var source: SourceDevice
+    }
+
+    /// Splits `samples` (ordinals from `firstOrdinal` in the given order) into chunks per stream.
+    static func chunks(_ samples: [QuantitySample], firstOrdinal: Int64) -> [SampleChunk] {
+        var streams: [StreamKey: [(Int64, QuantitySample)]] = [:]
+        var order: [StreamKey] = []
+        for (offset, sample) in samples.enumerated() {
+            let key = StreamKey(type: sample.type, source: sample.source)
+            if streams[key] == nil { order.append(key) }
+            streams[key, default: []].append((firstOrdinal + Int64(offset), sample))
+        }
+        var result: [SampleChunk] = []
+        for key in order {
+            guard let stream = streams[key] else { continue }
+            var start = 0
+            while start < stream.count {
+                let end = min(start + capacity, stream.count)
+                result.append(chunk(key, stream[start..<end]))
+                start = end
+            }
+        }
+        return result
+    }
+
+    /// One chunk of consecutive samples of one stream (ordinal, sample), ordinals increasing.
+    static func chunk(_ key: StreamKey, _ samples: ArraySlice<(Int64, QuantitySample)>) -> SampleChunk {
+        var columns = SampleColumns()
+        columns.ordinals.reserveCapacity(samples.count)
+        columns.starts.reserveCapacity(samples.count)
+        columns.ends.reserveCapacity(samples.count)
+        columns.values.reserveCapacity(samples.count)
+        var unitTable: [String: Int] = [:]
+        var unitIndexes: [Int] = []
+        var metadataTable: [Metadata: Int] = [:]
+        var metadataIndexes: [Int] = []
+        var anyMetadata = false
+        var startMin = Double.infinity
+        var startMax = -Double.infinity
+        var endMin = Double.infinity
+        var endMax = -Double.infinity
+        var valueMin: Double?
+        var valueMax: Double?
+        for (ordinal, sample) in samples {
+            var quantity = sample.quantity
+            // A unit outside the predefined set would not decode by its symbol: kept in the type's
+            // canonical unit, as the row-per-sample store did.
+            if QuantityUnit(symbol: quantity.unit.symbol) != quantity.unit {
+                quantity = Quantity(sample.canonicalValue ?? quantity.value, sample.type.canonicalUnit)
+            }
+            let start = sample.start.timeIntervalSinceReferenceDate
+            let end = sample.end.timeIntervalSinceReferenceDate
+            columns.ordinals.append(ordinal)
+            columns.starts.append(start)
+            columns.ends.append(end)
+            columns.values.append(quantity.value)
+            let unitIndex: Int
+            if let known = unitTable[quantity.unit.symbol] {
+                unitIndex = known
+            } else {
+                unitIndex = columns.units.count
+                unitTable[quantity.unit.symbol] = unitIndex
+                columns.units.append(quantity.unit.symbol)
+            }
+            unitIndexes.append(unitIndex)
+            let metadataIndex: Int
+            if let known = metadataTable[sample.metadata] {
+                metadataIndex = known
+            } else {
+                metadataIndex = metadataTable.count
+                metadataTable[sample.metadata] = metadataIndex
+            }
+            if !sample.metadata.isEmpty { anyMetadata = true }
+            metadataIndexes.append(metadataIndex)
+            startMin = min(startMin, start)
+            startMax = max(startMax, start)
+            endMin = min(endMin, end)
+            endMax = max(endMax, end)
+            if let canonical = sample.canonicalValue, canonical.isFinite {
+                valueMin = min(valueMin ?? canonical, canonical)
+                valueMax = max(valueMax ?? canonical, canonical)
+            }
+        }
+        if columns.units.count > 1 { columns.unitIndexes = unitIndexes }
+        if anyMetadata {
+            // Metadata through its Codable form (JSON), so that every form Metadata decodes stays readable.
+            columns.metadata = [[UInt8]](repeating: [], count: metadataTable.count)
+            for (metadata, index) in metadataTable {
+                columns.metadata[index] = Array(((try? JSON.encode(metadata)) ?? "{}").utf8)
+            }
+            if metadataTable.count > 1 { columns.metadataIndexes = metadataIndexes }
+        }
+        return SampleChunk(
+            type: key.type, source: key.source, count: samples.count, firstOrdinal: samples.first?.0 ?? 0,
+            lastOrdinal: samples.last?.0 ?? 0, startMin: startMin, startMax: startMax, endMin: endMin, endMax: endMax,
+            valueMin: valueMin, valueMax: valueMax, payload: ChunkCodec.encode(columns))
+    }
+
+    /// The samples of a chunk with their ordinals. A chunk that does not decode throws
+    /// `.corruptChunk` naming the workout.
+    static func decode(_ chunk: SampleChunk, workout: UUID) throws(StoreError) -> [(Int64, QuantitySample)] {
+        let columns: SampleColumns
+        do {
+            columns = try ChunkCodec.decodeSamples(chunk.payload)
+        } catch {
+            throw .corruptChunk(workout: workout, detail: "\(chunk.type.rawValue) chunk: \(error.reason)")
+        }
+        guard columns.count == chunk.count else {
+            throw .corruptChunk(
+                workout: workout,
+                detail: "\(chunk.type.rawValue) chunk holds \(columns.count) samples, its row says \(chunk.count)")
+        }
+        var units: [QuantityUnit] = []
+        for symbol in columns.units {
+            guard let unit = QuantityUnit(symbol: symbol) else {
+                throw .corruptChunk(workout: workout, detail: "unknown unit '\(symbol)' in a \(chunk.type.rawValue) chunk")
+            }
+            units.append(unit)
+        }
+        var metadata: [Metadata] = []
+        for entry in columns.metadata {
+            do {
+                metadata.append(try JSON.decode(Metadata.self, String(decoding: entry, as: UTF8.self)))
+            } catch {
+                throw .corruptChunk(workout: workout, detail: "unreadable metadata in a \(chunk.type.rawValue) chunk")
+            }
+        }
+        var result: [(Int64, QuantitySample)] = []
+        result.reserveCapacity(columns.count)
+        let singleUnit = units.count == 1 ? units[0] : nil
+        let singleMetadata: Metadata = metadata.count == 1 ? metadata[0] : [:]
+        for index in 0..<columns.count {
+            let unit = singleUnit ?? units[columns.unitIndexes[index]]
+            let sampleMetadata = metadata.count > 1 ? metadata[columns.metadataIndexes[index]] : singleMetadata
+            result.append(
+                (
+                    columns.ordinals[index],
+                    QuantitySample(
+                        type: chunk.type, quantity: Quantity(columns.values[index], unit),
+                        start: Date(timeIntervalSinceReferenceDate: columns.starts[index]),
+                        end: Date(timeIntervalSinceReferenceDate: columns.ends[index]), source: chunk.source,
+                        metadata: sampleMetadata)
+                ))
+        }
+        return result
+    }
+
+    // MARK: route
+
+    /// Route points (ordinals from `firstOrdinal`) in chunks of `capacity`.
+    static func routeChunks(_ points: [RoutePoint], firstOrdinal: Int64) -> [RouteChunk] {
+        var result: [RouteChunk] = []
+        var start = 0
+        while start < points.count {
+            let end = min(start + capacity, points.count)
+            result.append(routeChunk(points[start..<end], firstOrdinal: firstOrdinal + Int64(start)))
+            start = end
+        }
+        return result
+    }
+
+    static func routeChunk(_ points: ArraySlice<RoutePoint>, firstOrdinal: Int64) -> RouteChunk {
+        var columns = RouteColumns()
+        var dateMin = Double.infinity
+        var dateMax = -Double.infinity
+        for (offset, point) in points.enumerated() {
+            let date = point.date.timeIntervalSinceReferenceDate
+            columns.ordinals.append(firstOrdinal + Int64(offset))
+            columns.dates.append(date)
+            columns.latitudes.append(point.latitude)
+            columns.longitudes.append(point.longitude)
+            columns.altitudes.append(point.altitude)
+            columns.speeds.append(point.speed)
+            columns.courses.append(point.course)
+            columns.accuracies.append(point.horizontalAccuracy)
+            dateMin = min(dateMin, date)
+            dateMax = max(dateMax, date)
+        }
+        return RouteChunk(
+            count: points.count, firstOrdinal: firstOrdinal, lastOrdinal: firstOrdinal + Int64(points.count) - 1,
+            dateMin: dateMin, dateMax: dateMax, payload: ChunkCodec.encode(columns))
+    }
+
+    static func decode(_ chunk: RouteChunk, workout: UUID) throws(StoreError) -> [(Int64, RoutePoint)] {
+        let columns: RouteColumns
+        do {
+            columns = try ChunkCodec.decodeRoute(chunk.payload)
+        } catch {
+            throw .corruptChunk(workout: workout, detail: "route chunk: \(error.reason)")
+        }
+        guard columns.count == chunk.count else {
+            throw .corruptChunk(
+                workout: workout, detail: "route chunk holds \(columns.count) points, its row says \(chunk.count)")
+        }
+        return (0..<columns.count).map { index in
+            (
+                columns.ordinals[index],
+                RoutePoint(
+                    date: Date(timeIntervalSinceReferenceDate: columns.dates[index]),
+                    latitude: columns.latitudes[index], longitude: columns.longitudes[index],
+                    altitude: columns.altitudes[index], speed: columns.speeds[index], course: columns.courses[index],
+                    horizontalAccuracy: columns.accuracies[index])
+            )
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutStore
+
+/// Bits of a sample that must survive storage exactly (Date and Double equality would let -0.0 and
+/// 0.0 pass as equal).
+private func bits(_ sample: QuantitySample) -> [UInt64] {
+    [
+        sample.start.timeIntervalSinceReferenceDate.bitPattern, sample.end.timeIntervalSinceReferenceDate.bitPattern,
+        sample.quantity.value.bitPattern,
+    ]
+}
+
+private func minimalWorkout(_ id: UUID, start: Date, end: Date) -> Workout {
+    Workout(
+        id: id, configuration: WorkoutConfiguration(activityType: .cycling), start: start, end: end,
+        duration: end.timeIntervalSince(start), activities: [], events: [], metadata: [:], statistics: [:],
+        counters: IngestCounters())
+}
+
+@Suite("Store: chunked series")
+struct ChunkStorageTests {
+    @Test("irregular samples (gaps, out of order, odd doubles, units, metadata) come back bit-identical")
+    func irregularSamplesRoundTripExactly() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var generator = SystemRandomNumberGenerator()
+        var samples: [QuantitySample] = []
+        var time = 0.0
+        for index in 0..<5000 {
+            // Smart recording: irregular steps, long gaps, the odd step back in time (reorder window).
+            let step = [1.0, 1.0, 0.25, 3.7, 600.0, -0.5, Double.random(in: 0...5, using: &generator)][index % 7]
+            time += step
+            let heartRate = [140.0, 141, 139.5, 0.1 + 0.2, Double.random(in: 60...200, using: &generator)][index % 5]
+            samples.append(QuantitySample(.heartRate, heartRate, at: t(time), source: strap))
+            let metadata: Metadata = index % 97 == 0 ? ["Lap": .int(index / 97), "Note": .string("é\u{0}x")] : [:]
+            let distance = index % 11 == 0 ? -0.0 : Double.random(in: 0...12, using: &generator)
+            let unit: QuantityUnit = index % 13 == 0 ? .kilometer : .meter
+            samples.append(
+                QuantitySample(
+                    .distanceCycling, distance, unit, at: t(time), end: t(time + 1.000_000_1), source: bike,
+                    metadata: metadata))
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(-10), end: t(time + 10)), samples: samples)
+        let back = try store.samples(workout: id)
+        // Time order, ties in the order saved: the row-per-sample store's order.
+        let indexed: [(offset: Int, element: QuantitySample)] = Array(samples.enumerated())
+        let sorted = indexed.sorted { (a, b) -> Bool in
+            a.element.start != b.element.start ? a.element.start < b.element.start : a.offset < b.offset
+        }
+        let expected: [QuantitySample] = sorted.map(\.element)
+        #expect(back == expected)
+        #expect(back.map(bits) == expected.map(bits))
+        #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
+    }
+
+    @Test("route points come back exactly, in time order")
+    func routeRoundTrips() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var generator = SystemRandomNumberGenerator()
+        var route: [RoutePoint] = []
+        for index in 0..<3000 {
+            let offset: Double = index % 50 == 0 ? 0.5 : 0
+            let latitude: Double = 45 + Double.random(in: -0.01...0.01, using: &generator)
+            let altitude: Double? = index % 3 == 0 ? nil : Double(index) / 10
+            let speed: Double? = index % 2 == 0 ? 4.2 : nil
+            let course: Double? = index % 5 == 0 ? 359.9 : nil
+            route.append(
+                RoutePoint(
+                    date: t(Double(index) + offset), latitude: latitude, longitude: 6.123_456_7, altitude: altitude,
+                    speed: speed, course: course))
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(0), end: t(3000)), route: route)
+        let indexed: [(offset: Int, element: RoutePoint)] = Array(route.enumerated())
+        let sorted = indexed.sorted { (a, b) -> Bool in
+            a.element.date != b.element.date ? a.element.date < b.element.date : a.offset < b.offset
+        }
+        let expected: [RoutePoint] = sorted.map(\.element)
+        #expect(try store.route(workout: id) == expected)
+    }
+
+    @Test("a date-range query returns the samples the row-per-sample store did, for every option")
+    func dateRangeQueriesMatchTheRowSemantics() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var samples: [QuantitySample] = []
+        for second in 0..<4000 {
+            samples.append(QuantitySample(.heartRate, Double(100 + second % 50), at: t(Double(second)), source: strap))
+            samples.append(
+                QuantitySample(
+                    .distanceCycling, 7, at: t(Double(second)), end: t(Double(second) + 1), source: bike))
+        }
+        try store.save(minimalWorkout(UUID(), start: t(0), end: t(4000)), samples: samples)
+        for options: DateOptions in [[], .strictStartDate, .strictEndDate, [.strictStartDate, .strictEndDate]] {
+            let range = DateRange(start: t(1500), end: t(2600.5), options: options)
+            for type in [QuantityType.heartRate, .distanceCycling] {
+                let expected = samples.filter { sample in
+                    guard sample.type == type else { return false }
+                    let (from, to) = (t(1500), t(2600.5))
+                    if options.contains(.strictStartDate), !(sample.start >= from && sample.start < to) { return false }
+                    if options.contains(.strictEndDate), !(sample.end > from && sample.end <= to) { return false }
+                    if options.isEmpty, !(sample.start < to && sample.end >= from) { return false }
+                    return true
+                }
+                #expect(try store.samples(matching: SampleQuery(type: type, dates: range)) == expected)
+                let newest = try store.samples(matching: SampleQuery(type: type, dates: range, ascending: false, limit: 3))
+                #expect(newest == Array(expected.reversed().prefix(3)))
+            }
+        }
+    }
+
+    @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable")
+    func corruptChunkIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let damaged = UUID()
+        let intact = UUID()
+        let samples = (0..<100).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) }
+        try store.save(minimalWorkout(damaged, start: t(0), end: t(100)), samples: samples)
+        let later = samples.map { sample -> QuantitySample in
+            var copy = sample
+            copy.start = sample.start.addingTimeInterval(10_000)
+            copy.end = copy.start
+            return copy
+        }
+        try store.save(minimalWorkout(intact, start: t(10_000), end: t(10_100)), samples: later)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE sample_chunk SET data = substr(data, 1, 12)
+                    WHERE workout_id = (SELECT id FROM workout WHERE uuid = ?)
+                    """, arguments: [damaged.uuidString])
+        }
+        try queue.close()
+        #expect {
+            try store.samples(workout: damaged)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == damaged
+        }
+        #expect(try store.samples(workout: intact) == later)
+        #expect(try store.workout(id: damaged) != nil)
+    }
+
+    @Test("a recording rewrites only the open tail of each stream; recovery gives every committed sample")
+    func journalWritesTailsNotWholeStreams() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        var added: [QuantitySample] = []
+        for second in 0..<2500 {
+            let batch = [
+                QuantitySample(.heartRate, Double(120 + second % 40), at: t(Double(second)), source: strap),
+                QuantitySample(
+                    .distanceCycling, 8.5, at: t(Double(second)), end: t(Double(second + 1)), source: bike),
+            ]
+            clock.set(t(Double(second)))
+            try recording.builder.add(batch)
+            added += batch
+            if second % 10 == 9 { try recording.commit() }
+        }
+        try recording.commit()
+        // Two streams of 2,500 samples: two closed chunks and one open tail each, whatever the commits.
+        let queue = try DatabaseQueue(path: store.path)
+        let counts = try queue.read { db in try Int.fetchAll(db, sql: "SELECT count FROM sample_chunk ORDER BY first_ordinal") }
+        try queue.close()
+        #expect(counts.sorted() == [452, 452, 1024, 1024, 1024, 1024])
+        #expect(try recording.committedSamples() == added)
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(try recovered.committedSamples() == added)
+        #expect(recovered.builder.counters.accepted == added.count)
+    }
+}
