@@ -8,6 +8,9 @@ source scripts/ensure-packages.sh
 ensure_packages
 # Garmin's FIT SDK for Python (.venv-fit): the WorkoutFormats tests check our FIT files with it.
 scripts/ensure-python-sdk.sh >/dev/null
+# A throw-away PostgreSQL cluster on loopback for the tests that need a server (stopped on exit).
+source scripts/test-postgres.sh
+start_test_postgres
 
 swift build --build-tests
 # Tests that run processes against the wall clock (a simulator at 50x real time on pseudo-terminals,
