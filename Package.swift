@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -54,6 +55,15 @@ let package = Package(
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
+        // The PostgreSQL backend of WorkoutStore (postgres-nio stays inside this target).
+        .target(
+            name: "WorkoutStorePostgres",
+            dependencies: [
+                "WorkoutStore", "WorkoutEngine",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // `workout serve`: athletes, tokens, uploads, queries and live sessions over HTTP (README "Server").
         .target(
             name: "WorkoutServer",
@@ -114,6 +124,10 @@ let package = Package(
         .testTarget(
             name: "WorkoutFormatsTests",
             dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutStorePostgresTests",
+            dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],

@@ -153,6 +153,13 @@ public struct AnchoredWorkouts: Sendable, Hashable {
     public var deleted: [UUID]
     /// Pass this to the next query to get only what came after.
     public var anchor: QueryAnchor
+
+    /// For backends outside this module (WorkoutStorePostgres).
+    package init(added: [Workout], deleted: [UUID], anchor: QueryAnchor) {
+        self.added = added
+        self.deleted = deleted
+        self.anchor = anchor
+    }
 }
 
 /// A bucket of a statistics collection; `statistics` is nil for an empty bucket.
