@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "WorkoutServer",
             dependencies: [
-                "WorkoutEngine", "WorkoutStore", "WorkoutReplay", "WorkoutFormats",
+                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,33 +3,44 @@ import Foundation
 import Logging
 import WorkoutServer
 
-/// The server's data folder option shared by `workout serve` and `workout athletes`.
+/// Where the server keeps its data, shared by `workout serve` and `workout athletes`.
 struct ServerDataOptions: ParsableArguments {
     static let environmentVariable = "WORKOUT_SERVER_DB"
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The server's data: a folder holding the athletes' SQLite stores and the token directory "
+            "The workouts: a folder of per-athlete SQLite stores, or a postgres://user@host:port/database URL "
                 + "(default: $\(environmentVariable), else $XDG_DATA_HOME/workout-engine/server).",
-            valueName: "folder"))
+            valueName: "folder|url"))
     var db: String?
 
-    func folder() throws -> String {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With a PostgreSQL --db: the folder for the athletes' directory (tokens) and uploads in progress "
+                + "(default: $XDG_DATA_HOME/workout-engine/server).",
+            valueName: "folder"))
+    var data: String?
+
+    static func defaultFolder() -> String {
         let environment = ProcessInfo.processInfo.environment
-        let chosen = db ?? environment[Self.environmentVariable]
-        if let chosen {
-            if chosen.hasPrefix("postgres://") || chosen.hasPrefix("postgresql://") {
-                throw UserFacingError(
-                    "the PostgreSQL backend is not in this build yet; give --db a folder for the SQLite stores")
-            }
-            return chosen
-        }
-        let data =
+        let base =
             environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
-        return (data as NSString).appendingPathComponent("workout-engine/server")
+        return (base as NSString).appendingPathComponent("workout-engine/server")
     }
+
+    /// The data folder and, for PostgreSQL, the database URL.
+    func locations() -> (folder: String, postgresURL: String?) {
+        let chosen = db ?? ProcessInfo.processInfo.environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+        if let chosen, chosen.hasPrefix("postgres://") || chosen.hasPrefix("postgresql://") {
+            return (data ?? Self.defaultFolder(), chosen)
+        }
+        return (chosen ?? data ?? Self.defaultFolder(), nil)
+    }
+
+    func folder() -> String { locations().folder }
 }
 
 /// `workout serve`: the HTTP server for many athletes (uploads, queries, live sessions).
@@ -43,6 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var data: ServerDataOptions
+
+    @Option(help: ArgumentHelp("The most connections to PostgreSQL.", valueName: "n"))
+    var poolSize = 16
 
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host = "127.0.0.1"
@@ -71,8 +85,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level '\(logLevel)' is not trace, debug, info, notice, warning, error or critical")
         }
+        guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }
+        let (folder, postgresURL) = data.locations()
         let configuration = ServerConfiguration(
-            dataFolder: try data.folder(), host: host, port: port, bodyLimit: bodyLimit, logLevel: level)
+            dataFolder: folder, postgresURL: postgresURL, poolSize: poolSize, host: host, port: port,
+            bodyLimit: bodyLimit, logLevel: level)
         let server: WorkoutServer
         do {
             server = try WorkoutServer(configuration: configuration)
@@ -104,10 +121,10 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                let directory = try ServerDirectory(folder: try data.folder())
+                let directory = try ServerDirectory(folder: data.folder())
                 let (_, token) = try directory.addAthlete(name: name, team: team)
                 emitLine(token)
-            } catch let error as UserFacingError { throw error } catch { throw UserFacingError(error) }
+            } catch { throw UserFacingError(error) }
         }
     }
 
@@ -118,8 +135,8 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                emitLine(try ServerDirectory(folder: try data.folder()).issueToken(athlete: name))
-            } catch let error as UserFacingError { throw error } catch { throw UserFacingError(error) }
+                emitLine(try ServerDirectory(folder: data.folder()).issueToken(athlete: name))
+            } catch { throw UserFacingError(error) }
         }
     }
 
@@ -131,8 +148,8 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                emitLine(try ServerDirectory(folder: try data.folder()).issueCoachToken(team: team))
-            } catch let error as UserFacingError { throw error } catch { throw UserFacingError(error) }
+                emitLine(try ServerDirectory(folder: data.folder()).issueCoachToken(team: team))
+            } catch { throw UserFacingError(error) }
         }
     }
 
@@ -143,8 +160,8 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                try ServerDirectory(folder: try data.folder()).revokeTokens(athlete: name)
-            } catch let error as UserFacingError { throw error } catch { throw UserFacingError(error) }
+                try ServerDirectory(folder: data.folder()).revokeTokens(athlete: name)
+            } catch { throw UserFacingError(error) }
         }
     }
 
@@ -154,10 +171,10 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                for athlete in try ServerDirectory(folder: try data.folder()).athletes() {
+                for athlete in try ServerDirectory(folder: data.folder()).athletes() {
                     emitLine(athlete.team.map { "\(athlete.name)\t\($0)" } ?? athlete.name)
                 }
-            } catch let error as UserFacingError { throw error } catch { throw UserFacingError(error) }
+            } catch { throw UserFacingError(error) }
         }
     }
 }

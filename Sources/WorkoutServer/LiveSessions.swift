@@ -3,25 +3,36 @@ import Synchronization
 import WorkoutEngine
 import WorkoutModel
 import WorkoutStore
+import WorkoutStorePostgres
 
-/// Every athlete's store: one SQLite file per athlete in the data folder's `athletes/`, opened on first use.
+/// Every athlete's store, opened on first use: one SQLite file per athlete in the data folder's `athletes/`,
+/// or the athlete's partitions of a PostgreSQL database.
 ///
-/// The per-athlete file is the access boundary until the PostgreSQL backend scopes a store to an athlete:
-/// a request can only reach the stores of the athletes its token may read.
+/// A store is scoped to one athlete: a request can only reach the stores of the athletes its token may read.
 final class AthleteStores: Sendable {
-    let folder: String
+    enum Backing: Sendable {
+        case sqlite(folder: String)
+        case postgres(PostgresWorkoutDatabase)
+    }
+    let backing: Backing
     private let open = Mutex<[UUID: WorkoutStore]>([:])
 
-    init(folder: String) {
-        self.folder = (folder as NSString).appendingPathComponent("athletes")
+    init(backing: Backing) {
+        self.backing = backing
     }
 
     func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
-        let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
         let result = open.withLock { stores -> Result<WorkoutStore, StoreError> in
             if let store = stores[athlete.id] { return .success(store) }
             do throws(StoreError) {
-                let store = try WorkoutStore(path: path, busyTimeout: 5)
+                let store: WorkoutStore
+                switch backing {
+                case .sqlite(let folder):
+                    let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
+                    store = try WorkoutStore(path: path, busyTimeout: 5)
+                case .postgres(let database):
+                    store = try database.store(athlete: athlete.id)
+                }
                 stores[athlete.id] = store
                 return .success(store)
             } catch {
@@ -31,6 +42,14 @@ final class AthleteStores: Sendable {
         switch result {
         case .success(let store): return store
         case .failure(let error): throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+        }
+    }
+
+    /// Whether the workouts' database answers (readiness).
+    func ping() -> Bool {
+        switch backing {
+        case .sqlite: true
+        case .postgres(let database): database.ping()
         }
     }
 }

@@ -11,11 +11,17 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
+import WorkoutStorePostgres
 
 /// How `workout serve` runs.
 public struct ServerConfiguration: Sendable {
-    /// The data folder: `directory.sqlite` (athletes, token hashes) and `athletes/<id>.sqlite` (their stores).
+    /// The data folder: `directory.sqlite` (athletes, token hashes), `athletes/<id>.sqlite` (their stores
+    /// unless `postgresURL` is set) and `uploads/` (files being imported).
     public var dataFolder: String
+    /// Keep the workouts in this PostgreSQL database (`postgres://user@host:port/db`) instead of SQLite files.
+    public var postgresURL: String?
+    /// The most connections to PostgreSQL.
+    public var poolSize: Int
     public var host: String
     /// 0 picks a free port (reported to `onListening`).
     public var port: Int
@@ -24,10 +30,12 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level
 
     public init(
-        dataFolder: String, host: String = "127.0.0.1", port: Int = 8080, bodyLimit: Int = 64 * 1024 * 1024,
-        logLevel: Logger.Level = .info
+        dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
+        bodyLimit: Int = 64 * 1024 * 1024, logLevel: Logger.Level = .info
     ) {
         self.dataFolder = dataFolder
+        self.postgresURL = postgresURL
+        self.poolSize = poolSize
         self.host = host
         self.port = port
         self.bodyLimit = bodyLimit
@@ -50,7 +58,17 @@ public final class WorkoutServer: Sendable {
     public init(configuration: ServerConfiguration) throws(ServerSetupError) {
         self.configuration = configuration
         directory = try ServerDirectory(folder: configuration.dataFolder)
-        stores = AthleteStores(folder: configuration.dataFolder)
+        if let url = configuration.postgresURL {
+            do {
+                stores = AthleteStores(
+                    backing: .postgres(try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)))
+            } catch {
+                throw .storage(path: "PostgreSQL", detail: "\(error)")
+            }
+        } else {
+            stores = AthleteStores(
+                backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
+        }
         metrics = ServerMetrics()
     }
 
@@ -85,6 +103,7 @@ public final class WorkoutServer: Sendable {
                 throw APIError.unavailable("the server is shutting down")
             }
             guard self.directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
+            guard self.stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
             return try self.json(["status": "ready"])
         }
         router.get("/metrics") { _, _ in

@@ -73,10 +73,11 @@ struct LiveSessionTests {
         await server.stop()
     }
 
-    @Test func aClientResumingAfterAServerRestartLosesNothingAndDoublesNothing() async throws {
+    @Test(arguments: Backend.available)
+    func aClientResumingAfterAServerRestartLosesNothingAndDoublesNothing(_ backend: Backend) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var server = try await TestServer.start(folder: folder)
+        var server = try await TestServer.start(folder: folder, backend: backend)
         let token = try server.directory.addAthlete(name: "jo").token
         let session = UUID().uuidString
         let path = "/v1/sessions/\(session)/batches"
@@ -90,7 +91,7 @@ struct LiveSessionTests {
         }
         await server.stop()  // the server goes away; the client only knows its last acknowledgement (3)
 
-        server = try await TestServer.start(folder: folder)
+        server = try await TestServer.start(folder: folder, backend: backend)
         let reopened = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
         #expect(reopened.status == 200 && reopened.json["lastBatch"] as? Int == 3, "\(reopened.text)")
         // The client did not hear the ack of batch 3 in time: it sends it again, then goes on.

@@ -55,12 +55,22 @@ final class TestServer: Sendable {
         self.task = task
     }
 
-    /// Starts a server (on `folder`, a new one by default).
-    static func start(folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024) async throws -> TestServer {
+    /// Starts a server (on `folder`, a new one by default) keeping workouts in SQLite files or in the test PostgreSQL.
+    static func start(
+        folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024, backend: Backend = .sqlite
+    ) async throws -> TestServer {
         let folder =
             folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
+        var postgresURL: String?
+        if backend == .postgres {
+            let url: String = try #require(
+                TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+            postgresURL = url
+        }
         let server = try WorkoutServer(
-            configuration: ServerConfiguration(dataFolder: folder, port: 0, bodyLimit: bodyLimit, logLevel: .critical))
+            configuration: ServerConfiguration(
+                dataFolder: folder, postgresURL: postgresURL, poolSize: 4, port: 0, bodyLimit: bodyLimit,
+                logLevel: .critical))
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task {
             defer { continuation.finish() }
@@ -100,6 +110,14 @@ final class TestServer: Sendable {
     func json(_ method: String, _ path: String, token: String?, _ object: Any) async throws -> Answer {
         try await send(method, path, token: token, body: try JSONSerialization.data(withJSONObject: object))
     }
+}
+
+/// Where a test server keeps its workouts.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+    /// SQLite always; PostgreSQL when the test server is there, or under CI (where its absence fails).
+    static var available: [Backend] { TestPostgres.available ? [.sqlite, .postgres] : [.sqlite] }
 }
 
 /// ISO 8601 with milliseconds, as the API writes dates.

@@ -13,8 +13,9 @@ struct UploadTests {
         }
     }
 
-    @Test func theSameFileUploadedTwiceIsOneWorkoutWithTheEnginesStatistics() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.available)
+    func theSameFileUploadedTwiceIsOneWorkoutWithTheEnginesStatistics(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
         defer { server.remove() }
         let token = try server.directory.addAthlete(name: "erin").token
         let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
@@ -40,8 +41,9 @@ struct UploadTests {
         await server.stop()
     }
 
-    @Test func truncatedRandomAndEmptyFilesAreRefusedAndNothingIsStored() async throws {
-        let server = try await TestServer.start()
+    @Test(arguments: Backend.available)
+    func truncatedRandomAndEmptyFilesAreRefusedAndNothingIsStored(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
         defer { server.remove() }
         let token = try server.directory.addAthlete(name: "finn").token
         let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
