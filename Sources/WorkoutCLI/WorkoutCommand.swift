@@ -18,7 +18,7 @@ struct WorkoutCommand: AsyncParsableCommand {
         subcommands: [
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
             RecordCommand.self, PortsCommand.self, DebugRecordCommand.self, ImportCommand.self, ExportCommand.self,
-            ServeCommand.self, AthletesCommand.self,
+            ServeCommand.self, AthletesCommand.self, PushCommand.self,
         ]
     )
 }
