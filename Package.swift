@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
+        .executable(name: "workout-scale-bench", targets: ["ScaleBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -79,6 +80,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // scripts/scale-bench.sh: times the activity query on a generated PostgreSQL store (not shipped).
+        .executableTarget(
+            name: "ScaleBench", dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutModel"],
+            path: "Tools/ScaleBench", swiftSettings: strict),
         .executableTarget(
             name: "WatchSim",
             dependencies: [

@@ -57,25 +57,41 @@ final class AthleteStores: Sendable {
 /// The metadata key holding a live session's last committed batch number (in the journal and the saved workout).
 public let lastBatchMetadataKey = "ServerLastBatch"
 
+/// Runs blocking store work (SQLite, PostgreSQL round trips, FIT imports) off Swift's cooperative threads, so
+/// that a slow commit never stalls the HTTP connections of other requests.
+enum Offload {
+    static let queue = DispatchQueue(label: "workout.serve.store", qos: .userInitiated, attributes: .concurrent)
+
+    static func run<T: Sendable>(
+        on queue: DispatchQueue = Offload.queue, _ body: @escaping @Sendable () throws(APIError) -> T
+    ) async throws(APIError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, APIError>, Never>) in
+            queue.async { continuation.resume(returning: Result { () throws(APIError) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+}
+
 /// One live session on the server: a journaled recording that applies numbered batches in order.
 ///
 /// Each batch is applied and then committed together with its number (a metadata change in the same journal
 /// transaction), so after any crash the journal says exactly which batches it holds: a client resending from
 /// its last acknowledged number loses nothing and doubles nothing. A batch that fails to apply or commit is
-/// undone by rebuilding the session from the journal.
-actor LiveSession {
+/// undone by rebuilding the session from the journal. Calls run one at a time on the session's own queue.
+final class LiveSession: Sendable {
     let athlete: Athlete
     let id: UUID
     let store: WorkoutStore
-    private var recording: JournaledRecording?
-    private(set) var lastBatch: Int
+    private let queue: DispatchQueue
+    /// Touched only on `queue`.
+    private let current: Mutex<(recording: JournaledRecording?, lastBatch: Int)>
 
     init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
         self.athlete = athlete
         self.id = id
         self.store = store
-        self.recording = recording
-        lastBatch = Self.lastBatch(of: recording)
+        queue = DispatchQueue(label: "workout.serve.session", target: Offload.queue)
+        current = Mutex((recording, Self.lastBatch(of: recording)))
     }
 
     private static func lastBatch(of recording: JournaledRecording) -> Int {
@@ -83,7 +99,7 @@ actor LiveSession {
         return 0
     }
 
-    struct State: Encodable {
+    struct State: Encodable, Sendable {
         var id: UUID
         var athlete: String
         var lastBatch: Int
@@ -91,15 +107,26 @@ actor LiveSession {
         var samples: Int
     }
 
-    func state() -> State {
-        State(
-            id: id, athlete: athlete.name, lastBatch: lastBatch, state: recording?.session.state.rawValue ?? "finished",
-            samples: recording?.builder.counters.accepted ?? 0)
+    func state() async throws(APIError) -> State {
+        try await Offload.run(on: queue) { () throws(APIError) -> State in
+            let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
+            return State(
+                id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
+                state: recording?.session.state.rawValue ?? "finished",
+                samples: recording?.builder.counters.accepted ?? 0)
+        }
     }
 
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
     /// without applying anything.
-    func apply(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+    func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
+        try await Offload.run(on: queue) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
+            try self.applyOnQueue(seq: seq, steps: steps)
+        }
+    }
+
+    private func applyOnQueue(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+        let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
         guard let recording else {
             throw .conflict("session_finished", "session \(id) is finished; start a new session with a new id")
         }
@@ -124,7 +151,7 @@ actor LiveSession {
             rebuild()
             throw .unavailable("batch \(seq) could not be committed (\(error)); send it again")
         }
-        lastBatch = seq
+        current.withLock { $0.lastBatch = seq }
         return (seq, false)
     }
 
@@ -144,36 +171,40 @@ actor LiveSession {
 
     /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal.
     private func rebuild() {
-        recording = nil
-        if let recovered = try? store.recoverActiveSession(id: id, commitInterval: 0) {
-            recording = recovered
-            lastBatch = Self.lastBatch(of: recovered)
+        let recovered = try? store.recoverActiveSession(id: id, commitInterval: 0)
+        current.withLock { current in
+            current.recording = recovered
+            if let recovered { current.lastBatch = Self.lastBatch(of: recovered) }
         }
     }
 
     /// Saves the workout; the session must have ended (an `end` item).
-    func finish() throws(APIError) -> Workout {
-        guard let recording else {
-            if let workout = try? store.workout(id: id) { return workout }
-            throw .notFound("session \(id) is not known")
-        }
-        guard recording.session.state == .ended else {
-            throw .conflict(
-                "session_not_ended",
-                "session \(id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
-        }
-        do {
-            let workout = try recording.finish()
-            self.recording = nil
-            return workout
-        } catch {
-            throw .unavailable("session \(id) could not be saved (\(error)); try again")
+    func finish() async throws(APIError) -> Workout {
+        try await Offload.run(on: queue) { () throws(APIError) -> Workout in
+            guard let recording = self.current.withLock({ $0.recording }) else {
+                if let workout = try? self.store.workout(id: self.id) { return workout }
+                throw .notFound("session \(self.id) is not known")
+            }
+            guard recording.session.state == .ended else {
+                throw .conflict(
+                    "session_not_ended",
+                    "session \(self.id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
+            }
+            do {
+                let workout = try recording.finish()
+                self.current.withLock { $0.recording = nil }
+                return workout
+            } catch {
+                throw .unavailable("session \(self.id) could not be saved (\(error)); try again")
+            }
         }
     }
 
     /// Commits anything pending (graceful shutdown); the journal stays for the next start.
-    func close() {
-        try? recording?.close()
+    func close() async {
+        _ = try? await Offload.run(on: queue) { () throws(APIError) in
+            try? self.current.withLock { $0.recording }?.close()
+        }
     }
 }
 

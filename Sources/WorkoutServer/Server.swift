@@ -249,11 +249,12 @@ public final class WorkoutServer: Sendable {
             var workout: Workout
             var anomalies: [String]?
         }
-        let imported: Result<FileImportResult, FileImportError>
-        do throws(FileImportError) {
-            imported = .success(try FileImport.run(path: path, into: store))
-        } catch {
-            imported = .failure(error)
+        let imported = try await Offload.run { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+            do throws(FileImportError) {
+                return .success(try FileImport.run(path: path, into: store))
+            } catch {
+                return .failure(error)
+            }
         }
         switch imported {
         case .success(let result):
