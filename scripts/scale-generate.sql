@@ -5,17 +5,20 @@
 -- Rows only: no sample chunks (the query under test reads the statistics index alone).
 \set ON_ERROR_STOP on
 SET synchronous_commit = off;
+-- psql does not expand variables inside DO blocks: pass them as settings.
+SELECT set_config('scale.athletes', :'athletes', false), set_config('scale.workouts', :'workouts', false) \gset
 
 DO $$
+<<generate>>
 DECLARE
     a integer;
     athlete uuid;
     suffix text;
     t text;
 BEGIN
-    FOR a IN 1..:athletes LOOP
+    FOR a IN 1..current_setting('scale.athletes')::integer LOOP
         athlete := md5('scale-athlete-' || a)::uuid;
-        CONTINUE WHEN EXISTS (SELECT 1 FROM athlete_partition p WHERE p.athlete = athlete);
+        CONTINUE WHEN EXISTS (SELECT 1 FROM athlete_partition p WHERE p.athlete = generate.athlete);
         suffix := replace(athlete::text, '-', '');
         FOREACH t IN ARRAY ARRAY['workout', 'activity', 'statistic', 'event', 'sample_chunk', 'route_chunk',
                                  'deleted_object', 'journal_session', 'journal_change'] LOOP
@@ -24,7 +27,7 @@ BEGIN
                            t || '_' || suffix || '_athlete', athlete);
             EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES IN (%L)', t, t || '_' || suffix, athlete);
         END LOOP;
-        INSERT INTO athlete_partition(athlete, anchor) VALUES (athlete, :workouts);
+        INSERT INTO athlete_partition(athlete, anchor) VALUES (athlete, current_setting('scale.workouts')::bigint);
     END LOOP;
 END $$;
 
