@@ -9,8 +9,12 @@ would. At the end each session is ended and finished, and the saved workout's sa
 what was acknowledged: lost = acknowledged but missing, doubled = stored twice. The server's resident memory
 (VmRSS of --pid) is sampled every 10 s. Loopback only; every number is bounded by the arguments.
 
-  scripts/live-load.py --url http://127.0.0.1:8080 --token wk_… --pid PID [--sessions 1000] [--duration 600]
-                       [--uploads 20] [--fit FILE]
+  scripts/live-load.py --url http://127.0.0.1:8080 --tokens FILE --pid PID [--sessions 1000] [--duration 600]
+                       [--uploads 20] [--fit-dir DIR]
+
+FILE holds one athlete token a line (`workout athletes add` output); sessions and uploads go round-robin over
+them. Uploads cycle over the .fit files of DIR and the athletes so that each (file, athlete) is new while
+there are enough of them (a repeat is a duplicate the server recognises, and counted as such).
 """
 import argparse, asyncio, json, os, statistics, sys, time, uuid
 from datetime import datetime, timedelta, timezone
@@ -61,11 +65,11 @@ def iso(date):
     return date.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-async def session(args, host, port, results, stop_at):
+async def session(args, token, host, port, results, stop_at):
     conn = Connection(host, port)
     sid = str(uuid.uuid4())
     start = datetime.now(timezone.utc)
-    status, _ = await conn.request("PUT", f"/v1/sessions/{sid}", args.token, json.dumps({"activityType": "cycling"}).encode())
+    status, _ = await conn.request("PUT", f"/v1/sessions/{sid}", token, json.dumps({"activityType": "cycling"}).encode())
     if status not in (200, 201):
         results["errors"].append(f"open {status}")
         return
@@ -80,37 +84,37 @@ async def session(args, host, port, results, stop_at):
         body = json.dumps({"seq": seq, "items": items}).encode()
         sent = time.monotonic()
         try:
-            status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", args.token, body)
+            status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
             if status == 200:
                 latencies.append(time.monotonic() - sent)
                 acked = json.loads(data)["ack"]
             else:
                 results["errors"].append(f"batch {status} {data[:120]!r}")
-                status, data = await conn.request("GET", f"/v1/sessions/{sid}", args.token)
+                status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
                 if status == 200:
                     acked = json.loads(data)["lastBatch"]
         except Exception as error:  # the server went away: retry from its last committed batch
             results["errors"].append(f"batch {type(error).__name__}")
             await asyncio.sleep(1)
             try:
-                status, data = await conn.request("GET", f"/v1/sessions/{sid}", args.token)
+                status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
                 if status == 200:
                     acked = json.loads(data)["lastBatch"]
             except Exception:
                 pass
             continue
         await asyncio.sleep(max(0, 1 - (time.monotonic() - sent)))
-    results["sessions"].append((sid, acked, start))
+    results["sessions"].append((sid, acked, start, token))
     conn.close()
 
 
-async def finish(args, host, port, sid, acked, start, results):
+async def finish(args, token, host, port, sid, acked, start, results):
     conn = Connection(host, port)
     end = iso(start + timedelta(seconds=acked + 1))
     body = json.dumps({"seq": acked + 1, "items": [{"kind": "stop", "at": end}, {"kind": "end", "at": end}]}).encode()
-    await conn.request("POST", f"/v1/sessions/{sid}/batches", args.token, body)
-    status, _ = await conn.request("POST", f"/v1/sessions/{sid}/finish", args.token)
-    status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", args.token)
+    await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
+    status, _ = await conn.request("POST", f"/v1/sessions/{sid}/finish", token)
+    status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", token)
     stored = json.loads(data).get("samples", []) if status == 200 else []
     keys = [(s["sample"]["type"], s["sample"]["start"]) for s in stored]
     expected = acked * len(STREAMS)
@@ -119,17 +123,21 @@ async def finish(args, host, port, sid, acked, start, results):
     conn.close()
 
 
-async def uploads(args, host, port, results, stop_at):
-    if args.uploads <= 0 or not args.fit:
+async def uploads(args, tokens, host, port, results, stop_at):
+    if args.uploads <= 0 or not args.fit_dir:
         return
-    with open(args.fit, "rb") as handle:
-        fit = handle.read()
+    files = sorted(os.path.join(args.fit_dir, name) for name in os.listdir(args.fit_dir) if name.endswith(".fit"))
+    contents = [open(path, "rb").read() for path in files]
     conn = Connection(host, port)
     interval = 1 / args.uploads
+    index = 0
     while time.monotonic() < stop_at:
         sent = time.monotonic()
+        body = contents[index % len(contents)]
+        token = tokens[(index // len(contents)) % len(tokens)]
+        index += 1
         try:
-            status, _ = await conn.request("POST", "/v1/workouts", args.token, fit)
+            status, _ = await conn.request("POST", "/v1/workouts", token, body)
             results["uploads"].append((status, time.monotonic() - sent))
         except Exception as error:
             results["errors"].append(f"upload {type(error).__name__}")
@@ -151,40 +159,44 @@ async def memory(args, results, stop_at):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True)
-    parser.add_argument("--token", required=True)
+    parser.add_argument("--tokens", required=True, help="a file of athlete tokens, one a line")
     parser.add_argument("--pid", type=int, default=0)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--duration", type=float, default=600)
     parser.add_argument("--uploads", type=float, default=20)
-    parser.add_argument("--fit")
+    parser.add_argument("--fit-dir")
     args = parser.parse_args()
     host, _, port = args.url.removeprefix("http://").rstrip("/").partition(":")
     if host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("loopback only: --url must be http://127.0.0.1:PORT")
     if not (0 < args.sessions <= 5000 and 0 < args.duration <= 3600 and 0 <= args.uploads <= 100):
         sys.exit("bounded: --sessions 1…5000, --duration 1…3600 s, --uploads 0…100 per second")
+    tokens = [line.strip() for line in open(args.tokens) if line.strip()]
+    if not tokens:
+        sys.exit(f"no tokens in {args.tokens}")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0}
     began = time.monotonic()
     stop_at = began + args.duration
-    tasks = [session(args, host, int(port), results, stop_at) for _ in range(args.sessions)]
+    tasks = [session(args, tokens[i % len(tokens)], host, int(port), results, stop_at) for i in range(args.sessions)]
     # Start the sessions over the first seconds, as devices would.
     async def staggered(index, task):
         await asyncio.sleep(index % 1000 / 1000)
         await task
-    await asyncio.gather(*(staggered(i, t) for i, t in enumerate(tasks)), uploads(args, host, int(port), results, stop_at),
+    await asyncio.gather(*(staggered(i, t) for i, t in enumerate(tasks)), uploads(args, tokens, host, int(port), results, stop_at),
                          memory(args, results, stop_at))
     for i in range(0, len(results["sessions"]), 100):
-        await asyncio.gather(*(finish(args, host, int(port), sid, acked, start, results)
-                               for sid, acked, start in results["sessions"][i:i + 100]))
+        await asyncio.gather(*(finish(args, token, host, int(port), sid, acked, start, results)
+                               for sid, acked, start, token in results["sessions"][i:i + 100]))
     latencies = sorted(results["latencies"])
     def pct(p):
         return latencies[min(len(latencies) - 1, int(len(latencies) * p))] * 1000 if latencies else float("nan")
-    acked = sum(a for _, a, _ in results["sessions"])
+    acked = sum(a for _, a, _, _ in results["sessions"])
     print(f"sessions {len(results['sessions'])}/{args.sessions}, {args.duration:.0f} s, batches acknowledged {acked} "
           f"({acked * len(STREAMS)} samples, {acked * len(STREAMS) / args.duration:.0f} samples/s)")
     print(f"ack latency: p50 {pct(0.5):.1f} ms, p99 {pct(0.99):.1f} ms, max {pct(1.0):.1f} ms")
     ok_uploads = [t for s, t in results["uploads"] if s in (200, 201)]
-    print(f"uploads: {len(ok_uploads)} ok of {len(results['uploads'])} "
+    duplicates = sum(1 for s, _ in results["uploads"] if s == 200)
+    print(f"uploads: {len(ok_uploads)} ok ({duplicates} duplicates) of {len(results['uploads'])} "
           f"({len(results['uploads']) / args.duration:.1f}/s), median {statistics.median(ok_uploads) * 1000 if ok_uploads else float('nan'):.0f} ms")
     print(f"acknowledged samples lost: {results['lost']}, stored twice: {results['doubled']}, errors: {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))
