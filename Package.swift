@@ -102,7 +102,6 @@ let package = Package(
                 "WorkoutFormats",
                 "WorkoutServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -28,6 +28,7 @@ BEGIN
             EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES IN (%L)', t, t || '_' || suffix, athlete);
         END LOOP;
         INSERT INTO athlete_partition(athlete, anchor) VALUES (athlete, current_setting('scale.workouts')::bigint);
+        COMMIT;  -- one athlete's nine partitions a transaction: a lock for each table would overflow the lock table
     END LOOP;
 END $$;
 

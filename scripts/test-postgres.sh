@@ -68,9 +68,10 @@ start_test_postgres() {
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
   # Durability is not what these tests measure (the fault tests restart the server, not the machine):
-  # fsync off keeps a shared 2-core machine quick. Enough connections for the pool tests.
+  # fsync off keeps a shared 2-core machine quick. Enough connections for the pool tests, and locks for
+  # statements that touch every athlete's partition (scripts/scale-generate.sql).
   _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/data" -l "$_test_postgres_dir/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir -c fsync=off -c synchronous_commit=off -c max_connections=200" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir -c fsync=off -c synchronous_commit=off -c max_connections=200 -c max_locks_per_transaction=256" \
     start >/dev/null || {
     cat "$_test_postgres_dir/server.log" >&2
     return 1

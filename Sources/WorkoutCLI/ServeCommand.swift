@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import WorkoutServer
 
 /// Where the server keeps its data, shared by `workout serve` and `workout athletes`.
@@ -82,7 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let level = Logger.Level(rawValue: logLevel) else {
+        guard let level = ServerLogLevel(rawValue: logLevel) else {
             throw ValidationError("--log-level '\(logLevel)' is not trace, debug, info, notice, warning, error or critical")
         }
         guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }

@@ -13,6 +13,13 @@ import WorkoutReplay
 import WorkoutStore
 import WorkoutStorePostgres
 
+/// How much the server logs (swift-log's levels).
+public enum ServerLogLevel: String, Sendable, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+
+    var logger: Logger.Level { Logger.Level(rawValue: rawValue) ?? .info }
+}
+
 /// How `workout serve` runs.
 public struct ServerConfiguration: Sendable {
     /// The data folder: `directory.sqlite` (athletes, token hashes), `athletes/<id>.sqlite` (their stores
@@ -27,11 +34,11 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// The largest request body accepted, bytes (64 MB by default).
     public var bodyLimit: Int
-    public var logLevel: Logger.Level
+    public var logLevel: ServerLogLevel
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
-        bodyLimit: Int = 64 * 1024 * 1024, logLevel: Logger.Level = .info
+        bodyLimit: Int = 64 * 1024 * 1024, logLevel: ServerLogLevel = .info
     ) {
         self.dataFolder = dataFolder
         self.postgresURL = postgresURL
@@ -77,7 +84,7 @@ public final class WorkoutServer: Sendable {
         handleSignals: Bool = true, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         var logger = Logger(label: "workout.serve")
-        logger.logLevel = configuration.logLevel
+        logger.logLevel = configuration.logLevel.logger
         let app = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "workout"),

@@ -14,6 +14,7 @@ enum Bind: Sendable {
     case bool(Bool)
     case uuid(UUID)
     case bytes([UInt8])
+    case uuids([UUID])
 }
 
 /// Builds a statement and its parameters: `sql.bind(.text("x"))` appends the value and returns `$n`.
@@ -38,6 +39,7 @@ struct SQL {
             case .bool(let flag): bindings.append(flag)
             case .uuid(let id): bindings.append(id)
             case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            case .uuids(let ids): bindings.append(ids)
             }
         }
         return PostgresQuery(unsafeSQL: text, binds: bindings)
@@ -68,10 +70,14 @@ struct Record {
 struct Transaction {
     let connection: PostgresConnection
     let logger: Logger
+    /// A team's read: `$1` is an array of athletes, and every `athlete = $1` reads `athlete = ANY($1)`.
+    var team = false
 
     @discardableResult
     func run(_ sql: SQL) throws -> [Record] {
-        try connection.query(sql.query(), logger: logger).wait().rows.map(Record.init)
+        var sql = sql
+        if team { sql.text = sql.text.replacingOccurrences(of: "athlete = $1", with: "athlete = ANY($1)") }
+        return try connection.query(sql.query(), logger: logger).wait().rows.map(Record.init)
     }
 
     @discardableResult
@@ -123,7 +129,11 @@ final class ConnectionPool: Sendable {
     }
 
     /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.
-    func transaction<T>(readOnly: Bool = false, _ body: (Transaction) throws -> T) throws(StoreError) -> T {
+    ///
+    /// With `single`, `body` runs one statement: it runs alone, without BEGIN and COMMIT (two round trips fewer).
+    func transaction<T>(
+        readOnly: Bool = false, single: Bool = false, team: Bool = false, _ body: (Transaction) throws -> T
+    ) throws(StoreError) -> T {
         slots.wait()
         defer { slots.signal() }
         let connection: PostgresConnection
@@ -139,16 +149,18 @@ final class ConnectionPool: Sendable {
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
         }
-        let transaction = Transaction(connection: connection, logger: logger)
+        let transaction = Transaction(connection: connection, logger: logger, team: team)
         do {
-            try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+            if !single { try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN") }
             let result = try body(transaction)
-            try transaction.run("COMMIT")
+            if !single { try transaction.run("COMMIT") }
             idle.withLock { $0.append(connection) }
             return result
         } catch {
             // A connection that failed mid-transaction is not reused (it may be broken or still in the transaction).
-            if (try? transaction.run("ROLLBACK")) != nil, !connection.isClosed {
+            if single, !connection.isClosed {
+                idle.withLock { $0.append(connection) }
+            } else if (try? transaction.run("ROLLBACK")) != nil, !connection.isClosed {
                 idle.withLock { $0.append(connection) }
             } else {
                 _ = try? connection.close().wait()

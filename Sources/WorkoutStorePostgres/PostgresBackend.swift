@@ -21,30 +21,49 @@ enum JSONText {
     }
 }
 
-/// The PostgreSQL backend of `WorkoutStore`, scoped to one athlete: every statement names the athlete, so it
-/// reads and writes only that athlete's partitions.
+/// The PostgreSQL backend of `WorkoutStore`, scoped to one athlete (reads and writes) or to a team (reads only):
+/// every statement names the athletes, so it touches only their partitions.
 final class PostgresBackend: StoreBackend {
     let pool: ConnectionPool
-    let athlete: UUID
-    var location: String { "\(pool.url.redacted) (athlete \(athlete.uuidString.lowercased()))" }
+    let athletes: [UUID]
+    /// The athlete a write goes to (an athlete's store).
+    var athlete: UUID { athletes[0] }
+    /// A team's store: reads every athlete's partitions in one statement, writes nothing.
+    let isTeam: Bool
+    var location: String {
+        isTeam
+            ? "\(pool.url.redacted) (a team of \(athletes.count) athletes)"
+            : "\(pool.url.redacted) (athlete \(athlete.uuidString.lowercased()))"
+    }
 
     init(pool: ConnectionPool, athlete: UUID) {
         self.pool = pool
-        self.athlete = athlete
+        athletes = [athlete]
+        isTeam = false
+    }
+
+    /// A team's store; `athletes` is not empty (the caller checks).
+    init(pool: ConnectionPool, team athletes: [UUID]) {
+        self.pool = pool
+        self.athletes = athletes
+        isTeam = true
     }
 
     private func write<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
-        try pool.transaction(body)
+        guard !isTeam else {
+            throw .database(path: location, detail: "a team's store only reads; write through the athlete's own store")
+        }
+        return try pool.transaction(body)
     }
 
-    private func read<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
-        try pool.transaction(readOnly: true, body)
+    private func read<T>(single: Bool = false, _ body: (Transaction) throws -> T) throws(StoreError) -> T {
+        try pool.transaction(readOnly: true, single: single, team: isTeam, body)
     }
 
-    /// A statement whose `$1` is this backend's athlete.
+    /// A statement whose `$1` is this backend's athlete (or, for a team, its athletes).
     private func scoped() -> SQL {
         var sql = SQL()
-        _ = sql.bind(.uuid(athlete))
+        _ = sql.bind(isTeam ? .uuids(athletes) : .uuid(athlete))
         return sql
     }
 
@@ -355,7 +374,7 @@ final class PostgresBackend: StoreBackend {
 
     func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
         let sql = try workoutSQL(query, columns: "w.uuid")
-        return try read { t in try t.run(sql).map { try $0.uuid(0) } }
+        return try read(single: true) { t in try t.run(sql).map { try $0.uuid(0) } }
     }
 
     /// The workout query as one statement; newest first unless ascending, ties by id (as the SQLite backend).
@@ -492,7 +511,7 @@ final class PostgresBackend: StoreBackend {
             FROM sample_chunk c JOIN workout w ON w.athlete = c.athlete AND w.row_id = c.workout_row
             WHERE \(conditions.joined(separator: " AND "))
             """
-        return try read { t in
+        return try read(single: true) { t in
             try t.run(sql).map { record in
                 let workout = try record.uuid(15)
                 return StoredChunk(workout: workout, workoutOrder: try record.int(16), chunk: try decodeChunk(record, workout: workout))

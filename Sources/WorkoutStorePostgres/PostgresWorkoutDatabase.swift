@@ -23,6 +23,14 @@ public final class PostgresWorkoutDatabase: Sendable {
         return WorkoutStore(backend: PostgresBackend(pool: pool, athlete: athlete))
     }
 
+    /// A store that reads the workouts of several athletes at once (a coach's team) and writes nothing: one
+    /// statement per query over their partitions. Every write throws.
+    public func teamStore(athletes: [UUID]) throws(StoreError) -> WorkoutStore {
+        guard !athletes.isEmpty else { throw .invalidQuery("a team store needs at least one athlete") }
+        for athlete in athletes { try PostgresSchema.ensurePartitions(pool, athlete: athlete) }
+        return WorkoutStore(backend: PostgresBackend(pool: pool, team: athletes))
+    }
+
     /// Whether the database answers (readiness).
     public func ping() -> Bool {
         (try? pool.transaction(readOnly: true) { try $0.run("SELECT 1") }) != nil

@@ -181,4 +181,21 @@ struct TwoBackendTests {
         #expect(try alice.workouts(matching: WorkoutQuery()).count == 1)
         #expect(alice.path.contains("postgres://") && !alice.path.contains("password"))
     }
+
+    @Test func aTeamStoreReadsItsAthletesInOneQueryAndWritesNothing() throws {
+        let database = try TestPostgres.database()
+        let (alice, bob, carol) = (UUID(), UUID(), UUID())
+        let first = try FileImport.run(path: SharedData.fitPath(Self.files[0]), into: try database.store(athlete: alice))
+        let second = try FileImport.run(path: SharedData.fitPath(Self.files[1]), into: try database.store(athlete: bob))
+        _ = try FileImport.run(path: SharedData.fitPath(Self.files[2]), into: try database.store(athlete: carol))
+        let team = try database.teamStore(athletes: [alice, bob])
+        #expect(Set(try team.workoutIDs(matching: WorkoutQuery())) == [first.workout.id, second.workout.id])
+        #expect(try team.workouts(matching: WorkoutQuery()).map(\.id).sorted { $0.uuidString < $1.uuidString }
+            == [first.workout.id, second.workout.id].sorted { $0.uuidString < $1.uuidString })
+        #expect(try team.workout(id: second.workout.id) == second.workout)
+        #expect(!(try team.samples(matching: SampleQuery(type: .heartRate, limit: 10))).isEmpty)
+        #expect(throws: StoreError.self) { try team.delete(workout: first.workout.id) }
+        #expect(try database.store(athlete: alice).workout(id: first.workout.id) != nil, "the refused delete changed nothing")
+        #expect(throws: StoreError.invalidQuery("a team store needs at least one athlete")) { try database.teamStore(athletes: []) }
+    }
 }
