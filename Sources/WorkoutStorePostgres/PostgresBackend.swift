@@ -373,8 +373,50 @@ final class PostgresBackend: StoreBackend {
     }
 
     func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        if query.isActivityOnly { return try activityOnlyIDs(query) }
         let sql = try workoutSQL(query, columns: "w.uuid")
         return try read(single: true) { t in try t.run(sql).map { try $0.uuid(0) } }
+    }
+
+    /// A query of activity predicates only, answered from the statistics indexes alone (each statistics row
+    /// carries its workout's id and start; recordings have none): one statement per predicate, intersected here.
+    private func activityOnlyIDs(_ query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        struct Match: Hashable {
+            var start: Double
+            var id: UUID
+            /// The id as a 128-bit number: its order is the order of the id's text.
+            var high: UInt64
+            var low: UInt64
+
+            init(start: Double, id: UUID) {
+                self.start = start
+                self.id = id
+                high = withUnsafeBytes(of: id.uuid) { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+                low = withUnsafeBytes(of: id.uuid) { $0.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+            }
+        }
+        var statements: [SQL] = []
+        for predicate in query.activities {
+            var sql = scoped()
+            let condition = try matchSQL(predicate, &sql)
+            sql.text = "SELECT DISTINCT s0.workout_start, s0.workout_uuid FROM statistic s0 WHERE \(condition)"
+            statements.append(sql)
+        }
+        let found = try read(single: statements.count == 1) { t -> [Match] in
+            var result: Set<Match>?
+            for sql in statements {
+                let matches = Set(try t.run(sql).map { Match(start: try $0.double(0), id: try $0.uuid(1)) })
+                result = result.map { $0.intersection(matches) } ?? matches
+            }
+            return Array(result ?? [])
+        }
+        // The general path's order: by start, ties by the id's text (the same order as its bytes).
+        var ordered = found.sorted {
+            $0.start != $1.start ? $0.start < $1.start : $0.high != $1.high ? $0.high < $1.high : $0.low < $1.low
+        }
+        if !query.ascending { ordered.reverse() }
+        if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
+        return ordered.map(\.id)
     }
 
     /// The workout query as one statement; newest first unless ascending, ties by id (as the SQLite backend).
