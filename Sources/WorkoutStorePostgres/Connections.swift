@@ -145,6 +145,9 @@ final class ConnectionPool: Sendable {
                     on: MultiThreadedEventLoopGroup.singleton.next(), configuration: url.configuration,
                     id: nextID.add(1, ordering: .relaxed).newValue, logger: logger
                 ).wait()
+                // A commit is acknowledged to clients (live batches): it must be durable whatever the server's
+                // default (synchronous_commit = off would lose the last commits when PostgreSQL crashes).
+                _ = try connection.query(PostgresQuery(unsafeSQL: "SET synchronous_commit TO on"), logger: logger).wait()
             }
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
