@@ -11,13 +11,17 @@
 # and its replay through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
 # WorkoutFormats compiled as one module (their imports of each other removed); its seeds are small
 # files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
+#
+# The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
+# compiled alone): arbitrary bytes never trap, decoded chunks re-encode to the same bits, columns made from
+# the input round-trip exactly; its seeds are valid chunks it writes itself (CHUNK_FUZZ_SEEDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT WatchLink GATT FIT)
+[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT WatchLink GATT FIT Chunks)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -48,6 +52,12 @@ for target in "${targets[@]}"; do
             find ../shared/data/fit -name '*.fit' -size -64k -exec cp {} "$out/seeds-corpus/FIT/" \;
         fi
         max_len=8192
+    elif [ "$target" = Chunks ]; then
+        # The store's chunk codec alone (Sources/WorkoutStore/Chunks: no imports); seeds from the encoder.
+        swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzChunks -package-name workout_engine \
+            Fuzz/Chunks/main.swift Sources/WorkoutStore/Chunks/*.swift -o "$out/fuzz-Chunks"
+        rm -rf "$out/seeds-corpus/Chunks" && mkdir -p "$out/seeds-corpus/Chunks"
+        CHUNK_FUZZ_SEEDS="$out/seeds-corpus/Chunks" "$out/fuzz-Chunks" >/dev/null 2>&1 || true
     else
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz$target" \
             "Fuzz/$target/main.swift" Fuzz/Support.swift "${decoders[@]}" -o "$out/fuzz-$target"

@@ -254,3 +254,47 @@ package protocol StoreBackend: Sendable {
     /// The session `id` (the newest when nil), nil when there is none.
     func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal?
 }
+
+/// A compact binary form of a commit's journal entries, for backends that store one row per commit
+/// (SQLite does): per entry a kind byte (1 samples, 2 route, 3 change), then the count (varint) or
+/// the change's JSON (length varint and UTF-8 bytes). Entries are numbered from the row's first seq.
+package enum JournalPacking {
+    package static func pack(_ entries: [JournalEntry]) -> [UInt8] {
+        var out = ByteWriter()
+        for entry in entries {
+            switch entry.kind {
+            case .samples:
+                out.bytes.append(1)
+                out.varint(UInt64(max(0, entry.count)))
+            case .route:
+                out.bytes.append(2)
+                out.varint(UInt64(max(0, entry.count)))
+            case .change:
+                out.bytes.append(3)
+                let utf8 = Array((entry.payload ?? "").utf8)
+                out.varint(UInt64(utf8.count))
+                out.bytes += utf8
+            }
+        }
+        return out.bytes
+    }
+
+    package static func unpack(_ bytes: [UInt8], firstSeq: Int64) throws(ChunkCodecError) -> [JournalEntry] {
+        var reader = ByteReader(bytes)
+        var entries: [JournalEntry] = []
+        var seq = firstSeq
+        while !reader.isAtEnd {
+            switch try reader.byte("journal entry") {
+            case 1: entries.append(JournalEntry(seq: seq, kind: .samples, count: try reader.count(limit: 1 << 30, "count")))
+            case 2: entries.append(JournalEntry(seq: seq, kind: .route, count: try reader.count(limit: 1 << 30, "count")))
+            case 3:
+                let length = try reader.count(limit: 1 << 30, "change")
+                let payload = try reader.take(length, "change")
+                entries.append(JournalEntry(seq: seq, kind: .change, payload: String(decoding: payload, as: UTF8.self)))
+            case let other: throw ChunkCodecError("unknown journal entry kind \(other)")
+            }
+            seq += 1
+        }
+        return entries
+    }
+}

@@ -48,22 +48,29 @@ struct JournalOptions: Codable, Sendable {
 /// keeps, for a batch of samples or route points, only its count: recovery takes the next samples
 /// by ordinal.
 final class JournalWriter: WorkoutRecordingSink {
-    /// The chunks being filled: everything since each stream's last closed chunk.
+    /// The chunks being filled (each stream's samples since its last closed chunk) and what a failed
+    /// commit left to write again. Touched only under `commitLock`, mutated in place.
     struct Tails: Sendable {
         var nextOrdinal: Int64 = 0
         var nextRouteOrdinal: Int64 = 0
-        var samples: [Series.StreamKey: [(Int64, QuantitySample)]] = [:]
+        var samples: [Series.StreamKey: Series.StreamBuilder] = [:]
         var route: [RoutePoint] = []
         var routeFirst: Int64 = 0
+        /// Prepared but not yet committed (the last commit failed): written with the next commit.
+        var pendingEntries: [JournalEntry] = []
+        var pendingClosed: [SampleChunk] = []
+        var pendingRouteClosed: [RouteChunk] = []
+        var pendingRouteTouched = false
+        var pendingSamples = 0
     }
 
     private struct State: Sendable {
         var buffer: [RecordingChange] = []
+        /// The seq of the next change committed.
         var nextSeq: Int64
         var replaying: Bool
         var committedSamples: Int
         var lastError: StoreError?
-        var tails: Tails
         /// Set once the journal was moved into a workout or discarded: nothing more is written.
         var closed = false
     }
@@ -71,8 +78,8 @@ final class JournalWriter: WorkoutRecordingSink {
     let store: WorkoutStore
     let session: UUID
     private let state: Mutex<State>
-    /// Serialises commits (the background thread and explicit flushes).
-    private let commitLock = Mutex(())
+    /// Serialises commits (the background thread and explicit flushes) and guards the tails.
+    private let commitLock: Mutex<Tails>
     /// Called after each commit with the total number of samples committed so far.
     let onCommit: (@Sendable (Int) -> Void)?
 
@@ -83,7 +90,8 @@ final class JournalWriter: WorkoutRecordingSink {
         self.store = store
         self.session = session
         self.onCommit = onCommit
-        state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples, tails: tails))
+        state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples))
+        commitLock = Mutex(tails)
     }
 
     func record(_ change: RecordingChange) {
@@ -102,8 +110,8 @@ final class JournalWriter: WorkoutRecordingSink {
 
     /// Commits everything buffered so far in one transaction.
     func commit() throws(StoreError) {
-        let total = try commitLock.withLock { (_: inout Void) throws(StoreError) -> Int? in
-            try commitLocked(closing: nil)
+        let total = try commitLock.withLock { (tails: inout Tails) throws(StoreError) -> Int? in
+            try commitLocked(&tails, closing: nil)
         }
         // Outside the lock, so that the callback may itself commit.
         if let total { onCommit?(total) }
@@ -112,35 +120,49 @@ final class JournalWriter: WorkoutRecordingSink {
     /// Commits what is buffered with `closing` in the same transaction, after which the journal
     /// is closed (finish, discard). On failure nothing changed and the call may be repeated.
     func commit(closing: JournalClosing) throws(StoreError) {
-        try commitLock.withLock { (_: inout Void) throws(StoreError) in
-            _ = try commitLocked(closing: closing)
+        try commitLock.withLock { (tails: inout Tails) throws(StoreError) in
+            _ = try commitLocked(&tails, closing: closing)
         }
     }
 
-    /// Returns the total of committed samples when something was committed.
-    private func commitLocked(closing: JournalClosing?) throws(StoreError) -> Int? {
-        let (changes, seq, closed, tails) = state.withLock { state in
+    /// Returns the total of committed samples when something was committed. The buffered changes
+    /// go into the tails at once; a commit that fails stays pending and is written with the next.
+    private func commitLocked(_ tails: inout Tails, closing: JournalClosing?) throws(StoreError) -> Int? {
+        let (changes, seq, closed) = state.withLock { state in
             defer { state.buffer.removeAll(keepingCapacity: true) }
-            return (state.buffer, state.nextSeq, state.closed, state.tails)
+            return (state.buffer, state.nextSeq, state.closed)
         }
         guard !closed else { return nil }
-        guard !changes.isEmpty || closing != nil else { return nil }
-        var newTails = tails
-        let (commit, samples) = Self.prepare(changes, from: seq, tails: &newTails, session: session, closing: closing)
+        guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
+        Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
+        var sampleChunks = tails.pendingClosed
+        for (key, tail) in tails.samples where tail.touched && tail.count > 0 {
+            sampleChunks.append(tail.chunk())
+            tails.samples[key]?.touched = false
+        }
+        var routeChunks = tails.pendingRouteClosed
+        if tails.pendingRouteTouched, !tails.route.isEmpty {
+            routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
+        }
+        let commit = JournalCommit(
+            session: session, entries: tails.pendingEntries, sampleChunks: sampleChunks, routeChunks: routeChunks,
+            closing: closing)
         do {
             try store.backend.commitJournal(commit)
         } catch {
-            // Nothing was written: put the changes back in front, in order, for the next commit.
-            state.withLock { state in
-                state.buffer.insert(contentsOf: changes, at: 0)
-                state.lastError = error
-            }
+            state.withLock { $0.lastError = error }
             throw error
         }
+        let entries = Int64(tails.pendingEntries.count)
+        let samples = tails.pendingSamples
+        tails.pendingEntries.removeAll(keepingCapacity: true)
+        tails.pendingClosed.removeAll()
+        tails.pendingRouteClosed.removeAll()
+        tails.pendingRouteTouched = false
+        tails.pendingSamples = 0
         return state.withLock { state in
-            state.nextSeq = seq + Int64(changes.count)
+            state.nextSeq += entries
             state.committedSamples += samples
-            state.tails = newTails
             state.lastError = nil
             if closing != nil {
                 state.closed = true
@@ -150,63 +172,42 @@ final class JournalWriter: WorkoutRecordingSink {
         }
     }
 
-    /// The commit of `changes` numbered from `seq`: entries, and the chunks of every tail they
-    /// touched (closed ones once, open ones as they are now); and how many samples it holds.
-    static func prepare(
-        _ changes: [RecordingChange], from seq: Int64, tails: inout Tails, session: UUID, closing: JournalClosing?
-    ) -> (JournalCommit, Int) {
-        var entries: [JournalEntry] = []
-        entries.reserveCapacity(changes.count)
-        var sampleChunks: [SampleChunk] = []
-        var routeChunks: [RouteChunk] = []
-        var touched: Set<Series.StreamKey> = []
-        var routeTouched = false
-        var samples = 0
+    /// Adds `changes` (numbered from `seq`) to the tails and to what is pending: their entries, the
+    /// chunks they closed (written once), the streams whose open tail they extended.
+    static func prepare(_ changes: [RecordingChange], from seq: Int64, tails: inout Tails) {
         for (offset, change) in changes.enumerated() {
             let number = seq + Int64(offset)
             switch change {
             case .samples(let batch):
                 for sample in batch {
                     let key = Series.StreamKey(type: sample.type, source: sample.source)
-                    tails.samples[key, default: []].append((tails.nextOrdinal, sample))
+                    let ordinal = tails.nextOrdinal
                     tails.nextOrdinal += 1
-                    touched.insert(key)
-                    if let tail = tails.samples[key], tail.count >= Series.capacity {
-                        sampleChunks.append(Series.chunk(key, tail[...]))
-                        tails.samples[key] = nil
-                        touched.remove(key)
+                    // One lookup, mutated in place; the builder notes it was touched.
+                    let count = tails.samples[key, default: Series.StreamBuilder(key)].append(ordinal, sample)
+                    if count >= Series.capacity, let tail = tails.samples.removeValue(forKey: key) {
+                        tails.pendingClosed.append(tail.chunk())
                     }
                 }
-                entries.append(JournalEntry(seq: number, kind: .samples, count: batch.count))
-                samples += batch.count
+                tails.pendingEntries.append(JournalEntry(seq: number, kind: .samples, count: batch.count))
+                tails.pendingSamples += batch.count
             case .route(let points):
                 for point in points {
                     if tails.route.isEmpty { tails.routeFirst = tails.nextRouteOrdinal }
                     tails.route.append(point)
                     tails.nextRouteOrdinal += 1
-                    routeTouched = true
+                    tails.pendingRouteTouched = true
                     if tails.route.count >= Series.capacity {
-                        routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
-                        tails.route = []
-                        routeTouched = false
+                        tails.pendingRouteClosed.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
+                        tails.route.removeAll(keepingCapacity: true)
                     }
                 }
-                entries.append(JournalEntry(seq: number, kind: .route, count: points.count))
+                tails.pendingEntries.append(JournalEntry(seq: number, kind: .route, count: points.count))
             default:
-                entries.append(JournalEntry(seq: number, kind: .change, payload: (try? JSON.encode(change)) ?? "null"))
+                tails.pendingEntries.append(
+                    JournalEntry(seq: number, kind: .change, payload: (try? JSON.encode(change)) ?? "null"))
             }
         }
-        for key in touched {
-            if let tail = tails.samples[key], !tail.isEmpty { sampleChunks.append(Series.chunk(key, tail[...])) }
-        }
-        if routeTouched, !tails.route.isEmpty {
-            routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
-        }
-        return (
-            JournalCommit(
-                session: session, entries: entries, sampleChunks: sampleChunks, routeChunks: routeChunks,
-                closing: closing), samples
-        )
     }
 }
 

@@ -225,35 +225,89 @@ extension WorkoutStore {
             }
             return true
         }
-        struct Key {
-            var start: Double
-            var workout: Int64
-            var ordinal: Int64
-        }
-        var keys: [Key] = []
+        var keys: [SampleKey] = []
         var found: [QuantitySample] = []
+        var runs: [Range<Int>] = []
         for stored in chunks {
             let chunk = stored.chunk
             let whole = matches(chunk.startMin, chunk.endMin) && matches(chunk.startMax, chunk.endMax)
                 && matches(chunk.startMin, chunk.endMax) && matches(chunk.startMax, chunk.endMin)
+            let lower = keys.count
             for (ordinal, sample) in try Series.decode(chunk, workout: stored.workout) {
                 let start = sample.start.timeIntervalSinceReferenceDate
                 if !whole, !matches(start, sample.end.timeIntervalSinceReferenceDate) { continue }
-                keys.append(Key(start: start, workout: stored.workoutOrder, ordinal: ordinal))
+                keys.append(SampleKey(start: start, workout: stored.workoutOrder, ordinal: ordinal))
                 found.append(sample)
             }
+            if keys.count > lower { runs.append(lower..<keys.count) }
         }
-        var order = Array(keys.indices)
-        order.sort { a, b in
-            let x = keys[a]
-            let y = keys[b]
-            if x.start != y.start { return x.start < y.start }
-            if x.workout != y.workout { return x.workout < y.workout }
-            return x.ordinal < y.ordinal
-        }
+        var order = Self.mergedOrder(keys, runs)
         if !query.ascending { order.reverse() }
         if let limit = query.limit, order.count > max(0, limit) { order.removeLast(order.count - max(0, limit)) }
         return order.map { found[$0] }
+    }
+
+    /// The position of a sample in query order: start, then workout, then the order saved.
+    struct SampleKey: Comparable {
+        var start: Double
+        var workout: Int64
+        var ordinal: Int64
+        static func < (a: SampleKey, b: SampleKey) -> Bool {
+            if a.start != b.start { return a.start < b.start }
+            if a.workout != b.workout { return a.workout < b.workout }
+            return a.ordinal < b.ordinal
+        }
+    }
+
+    /// Indexes of `keys` in ascending order. Each run (a chunk's samples) is usually sorted already:
+    /// runs are sorted on their own when needed, then merged through a heap of run heads.
+    static func mergedOrder(_ keys: [SampleKey], _ runs: [Range<Int>]) -> [Int] {
+        var sortedRuns: [[Int]] = []
+        sortedRuns.reserveCapacity(runs.count)
+        for run in runs {
+            var indexes = Array(run)
+            var sorted = true
+            var previous = run.lowerBound
+            for index in run.dropFirst() {
+                if keys[index] < keys[previous] {
+                    sorted = false
+                    break
+                }
+                previous = index
+            }
+            if !sorted { indexes.sort { keys[$0] < keys[$1] } }
+            sortedRuns.append(indexes)
+        }
+        if sortedRuns.count == 1 { return sortedRuns[0] }
+        var cursors = [Int](repeating: 0, count: sortedRuns.count)
+        func head(_ run: Int) -> SampleKey { keys[sortedRuns[run][cursors[run]]] }
+        // A binary min-heap of run numbers by their head's key.
+        var heap = Array(sortedRuns.indices)
+        func siftDown(_ start: Int) {
+            var parent = start
+            while true {
+                let left = 2 * parent + 1
+                guard left < heap.count else { return }
+                var smallest = left
+                if left + 1 < heap.count, head(heap[left + 1]) < head(heap[left]) { smallest = left + 1 }
+                guard head(heap[smallest]) < head(heap[parent]) else { return }
+                heap.swapAt(smallest, parent)
+                parent = smallest
+            }
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+        var order: [Int] = []
+        order.reserveCapacity(keys.count)
+        while let run = heap.first {
+            order.append(sortedRuns[run][cursors[run]])
+            cursors[run] += 1
+            if cursors[run] == sortedRuns[run].count {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { siftDown(0) }
+        }
+        return order
     }
 
     // MARK: workouts

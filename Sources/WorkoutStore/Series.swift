@@ -7,7 +7,7 @@ import WorkoutModel
 enum Series {
     /// Samples (or route points) per chunk. A closed chunk is written once; a recording rewrites
     /// only each stream's open tail, at most this many entries, at each commit.
-    static let capacity = 1024
+    static let capacity = 4096
 
     /// The stream a sample belongs to in storage.
     struct StreamKey: Hashable {
@@ -39,28 +39,72 @@ enum Series {
 
     /// One chunk of consecutive samples of one stream (ordinal, sample), ordinals increasing.
     static func chunk(_ key: StreamKey, _ samples: ArraySlice<(Int64, QuantitySample)>) -> SampleChunk {
+        var builder = StreamBuilder(key)
+        builder.reserve(samples.count)
+        for (ordinal, sample) in samples { builder.append(ordinal, sample) }
+        return builder.chunk()
+    }
+
+    /// The columns of one stream's chunk, built one sample at a time: a recording's open tail is
+    /// extended by each commit and encoded again, without going over its earlier samples.
+    struct StreamBuilder: Sendable {
+        let key: StreamKey
         var columns = SampleColumns()
-        columns.ordinals.reserveCapacity(samples.count)
-        columns.starts.reserveCapacity(samples.count)
-        columns.ends.reserveCapacity(samples.count)
-        columns.values.reserveCapacity(samples.count)
-        var unitTable: [String: Int] = [:]
-        var unitIndexes: [Int] = []
-        var metadataTable: [Metadata: Int] = [:]
-        var metadataIndexes: [Int] = []
-        var anyMetadata = false
-        var startMin = Double.infinity
-        var startMax = -Double.infinity
-        var endMin = Double.infinity
-        var endMax = -Double.infinity
-        var valueMin: Double?
-        var valueMax: Double?
-        for (ordinal, sample) in samples {
+        private var unitTable: [String: Int] = [:]
+        private var unitIndexes: [Int] = []
+        private var lastUnit: QuantityUnit?
+        private var lastUnitIndex = 0
+        private var metadataTable: [Metadata: Int] = [:]
+        private var metadataEntries: [[UInt8]] = []
+        private var metadataIndexes: [Int] = []
+        private var anyMetadata = false
+        private var startMin = Double.infinity
+        private var startMax = -Double.infinity
+        private var endMin = Double.infinity
+        private var endMax = -Double.infinity
+        private var valueMin: Double?
+        private var valueMax: Double?
+
+        /// Set by `append`; the journal clears it once the tail is written.
+        var touched = false
+
+        init(_ key: StreamKey) { self.key = key }
+
+        var count: Int { columns.ordinals.count }
+
+        mutating func reserve(_ count: Int) {
+            columns.ordinals.reserveCapacity(count)
+            columns.starts.reserveCapacity(count)
+            columns.ends.reserveCapacity(count)
+            columns.values.reserveCapacity(count)
+            unitIndexes.reserveCapacity(count)
+            metadataIndexes.reserveCapacity(count)
+        }
+
+        /// Adds a sample; returns the number of samples now in the chunk.
+        @discardableResult
+        mutating func append(_ ordinal: Int64, _ sample: QuantitySample) -> Int {
+            touched = true
             var quantity = sample.quantity
-            // A unit outside the predefined set would not decode by its symbol: kept in the type's
-            // canonical unit, as the row-per-sample store did.
-            if QuantityUnit(symbol: quantity.unit.symbol) != quantity.unit {
-                quantity = Quantity(sample.canonicalValue ?? quantity.value, sample.type.canonicalUnit)
+            let unitIndex: Int
+            if let lastUnit, lastUnit == quantity.unit {
+                unitIndex = lastUnitIndex
+            } else {
+                // A unit outside the predefined set would not decode by its symbol: kept in the type's
+                // canonical unit, as the row-per-sample store did.
+                if QuantityUnit(symbol: quantity.unit.symbol) != quantity.unit {
+                    quantity = Quantity(sample.canonicalValue ?? quantity.value, sample.type.canonicalUnit)
+                } else {
+                    lastUnit = quantity.unit
+                }
+                if let known = unitTable[quantity.unit.symbol] {
+                    unitIndex = known
+                } else {
+                    unitIndex = columns.units.count
+                    unitTable[quantity.unit.symbol] = unitIndex
+                    columns.units.append(quantity.unit.symbol)
+                }
+                if lastUnit == quantity.unit { lastUnitIndex = unitIndex }
             }
             let start = sample.start.timeIntervalSinceReferenceDate
             let end = sample.end.timeIntervalSinceReferenceDate
@@ -68,24 +112,27 @@ enum Series {
             columns.starts.append(start)
             columns.ends.append(end)
             columns.values.append(quantity.value)
-            let unitIndex: Int
-            if let known = unitTable[quantity.unit.symbol] {
-                unitIndex = known
-            } else {
-                unitIndex = columns.units.count
-                unitTable[quantity.unit.symbol] = unitIndex
-                columns.units.append(quantity.unit.symbol)
-            }
             unitIndexes.append(unitIndex)
-            let metadataIndex: Int
-            if let known = metadataTable[sample.metadata] {
-                metadataIndex = known
+            if sample.metadata.isEmpty, !anyMetadata {
+                metadataIndexes.append(0)
             } else {
-                metadataIndex = metadataTable.count
-                metadataTable[sample.metadata] = metadataIndex
+                if !anyMetadata {
+                    // The samples so far had none: entry 0 is the empty dictionary.
+                    anyMetadata = true
+                    metadataTable[[:]] = 0
+                    metadataEntries.append(Array("{}".utf8))
+                }
+                let metadataIndex: Int
+                if let known = metadataTable[sample.metadata] {
+                    metadataIndex = known
+                } else {
+                    metadataIndex = metadataEntries.count
+                    metadataTable[sample.metadata] = metadataIndex
+                    // Through its Codable form (JSON), so that every form Metadata decodes stays readable.
+                    metadataEntries.append(Array(((try? JSON.encode(sample.metadata)) ?? "{}").utf8))
+                }
+                metadataIndexes.append(metadataIndex)
             }
-            if !sample.metadata.isEmpty { anyMetadata = true }
-            metadataIndexes.append(metadataIndex)
             startMin = min(startMin, start)
             startMax = max(startMax, start)
             endMin = min(endMin, end)
@@ -94,20 +141,22 @@ enum Series {
                 valueMin = min(valueMin ?? canonical, canonical)
                 valueMax = max(valueMax ?? canonical, canonical)
             }
+            return columns.ordinals.count
         }
-        if columns.units.count > 1 { columns.unitIndexes = unitIndexes }
-        if anyMetadata {
-            // Metadata through its Codable form (JSON), so that every form Metadata decodes stays readable.
-            columns.metadata = [[UInt8]](repeating: [], count: metadataTable.count)
-            for (metadata, index) in metadataTable {
-                columns.metadata[index] = Array(((try? JSON.encode(metadata)) ?? "{}").utf8)
+
+        /// The chunk of every sample appended so far.
+        func chunk() -> SampleChunk {
+            var columns = self.columns
+            if columns.units.count > 1 { columns.unitIndexes = unitIndexes }
+            if anyMetadata {
+                columns.metadata = metadataEntries
+                if metadataEntries.count > 1 { columns.metadataIndexes = metadataIndexes }
             }
-            if metadataTable.count > 1 { columns.metadataIndexes = metadataIndexes }
+            return SampleChunk(
+                type: key.type, source: key.source, count: columns.count, firstOrdinal: columns.ordinals.first ?? 0,
+                lastOrdinal: columns.ordinals.last ?? 0, startMin: startMin, startMax: startMax, endMin: endMin,
+                endMax: endMax, valueMin: valueMin, valueMax: valueMax, payload: ChunkCodec.encode(columns))
         }
-        return SampleChunk(
-            type: key.type, source: key.source, count: samples.count, firstOrdinal: samples.first?.0 ?? 0,
-            lastOrdinal: samples.last?.0 ?? 0, startMin: startMin, startMax: startMax, endMin: endMin, endMax: endMax,
-            valueMin: valueMin, valueMax: valueMax, payload: ChunkCodec.encode(columns))
     }
 
     /// The samples of a chunk with their ordinals. A chunk that does not decode throws

@@ -58,6 +58,20 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
+    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)")
+    func mixedScalesStayExact() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 1e15 is exact at scale 0 only (10 × 1e15 > 2^53); 163.5 needs scale 1.
+        let values = [1e15, 163.5, 7, 1e15 + 1, 0.25]
+        let samples = values.enumerated().map { index, value in
+            QuantitySample(.distanceCycling, value, at: t(Double(index)), end: t(Double(index) + 0.5), source: bike)
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(0), end: t(10)), samples: samples)
+        #expect(try store.samples(workout: id).map(\.quantity.value) == values)
+    }
+
     @Test("route points come back exactly, in time order")
     func routeRoundTrips() throws {
         let (store, folder) = try freshStore()
@@ -160,7 +174,7 @@ struct ChunkStorageTests {
             commitInterval: 0)
         try recording.session.start(at: t(0))
         var added: [QuantitySample] = []
-        for second in 0..<2500 {
+        for second in 0..<5000 {
             let batch = [
                 QuantitySample(.heartRate, Double(120 + second % 40), at: t(Double(second)), source: strap),
                 QuantitySample(
@@ -172,11 +186,11 @@ struct ChunkStorageTests {
             if second % 10 == 9 { try recording.commit() }
         }
         try recording.commit()
-        // Two streams of 2,500 samples: two closed chunks and one open tail each, whatever the commits.
+        // Two streams of 5,000 samples: one closed chunk and one open tail each, whatever the commits.
         let queue = try DatabaseQueue(path: store.path)
         let counts = try queue.read { db in try Int.fetchAll(db, sql: "SELECT count FROM sample_chunk ORDER BY first_ordinal") }
         try queue.close()
-        #expect(counts.sorted() == [452, 452, 1024, 1024, 1024, 1024])
+        #expect(counts.sorted() == [904, 904, 4096, 4096])
         #expect(try recording.committedSamples() == added)
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == added)

@@ -16,6 +16,8 @@ import WorkoutStore
 ///   statement, raw binds, WAL and synchronous=NORMAL like the store.
 /// - query: `workoutIDs(matching:)` "a cycling activity with average heart rate > 150 bpm" over the
 ///   cached 100,000-workout corpus (`QueryCorpus`), latency in µs and the number of matches.
+/// - sample queries on the saved 200,000-sample ride (11 h, five 1 Hz streams): one hour of heart
+///   rate (a date-range query, 3,600 samples) and all samples of the workout, latency in ms.
 /// - recovery: a 10-hour 1 Hz five-stream recording (180,000 samples, one commit per simulated
 ///   second) left unfinished, then per iteration: open the store and `recoverActiveSession`, in ms.
 
@@ -78,6 +80,14 @@ private struct QueryFixture: Sendable {
 private let queryFixture = Result { () throws -> QueryFixture in
     let (store, counts) = try QueryCorpus.open(log: log)
     return QueryFixture(store: store, counts: counts)
+}
+
+/// A store holding the finished 200,000-sample ride (`rideFixture`, 11 h 7 min), for sample queries.
+private let savedRideFixture = Result { () throws -> (WorkoutStore, UUID) in
+    let fixture = try rideFixture.get()
+    let store = try WorkoutStore(path: scratchPath("saved-ride"))
+    try store.save(fixture.workout, samples: fixture.samples)
+    return (store, fixture.workout.id)
 }
 
 /// A store holding the journal of an unfinished 10-hour recording (a crash after the last commit).
@@ -240,6 +250,40 @@ let benchmarks: @Sendable () -> Void = {
             let ids = try fixture.store.workoutIDs(matching: cyclingHeartRateAbove150)
             log("query corpus: \(fixture.counts); cycling avg HR > 150 matches \(ids.count) workouts")
         })
+
+    let queryMilliseconds = BenchmarkMetric.custom("query (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+    let sampleCount = BenchmarkMetric.custom("samples", polarity: .prefersLarger, useScalingFactor: false)
+    let sampleQueryConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, queryMilliseconds, sampleCount], warmupIterations: 2, maxDuration: .seconds(10),
+        maxIterations: 50)
+    Benchmark(
+        "sample query: 1 h of heart rate out of an 11-hour workout", configuration: sampleQueryConfiguration,
+        closure: { benchmark in
+            let (store, _) = try savedRideFixture.get()
+            let ride = SyntheticRide(seed: 42)
+            let query = SampleQuery(type: .heartRate, dates: DateRange(start: ride.date(18_000), end: ride.date(21_600)))
+            benchmark.startMeasurement()
+            let start = clock.now
+            let samples = try store.samples(matching: query)
+            let elapsed = clock.now - start
+            benchmark.stopMeasurement()
+            benchmark.measurement(queryMilliseconds, Int((seconds(elapsed) * 1e3).rounded()))
+            benchmark.measurement(sampleCount, samples.count)
+        }, setup: { _ = try savedRideFixture.get() })
+
+    Benchmark(
+        "sample query: all 200k samples of a workout", configuration: sampleQueryConfiguration,
+        closure: { benchmark in
+            let (store, id) = try savedRideFixture.get()
+            benchmark.startMeasurement()
+            let start = clock.now
+            let samples = try store.samples(workout: id)
+            let elapsed = clock.now - start
+            benchmark.stopMeasurement()
+            benchmark.measurement(queryMilliseconds, Int((seconds(elapsed) * 1e3).rounded()))
+            benchmark.measurement(sampleCount, samples.count)
+        }, setup: { _ = try savedRideFixture.get() },
+        teardown: { if case .success(let (store, _)) = savedRideFixture { removeDatabase(store.path) } })
 
     Benchmark(
         "recover a 10-hour journal",

@@ -130,8 +130,8 @@ package enum ChunkCodec {
         out.varint(UInt64(columns.count))
         encodeOrdinals(columns.ordinals, &out)
         encodeColumn(columns.dates, predictor: .secondDifference, &out)
-        encodeColumn(columns.latitudes, predictor: .previous, &out)
-        encodeColumn(columns.longitudes, predictor: .previous, &out)
+        encodeColumn(columns.latitudes, predictor: .secondDifference, &out)
+        encodeColumn(columns.longitudes, predictor: .secondDifference, &out)
         for optional in [columns.altitudes, columns.speeds, columns.courses, columns.accuracies] {
             let present = optional.compactMap { $0 }
             if present.isEmpty {
@@ -161,8 +161,8 @@ package enum ChunkCodec {
         var columns = RouteColumns()
         columns.ordinals = try decodeOrdinals(count, &reader)
         columns.dates = try decodeColumn(count, predictor: .secondDifference, name: "date", &reader)
-        columns.latitudes = try decodeColumn(count, predictor: .previous, name: "latitude", &reader)
-        columns.longitudes = try decodeColumn(count, predictor: .previous, name: "longitude", &reader)
+        columns.latitudes = try decodeColumn(count, predictor: .secondDifference, name: "latitude", &reader)
+        columns.longitudes = try decodeColumn(count, predictor: .secondDifference, name: "longitude", &reader)
         var optionals: [[Double?]] = []
         for name in ["altitude", "speed", "course", "accuracy"] {
             let presence = try reader.byte(name)
@@ -210,31 +210,43 @@ package enum ChunkCodec {
         let found = try reader.byte("kind")
         guard found == kind else { throw ChunkCodecError("chunk kind \(found) where \(kind) was expected") }
         let count = try reader.count(limit: maximumCount, "count")
-        // Every entry takes at least a byte in each column: a count beyond the input is a lie.
-        guard count <= reader.remaining else { throw ChunkCodecError("count \(count) exceeds the chunk's bytes") }
         return count
     }
 
-    /// First ordinal as a varint, then each gap minus one (ordinals strictly increase).
+    /// First ordinal as a varint, then each gap minus one as the change from the previous gap
+    /// (zigzag, zero runs): interleaved streams cost almost nothing. Ordinals strictly increase.
     private static func encodeOrdinals(_ ordinals: [Int64], _ out: inout ByteWriter) {
-        var previous: Int64 = 0
-        for (index, ordinal) in ordinals.enumerated() {
-            out.varint(index == 0 ? UInt64(bitPattern: ordinal) : UInt64(bitPattern: ordinal &- previous &- 1))
+        guard let first = ordinals.first else { return }
+        out.varint(UInt64(bitPattern: first))
+        var runs = RunWriter()
+        var previous = first
+        var previousGap: Int64 = 0
+        for ordinal in ordinals.dropFirst() {
+            let gap = ordinal &- previous &- 1
+            runs.put(zigzag(gap &- previousGap), &out)
+            previousGap = gap
             previous = ordinal
         }
+        runs.flush(&out)
     }
 
     private static func decodeOrdinals(_ count: Int, _ reader: inout ByteReader) throws(ChunkCodecError) -> [Int64] {
         var ordinals: [Int64] = []
+        guard count > 0 else { return ordinals }
         ordinals.reserveCapacity(count)
-        var previous: Int64 = 0
-        for index in 0..<count {
-            let raw = Int64(bitPattern: try reader.varint("ordinal"))
-            let ordinal = index == 0 ? raw : previous &+ raw &+ 1
-            guard index == 0 || ordinal > previous else { throw ChunkCodecError("ordinals out of order") }
+        var previous = Int64(bitPattern: try reader.varint("ordinal"))
+        ordinals.append(previous)
+        var runs = RunReader()
+        var previousGap: Int64 = 0
+        for _ in 1..<count {
+            let gap = previousGap &+ unzigzag(try runs.next(&reader, "ordinal"))
+            let ordinal = previous &+ gap &+ 1
+            guard gap >= 0, ordinal > previous else { throw ChunkCodecError("ordinals out of order") }
             ordinals.append(ordinal)
             previous = ordinal
+            previousGap = gap
         }
+        try runs.finish("ordinal")
         return ordinals
     }
 
@@ -265,7 +277,8 @@ package enum ChunkCodec {
         case relative([Double])
     }
 
-    /// Column mode byte: 0...15 decimal scale, 255 raw bits XOR prediction.
+    /// Column mode byte: 0...15 decimal scale, 16...31 decimal scale with ulp corrections, 254 step,
+    /// 255 raw bits minus the prediction's bits.
     static let rawMode: UInt8 = 255
     static let maximumScale = 15
     static let powers: [Double] = (0...15).map { exponent in
@@ -292,7 +305,9 @@ package enum ChunkCodec {
             if scaled(values[index], scale) != nil {
                 index += 1
             } else {
+                // A finer scale can lose a value a coarser one kept (|q| > 2^53): check all again.
                 scale += 1
+                index = 0
                 if scale > maximumScale { return nil }
             }
         }
@@ -313,7 +328,79 @@ package enum ChunkCodec {
     }
 
     static func encodeColumn(_ values: [Double], predictor: Predicted, _ out: inout ByteWriter) {
-        encodeColumn(values, predictor: predictor, scale: scale(of: values), &out)
+        if let scale = scale(of: values) {
+            encodeColumn(values, predictor: predictor, scale: scale, &out)
+        } else if let step = steps.first(where: { step in values.allSatisfy { stepped($0, step) != nil } }) {
+            out.bytes.append(stepMode)
+            var bits = step.bitPattern
+            for _ in 0..<8 {
+                out.bytes.append(UInt8(truncatingIfNeeded: bits))
+                bits >>= 8
+            }
+            encodeIntegers(values.map { stepped($0, step) ?? 0 }, predictor: predictor, &out)
+        } else if let scale = correctedScale(of: values) {
+            // Decimals computed with rounding error (a difference of two decimals): the nearest decimal
+            // at this scale, then the distance in units in the last place to the value itself.
+            out.bytes.append(correctedModes.lowerBound + UInt8(scale))
+            let power = powers[scale]
+            var previous: Int64 = 0
+            var beforePrevious: Int64 = 0
+            for (index, value) in values.enumerated() {
+                let integer = Int64((value * power).rounded())
+                let guess = integerPrediction(predictor, [], index, previous, beforePrevious)
+                out.varint(zigzag(integer &- guess))
+                out.varint(zigzag(Int64(bitPattern: value.bitPattern) &- Int64(bitPattern: (Double(integer) / power).bitPattern)))
+                beforePrevious = previous
+                previous = integer
+            }
+        } else {
+            encodeColumn(values, predictor: predictor, scale: nil, &out)
+        }
+    }
+
+    /// Steps of the step mode the encoder tries: FIT's semicircle (180 / 2^31 degrees).
+    static let steps: [Double] = [180 / 2_147_483_648]
+    static let stepMode: UInt8 = 254
+    static let correctedModes: ClosedRange<UInt8> = 16...31
+    /// The largest correction (ulps) the corrected mode accepts: four bytes of varint at most.
+    static let maximumCorrection: Int64 = 1 << 26
+
+    /// The integer `value / step` when `Double(integer) * step` gives back `value`'s bits, else nil.
+    @inline(__always)
+    static func stepped(_ value: Double, _ step: Double) -> Int64? {
+        let quotient = (value / step).rounded()
+        guard quotient.magnitude <= 9_007_199_254_740_992 else { return nil }
+        let integer = Int64(quotient)
+        return (Double(integer) * step).bitPattern == value.bitPattern ? integer : nil
+    }
+
+    /// The smallest decimal scale (at most 9) whose nearest decimals are all within
+    /// `maximumCorrection` ulps of the values, or nil.
+    static func correctedScale(of values: [Double]) -> Int? {
+        scales: for scale in 0...9 {
+            let power = powers[scale]
+            for value in values {
+                let product = (value * power).rounded()
+                guard product.magnitude <= 9_007_199_254_740_992 else { continue scales }
+                let near = Double(Int64(product)) / power
+                let distance = Int64(bitPattern: value.bitPattern) &- Int64(bitPattern: near.bitPattern)
+                guard distance.magnitude <= UInt64(maximumCorrection) else { continue scales }
+            }
+            return scale
+        }
+        return nil
+    }
+
+    static func encodeIntegers(_ integers: [Int64], predictor: Predicted, _ out: inout ByteWriter) {
+        var previous: Int64 = 0
+        var beforePrevious: Int64 = 0
+        var runs = RunWriter()
+        for (index, integer) in integers.enumerated() {
+            runs.put(zigzag(integer &- integerPrediction(predictor, [], index, previous, beforePrevious)), &out)
+            beforePrevious = previous
+            previous = integer
+        }
+        runs.flush(&out)
     }
 
     static func encodeColumn(_ values: [Double], predictor: Predicted, scale: Int?, _ out: inout ByteWriter) {
@@ -321,12 +408,14 @@ package enum ChunkCodec {
             out.bytes.append(rawMode)
             var previous = 0.0
             var beforePrevious = 0.0
+            var runs = RunWriter()
             for (index, value) in values.enumerated() {
                 let guess = rawPrediction(predictor, index, previous, beforePrevious)
-                out.varint(value.bitPattern ^ guess.bitPattern)
+                runs.put(zigzag(Int64(bitPattern: value.bitPattern) &- Int64(bitPattern: guess.bitPattern)), &out)
                 beforePrevious = previous
                 previous = value
             }
+            runs.flush(&out)
             return
         }
         out.bytes.append(UInt8(scale))
@@ -334,13 +423,15 @@ package enum ChunkCodec {
         if case .relative(let other) = predictor { reference = other.map { scaled($0, scale) ?? 0 } }
         var previous: Int64 = 0
         var beforePrevious: Int64 = 0
+        var runs = RunWriter()
         for (index, value) in values.enumerated() {
             let integer = scaled(value, scale) ?? 0
             let guess = integerPrediction(predictor, reference, index, previous, beforePrevious)
-            out.varint(zigzag(integer &- guess))
+            runs.put(zigzag(integer &- guess), &out)
             beforePrevious = previous
             previous = integer
         }
+        runs.flush(&out)
     }
 
     static func decodeColumn(
@@ -352,13 +443,48 @@ package enum ChunkCodec {
         if mode == rawMode {
             var previous = 0.0
             var beforePrevious = 0.0
+            var runs = RunReader()
             for index in 0..<count {
                 let guess = rawPrediction(predictor, index, previous, beforePrevious)
-                let value = Double(bitPattern: try reader.varint(name) ^ guess.bitPattern)
+                let residual = unzigzag(try runs.next(&reader, name))
+                let value = Double(bitPattern: UInt64(bitPattern: Int64(bitPattern: guess.bitPattern) &+ residual))
                 values.append(value)
                 beforePrevious = previous
                 previous = value
             }
+            try runs.finish(name)
+            return values
+        }
+        if mode == stepMode || correctedModes.contains(mode) {
+            if case .relative = predictor { throw ChunkCodecError("column mode \(mode) in \(name)") }
+            var step = 0.0
+            var power = 1.0
+            if mode == stepMode {
+                var bits: UInt64 = 0
+                for (offset, byte) in try reader.take(8, name).enumerated() { bits |= UInt64(byte) << (8 * UInt64(offset)) }
+                step = Double(bitPattern: bits)
+            } else {
+                power = powers[Int(mode - correctedModes.lowerBound) % powers.count]
+            }
+            var previous: Int64 = 0
+            var beforePrevious: Int64 = 0
+            var runs = RunReader()
+            for index in 0..<count {
+                let guess = integerPrediction(predictor, [], index, previous, beforePrevious)
+                // Step columns have zero runs; corrected ones interleave corrections (no runs).
+                let residual = mode == stepMode ? try runs.next(&reader, name) : try reader.varint(name)
+                let integer = guess &+ unzigzag(residual)
+                if mode == stepMode {
+                    values.append(Double(integer) * step)
+                } else {
+                    let correction = unzigzag(try reader.varint(name))
+                    let near = Int64(bitPattern: (Double(integer) / power).bitPattern)
+                    values.append(Double(bitPattern: UInt64(bitPattern: near &+ correction)))
+                }
+                beforePrevious = previous
+                previous = integer
+            }
+            try runs.finish(name)
             return values
         }
         guard Int(mode) <= maximumScale else { throw ChunkCodecError("unknown column mode \(mode) in \(name)") }
@@ -377,13 +503,15 @@ package enum ChunkCodec {
         }
         var previous: Int64 = 0
         var beforePrevious: Int64 = 0
+        var runs = RunReader()
         for index in 0..<count {
             let guess = integerPrediction(predictor, reference, index, previous, beforePrevious)
-            let integer = guess &+ unzigzag(try reader.varint(name))
+            let integer = guess &+ unzigzag(try runs.next(&reader, name))
             values.append(Double(integer) / power)
             beforePrevious = previous
             previous = integer
         }
+        try runs.finish(name)
         return values
     }
 
@@ -420,6 +548,49 @@ package enum ChunkCodec {
 
     @inline(__always) static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
+    }
+}
+
+/// Writes residuals with runs of zeros shortened: a zero starts a run, the varint after it says how
+/// many more zeros follow.
+struct RunWriter {
+    private var zeros = 0
+
+    @inline(__always)
+    mutating func put(_ value: UInt64, _ out: inout ByteWriter) {
+        if value == 0 {
+            zeros += 1
+        } else {
+            flush(&out)
+            out.varint(value)
+        }
+    }
+
+    mutating func flush(_ out: inout ByteWriter) {
+        guard zeros > 0 else { return }
+        out.varint(0)
+        out.varint(UInt64(zeros - 1))
+        zeros = 0
+    }
+}
+
+/// Reads what `RunWriter` wrote; a run longer than the column is an error.
+struct RunReader {
+    private var pending = 0
+
+    @inline(__always)
+    mutating func next(_ reader: inout ByteReader, _ what: String) throws(ChunkCodecError) -> UInt64 {
+        if pending > 0 {
+            pending -= 1
+            return 0
+        }
+        let value = try reader.varint(what)
+        if value == 0 { pending = try reader.count(limit: ChunkCodec.maximumCount, "zero run in \(what)") }
+        return value
+    }
+
+    func finish(_ what: String) throws(ChunkCodecError) {
+        guard pending == 0 else { throw ChunkCodecError("a zero run runs past the end of \(what)") }
     }
 }
 

@@ -22,14 +22,40 @@ package final class SQLiteBackend: StoreBackend {
     /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
     package init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
         self.path = path
-        try Self.preflight(path: path, busyTimeout: busyTimeout)
+        let found = try Self.preflight(path: path, busyTimeout: busyTimeout)
         do {
+            if let found, found > 0, found < Schema.version {
+                // An older schema: migrated through a plain connection, in one transaction, before the
+                // pool opens (the pool's own set-up writes to the file; a failed migration must not).
+                var configuration = Configuration()
+                configuration.busyMode = .timeout(busyTimeout)
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                defer { try? queue.close() }
+                try Schema.migrator(path: path).migrate(queue)
+            }
+            if ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0 == 0 {
+                // A new file: 1 KiB pages (chunks are read whole, and the half-empty last page of each
+                // b-tree and chunk costs less) and incremental auto-vacuum (`reclaimSpace`), both
+                // fixed when the file is created, before WAL mode.
+                let creator = try DatabaseQueue(path: path)
+                try creator.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA page_size = 1024")
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+                try creator.close()
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
                 // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                if !db.configuration.readonly {
+                    // New files give freed pages back (`reclaimSpace`): a recording's journal and its
+                    // rewritten chunk tails leave free pages behind. No effect on an existing file.
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                }
                 if db.configuration.readonly {
                     // Readers only: mapped pages count as resident memory, and the writer's bulk
                     // moves would map the whole file; the writer keeps SQLite's bounded page cache.
@@ -51,7 +77,8 @@ package final class SQLiteBackend: StoreBackend {
     }
 
     /// Checks an existing file without writing to it; creates the folder for a new one.
-    private static func preflight(path: String, busyTimeout: TimeInterval) throws(StoreError) {
+    /// Returns the schema version of an existing store (0 for an empty file), nil for a new file.
+    private static func preflight(path: String, busyTimeout: TimeInterval) throws(StoreError) -> Int? {
         let files = FileManager.default
         let folder = (path as NSString).deletingLastPathComponent
         guard files.fileExists(atPath: path) else {
@@ -61,12 +88,12 @@ package final class SQLiteBackend: StoreBackend {
                 throw .cannotCreate(path: path, detail: (error as NSError).localizedDescription)
             }
             guard folder.isEmpty || files.isWritableFile(atPath: folder) else { throw .readOnly(path: path) }
-            return
+            return nil
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .readOnly(path: path) }
         let header = (try? handle.read(upToCount: 100)) ?? Data()
         try? handle.close()
-        if header.isEmpty { return }  // SQLite treats an empty file as a new database
+        if header.isEmpty { return 0 }  // SQLite treats an empty file as a new database
         guard header.count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
             throw .notADatabase(path: path)
         }
@@ -101,6 +128,7 @@ package final class SQLiteBackend: StoreBackend {
             if version == 0, !tables.isEmpty {
                 throw StoreError.notAWorkoutStore(path: path)
             }
+            return version
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -114,6 +142,12 @@ package final class SQLiteBackend: StoreBackend {
         } catch {
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// Returns free pages to the file system (files created with incremental auto-vacuum); best
+    /// effort, after a transaction that freed many pages.
+    func reclaimSpace() {
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {

@@ -29,6 +29,7 @@ extension SQLiteBackend {
                 sql: "INSERT INTO deleted_object(anchor, kind, uuid) VALUES (?, 'workout', ?)",
                 arguments: [anchor, id.uuidString])
         }
+        reclaimSpace()
     }
 
     /// Deletes a workout row with its chunks (activities, statistics and events cascade).
@@ -236,15 +237,14 @@ extension SQLiteBackend {
             var writer = try ChunkWriter(db)
             for chunk in commit.sampleChunks { try writer.write(chunk, workout: row) }
             for chunk in commit.routeChunks { try writer.write(chunk, workout: row) }
-            let statement = try db.cachedStatement(
-                sql:
-                    "INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count) VALUES (?, ?, ?, ?, NULL, ?)"
-            )
-            for entry in commit.entries {
-                try statement.execute(arguments: [
-                    id, entry.seq, entry.kind == .change ? "change" : entry.kind.rawValue, entry.payload,
-                    entry.kind == .change ? nil : entry.count,
-                ])
+            // One row per commit: the entries packed (a row per change costs more than the change).
+            if let first = commit.entries.first {
+                try db.execute(
+                    sql: """
+                        INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count)
+                        VALUES (?, ?, 'batch', ?, NULL, ?)
+                        """,
+                    arguments: [id, first.seq, Data(JournalPacking.pack(commit.entries)), commit.entries.count])
             }
             switch commit.closing {
             case nil: break
@@ -258,6 +258,7 @@ extension SQLiteBackend {
                 try Self.deleteJournal(db, id: id)
             }
         }
+        if commit.closing != nil { reclaimSpace() }
     }
 
     static func deleteJournal(_ db: Database, id: String) throws {
@@ -295,10 +296,23 @@ extension SQLiteBackend {
                 sql: "SELECT seq, kind, payload, row_count FROM journal_change WHERE session = ? ORDER BY seq",
                 arguments: [row["uuid"] as String])
             while let change = try changes.next() {
-                let kind = JournalEntry.Kind(rawValue: change["kind"]) ?? .change
+                let kind: String = change["kind"]
+                let seq: Int64 = change["seq"]
+                if kind == "batch" {
+                    let packed: Data = change["payload"] ?? Data()
+                    do {
+                        entries += try JournalPacking.unpack([UInt8](packed), firstSeq: seq)
+                    } catch {
+                        throw StoreError.corruptChunk(
+                            workout: session.id, detail: "journal change \(seq): \(error)")
+                    }
+                    continue
+                }
+                // Schema-1 rows: one change each; a batch of samples or route points names its count.
                 entries.append(
                     JournalEntry(
-                        seq: change["seq"], kind: kind, count: change["row_count"] ?? 0, payload: change["payload"]))
+                        seq: seq, kind: JournalEntry.Kind(rawValue: kind) ?? .change, count: change["row_count"] ?? 0,
+                        payload: change["payload"]))
             }
             var sourceCache: [String: SourceDevice] = [:]
             var samples: [SampleChunk] = []
