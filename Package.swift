@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
+        .library(name: "WorkoutReport", targets: ["WorkoutReport"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
         .executable(name: "workout-scale-bench", targets: ["ScaleBench"]),
@@ -84,6 +85,10 @@ let package = Package(
         .executableTarget(
             name: "ScaleBench", dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutModel"],
             path: "Tools/ScaleBench", swiftSettings: strict),
+        // The HTML report of a workout (also served by `workout serve`): fed by the store's public API only.
+        .target(
+            name: "WorkoutReport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
+            swiftSettings: strict),
         .executableTarget(
             name: "WatchSim",
             dependencies: [
@@ -101,6 +106,7 @@ let package = Package(
                 "WorkoutSensors",
                 "WorkoutFormats",
                 "WorkoutServer",
+                "WorkoutReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -137,6 +143,10 @@ let package = Package(
         .testTarget(
             name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],
             swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutReportTests",
+            dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],

@@ -8,8 +8,16 @@ venv="$root/.venv-fit"
 version="21.218.0"
 python="$venv/bin/python3"
 
+# jsonschema (pinned) validates the commands' --json outputs against docs/schemas in the CLI tests.
+jsonschema_version="4.26.0"
+
 installed() {
   "$python" -c "import sys, garmin_fit_sdk; sys.exit(0 if garmin_fit_sdk.__version__ == '$version' else 1)" \
+    >/dev/null 2>&1
+}
+
+jsonschema_installed() {
+  "$python" -c "import sys, importlib.metadata as m; sys.exit(0 if m.version('jsonschema') == '$jsonschema_version' else 1)" \
     >/dev/null 2>&1
 }
 
@@ -26,5 +34,10 @@ if ! installed; then
   fi
   "$python" -m pip install --quiet --disable-pip-version-check "garmin-fit-sdk==$version" >&2
   installed || { echo "garmin-fit-sdk $version did not install into $venv" >&2; exit 1; }
+fi
+if ! jsonschema_installed; then
+  echo "installing jsonschema $jsonschema_version into $venv" >&2
+  "$python" -m pip install --quiet --disable-pip-version-check "jsonschema==$jsonschema_version" >&2
+  jsonschema_installed || { echo "jsonschema $jsonschema_version did not install into $venv" >&2; exit 1; }
 fi
 echo "$python"

@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-packages.sh
 ensure_packages
-# Garmin's FIT SDK for Python (.venv-fit): the WorkoutFormats tests check our FIT files with it.
+# Headless Chromium for the report tests (Tests/WorkoutReportTests).
+ensure_test_packages
+# Garmin's FIT SDK for Python (.venv-fit): the WorkoutFormats tests check our FIT files with it; the
+# same venv holds jsonschema, with which the CLI tests validate every --json output (docs/schemas).
 scripts/ensure-python-sdk.sh >/dev/null
 # A throw-away PostgreSQL cluster on loopback for the tests that need a server (stopped on exit).
 source scripts/test-postgres.sh

@@ -20,7 +20,8 @@ func userFacing<T>(_ body: () throws(StoreError) -> T) throws(UserFacingError) -
 
 /// Prints workouts one per line (text) or as a JSON array; a note on standard error when there
 /// are none, so standard output stays empty for scripts.
-func printWorkouts(_ workouts: [Workout], json: Bool, emptyNote: String) throws {
+func printWorkouts(_ stored: [Workout], json: Bool, emptyNote: String) throws {
+    let workouts = stored.map(Format.presented)
     if json {
         emitLine(try Format.json(workouts))
     } else if workouts.isEmpty {

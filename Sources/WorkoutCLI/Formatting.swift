@@ -1,5 +1,6 @@
 import Foundation
 import WorkoutEngine
+import WorkoutFormats
 import WorkoutModel
 import WorkoutStore
 
@@ -24,6 +25,18 @@ enum Format {
     /// ISO 8601 in UTC to the second: `2026-05-09T00:53:20Z`.
     static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle())
+    }
+
+    /// ISO 8601 in UTC with milliseconds: `2015-01-05T08:05:21.687Z` (the JSON outputs' date form).
+    static func jsonTimestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// A progress or status line for a terminal: back to the line's start and erase it (`ESC [K`)
+    /// before drawing, so a shorter line leaves nothing of a longer one behind. Callers draw it on
+    /// standard error, and only when that is a terminal.
+    static func progressLine(_ text: String) -> String {
+        "\r\u{1B}[K" + text
     }
 
     /// Kilometres with two decimals: `2.73 km`; `-` when unknown.
@@ -70,11 +83,31 @@ enum Format {
         }
     }
 
-    /// JSON with sorted keys and ISO 8601 dates, for scripts.
+    /// A workout as the outputs show it: a Garmin device stored by an earlier import by its product
+    /// number (`Garmin product 1765`) is named (`Garmin Forerunner 920XT`), the number kept in
+    /// `ImportProduct`. The stored workout is not changed.
+    static func presented(_ workout: Workout) -> Workout {
+        let prefix = "Garmin product "
+        guard let device = workout.metadata[ImportMetadataKey.device]?.stringValue, device.hasPrefix(prefix),
+            let number = Int(device.dropFirst(prefix.count))
+        else { return workout }
+        var presented = workout
+        presented.metadata[ImportMetadataKey.device] = .string(GarminProduct.resolvingNumber(in: device))
+        if presented.metadata[ImportMetadataKey.product] == nil {
+            presented.metadata[ImportMetadataKey.product] = .int(number)
+        }
+        return presented
+    }
+
+    /// JSON with sorted keys, ISO 8601 dates with milliseconds in UTC and metadata as plain values,
+    /// for scripts (docs/schemas describes each command's output).
     static func json<T: Encodable>(_ value: T) throws(UserFacingError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(jsonTimestamp(date))
+        }
         do {
             return String(decoding: try encoder.encode(value), as: UTF8.self)
         } catch {
@@ -110,6 +143,11 @@ enum Format {
         var header: [[String]] = [
             ["workout", workout.id.uuidString],
             ["type", type],
+        ]
+        if let device = workout.metadata[ImportMetadataKey.device]?.stringValue {
+            header.append(["device", GarminProduct.resolvingNumber(in: device)])
+        }
+        header += [
             ["start", timestamp(workout.start)],
             ["end", timestamp(workout.end)],
             ["elapsed", duration(workout.elapsed)],

@@ -117,7 +117,7 @@ struct ImportCommand: ParsableCommand {
         let filled = total > 0 ? min(width, Int((done / Double(total) * Double(width)).rounded(.down))) : 0
         let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
         let file = total > 1 ? "  \(min(total, Int(done) + 1))/\(total)" : ""
-        FileHandle.standardError.write(Data("\r[\(bar)]\(file)  \(name)".utf8))
+        FileHandle.standardError.write(Data(Format.progressLine("[\(bar)]\(file)  \(name)").utf8))
     }
 }
 

@@ -83,9 +83,14 @@ struct ReplayCommand: ParsableCommand {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         do {
+            // Private as the store is: the folder 0700 when created here, the file 0600.
             try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try encoder.encode(truth).write(to: URL(fileURLWithPath: path))
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            let data = try encoder.encode(truth)
+            if !FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) {
+                try data.write(to: URL(fileURLWithPath: path))
+            }
         } catch {
             throw UserFacingError("cannot write the ground truth to \(path): \(error.localizedDescription)")
         }
@@ -104,8 +109,10 @@ struct ReplayCommand: ParsableCommand {
         let done = total > 0 ? min(width, progress.raceSeconds * width / total) : 0
         let bar = String(repeating: "=", count: done) + String(repeating: " ", count: width - done)
         let leg = progress.leg.map { "leg \(progress.legNumber ?? 0) \($0.rawValue)" } ?? ""
-        let line =
-            "\r[\(bar)] \(Format.duration(Double(progress.raceSeconds))) / \(Format.duration(Double(total)))  \(leg)"
-        FileHandle.standardError.write(Data(line.utf8))
+        FileHandle.standardError.write(
+            Data(
+                Format.progressLine(
+                    "[\(bar)] \(Format.duration(Double(progress.raceSeconds))) / \(Format.duration(Double(total)))  \(leg)"
+                ).utf8))
     }
 }

@@ -24,7 +24,7 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let database = try store.open()
         let found = try userFacing { () throws(StoreError) in try database.workout(id: id) }
-        guard let workout = found else { throw UserFacingError(StoreError.workoutNotFound(id)) }
+        guard let workout = found.map(Format.presented) else { throw UserFacingError(StoreError.workoutNotFound(id)) }
         if output.json {
             emitLine(try Format.json(workout))
         } else {

@@ -19,6 +19,7 @@ struct WorkoutCommand: AsyncParsableCommand {
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
             RecordCommand.self, PortsCommand.self, DebugRecordCommand.self, ImportCommand.self, ExportCommand.self,
             ServeCommand.self, AthletesCommand.self, PushCommand.self,
+            ReportCommand.self,
         ]
     )
 }
@@ -32,13 +33,19 @@ struct StoreOptions: ParsableArguments {
             valueName: "path"))
     var db: String?
 
-    /// Opens the store; a store error becomes a one-line message and exit status 1.
+    /// Opens the store; a store error becomes a one-line message and exit status 1. A store other
+    /// users can read gets a warning on standard error with the command that fixes it (never a chmod).
     func open() throws -> WorkoutStore {
+        let store: WorkoutStore
         do {
-            return try WorkoutStore(explicitPath: db)
+            store = try WorkoutStore(explicitPath: db)
         } catch {
             throw UserFacingError(error)
         }
+        if let warning = StoreFiles.permissionWarning(path: store.path) {
+            FileHandle.standardError.write(Data((warning + "\n").utf8))
+        }
+        return store
     }
 }
 

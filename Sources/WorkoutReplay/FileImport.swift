@@ -62,6 +62,7 @@ public enum FileImport {
             throw .format(path: path, error)
         }
         plan.metadata[ImportMetadataKey.fileName] = .string((path as NSString).lastPathComponent)
+        plan.metadata.merge(DeviceSummary.metadata(plan.sessions)) { current, _ in current }
         do {
             return try run(plan, path: path, into: store, compare: compare, progress: progress)
         } catch {

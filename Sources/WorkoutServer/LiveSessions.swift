@@ -95,8 +95,11 @@ final class LiveSession: Sendable {
     }
 
     private static func lastBatch(of recording: JournaledRecording) -> Int {
-        if case .int(let value) = recording.builder.metadata[lastBatchMetadataKey] { return value }
-        return 0
+        switch recording.builder.metadata[lastBatchMetadataKey] {
+        case .int(let value): return value
+        case .double(let value) where value.isFinite && value >= 0 && value < 1e15: return Int(value)
+        default: return 0
+        }
     }
 
     struct State: Encodable, Sendable {

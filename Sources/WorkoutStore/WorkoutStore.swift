@@ -110,6 +110,8 @@ enum JSON {
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // Metadata keeps its kind: an integral double stays a double, a date a date.
+        encoder.userInfo[MetadataValue.typedCoding] = true
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)

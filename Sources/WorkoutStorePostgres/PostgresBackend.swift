@@ -8,6 +8,8 @@ enum JSONText {
     static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // Metadata keeps its kind (an integral double stays a double), as the SQLite backend writes it.
+        encoder.userInfo[MetadataValue.typedCoding] = true
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return String(decoding: try encoder.encode(value), as: UTF8.self)

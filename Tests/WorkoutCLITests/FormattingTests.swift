@@ -76,12 +76,35 @@ struct FormattingTests {
         #expect([QuantityType: Statistics]().distance == nil)
     }
 
-    @Test func jsonHasSortedKeysAndISODates() throws {
+    @Test func jsonHasSortedKeysAndISODatesWithMilliseconds() throws {
         struct Sample: Encodable {
             var zulu = 1
             var alpha = Date(timeIntervalSince1970: 1_778_307_200)
+            var beta = Date(timeIntervalSince1970: 1_420_445_121.687)
             var unit = "count/min"
+            var metadata: Metadata = ["Strokes": .int(28), "ImportDevice": .string("Garmin Forerunner 920XT")]
         }
-        #expect(try Format.json(Sample()) == #"{"alpha":"2026-05-09T06:13:20Z","unit":"count/min","zulu":1}"#)
+        #expect(
+            try Format.json(Sample())
+                == #"{"alpha":"2026-05-09T06:13:20.000Z","beta":"2015-01-05T08:05:21.687Z","metadata":"#
+                + #"{"ImportDevice":"Garmin Forerunner 920XT","Strokes":28},"unit":"count/min","zulu":1}"#)
+    }
+
+    @Test func aGarminProductNumberStoredByAnEarlierImportIsNamedInTheOutputs() {
+        let workout = Workout(
+            id: UUID(), configuration: WorkoutConfiguration(activityType: .swimming),
+            start: Date(timeIntervalSince1970: 0),
+            end: Date(timeIntervalSince1970: 60), duration: 60, activities: [], events: [],
+            metadata: ["ImportDevice": .string("Garmin product 1765")], statistics: [:], counters: IngestCounters())
+        let presented = Format.presented(workout)
+        #expect(presented.metadata["ImportDevice"] == .string("Garmin Forerunner 920XT"))
+        #expect(presented.metadata["ImportProduct"] == .int(1765))
+        #expect(
+            Format.workoutDetail(workout).contains { $0.hasPrefix("device") && $0.hasSuffix("Garmin Forerunner 920XT") }
+        )
+        // Anything else is shown as stored.
+        var other = workout
+        other.metadata["ImportDevice"] = .string("Wahoo ELEMNT")
+        #expect(Format.presented(other) == other)
     }
 }

@@ -68,7 +68,16 @@ func withTwoRides(_ body: (_ db: String, _ ids: [UUID]) throws -> Void) throws {
 
 func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
     let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .iso8601
+    // The outputs' dates: ISO 8601 in UTC with milliseconds (docs/schemas).
+    decoder.dateDecodingStrategy = .custom { decoder in
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "not ISO 8601 with milliseconds: \(text)"))
+        }
+        return date
+    }
     return try decoder.decode(type, from: Data(text.utf8))
 }
 

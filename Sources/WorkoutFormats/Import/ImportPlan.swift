@@ -171,6 +171,9 @@ public struct FITImportPlan: Sendable {
         var metadata: Metadata = [
             ImportMetadataKey.format: .string("FIT"), ImportMetadataKey.device: .string(device.name),
         ]
+        if let product = planner.file.fileIDs.first?.product {
+            metadata[ImportMetadataKey.product] = .int(Int(product))
+        }
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
         self.metadata = metadata
     }
@@ -187,8 +190,11 @@ public struct FITImportPlan: Sendable {
 public enum ImportMetadataKey {
     /// The file format the workout came from (`FIT`).
     public static let format = "ImportFormat"
-    /// The recording device as the file names it.
+    /// The recording device: maker and model (`Garmin Forerunner 920XT`; Garmin's product numbers are
+    /// named from the FIT profile).
     public static let device = "ImportDevice"
+    /// The device's product number as the file gives it (`file_id.product`, an int: 1765).
+    public static let product = "ImportProduct"
     /// The imported file's name.
     public static let fileName = "ImportFileName"
     /// `automatic` when the legs were found by the engine's transition detection.

@@ -42,7 +42,10 @@ struct ImportPlanner {
             case FITProfile.Manufacturer.development?: "development"
             case let value?: "manufacturer \(value)"
             }
-        let model = id?.productName ?? id?.product.map { "product \($0)" }
+        // Garmin's product numbers have names in the FIT profile (1765: Forerunner 920XT).
+        let profileModel =
+            id?.manufacturer == FITProfile.Manufacturer.garmin ? id?.product.flatMap(GarminProduct.displayName) : nil
+        let model = id?.productName ?? profileModel ?? id?.product.map { "product \($0)" }
         let name = [manufacturer, model].compactMap { $0 }.joined(separator: " ")
         let serial = id?.serialNumber.map { String($0) }
         device = SourceDevice(

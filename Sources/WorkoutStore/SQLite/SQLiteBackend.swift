@@ -82,12 +82,8 @@ package final class SQLiteBackend: StoreBackend {
         let files = FileManager.default
         let folder = (path as NSString).deletingLastPathComponent
         guard files.fileExists(atPath: path) else {
-            do {
-                if !folder.isEmpty { try files.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            } catch {
-                throw .cannotCreate(path: path, detail: (error as NSError).localizedDescription)
-            }
-            guard folder.isEmpty || files.isWritableFile(atPath: folder) else { throw .readOnly(path: path) }
+            // A new store: folder 0700, file 0600 (its WAL and shared-memory files take the file's mode).
+            try StoreFiles.createPrivate(path: path)
             return nil
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .readOnly(path: path) }
