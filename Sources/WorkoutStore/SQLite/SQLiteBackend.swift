@@ -52,6 +52,8 @@ package final class SQLiteBackend: StoreBackend {
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 if !db.configuration.readonly {
+                    // Checkpoint (and fsync) every 4 MiB of WAL, as with SQLite's default on 4 KiB pages.
+                    try db.execute(sql: "PRAGMA wal_autocheckpoint = 4096")
                     // New files give freed pages back (`reclaimSpace`): a recording's journal and its
                     // rewritten chunk tails leave free pages behind. No effect on an existing file.
                     try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
