@@ -7,8 +7,9 @@
 # number of executions. New inputs go to .build/fuzz/corpus-work/<Target>; crashes to
 # .build/fuzz/crashes/<Target>. Exits non-zero when a target crashes or fails a property.
 #
-# The FIT target (Fuzz/FIT/main.swift: the FIT decoder with and without checksums, the import plan
-# and its replay through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
+# The FIT target (Fuzz/FIT/main.swift: the FIT decoder with and without checksums and with
+# damaged-file salvage, which must agree with the strict decoder; the import plan and its replay
+# through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
 # WorkoutFormats compiled as one module (their imports of each other removed); its seeds are small
 # files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
 #

@@ -1,31 +1,52 @@
 // libFuzzer target for the FIT decoder and the import (`scripts/fuzz.sh RUNS FIT` builds it with the
 // sources of WorkoutModel, WorkoutEngine and WorkoutFormats as one module, -sanitize=fuzzer,address).
 //
-// Each input is decoded with checksums checked and, so that mutations reach the parser, once more
-// with checksums ignored; what decodes is planned as an import and replayed through a live session.
-// Any crash, trap or sanitizer report is a finding; thrown errors are the expected outcome.
+// Each input is decoded with checksums checked, then as the import reads it (damaged-file salvage
+// on: what precedes the damage, flagged), then, so that mutations reach the parser, with checksums
+// ignored and salvage on; what decodes is planned as an import (explicit and automatic legs) and
+// replayed through a live session (one of the two, by the input's size; plans of up to 600 steps).
+// Any crash, trap or sanitizer report is a finding; thrown errors are the expected outcome. Salvage
+// must agree with the strict decoder: a file that decodes strictly salvages to the same messages with
+// no damage, and a file the strict decoder refuses is either refused too or flagged as damaged.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFIT(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    _ = try? FITDecoder.decode(bytes)
-    guard let file = try? FITDecoder.decode(bytes, options: FITDecodeOptions(verifyChecksums: false)) else { return 0 }
-    for autoSegment in [false, true] {
-        guard let plan = try? FITImportPlan(file: file, options: FITImportOptions(autoSegment: autoSegment), seed: 1)
-        else { continue }
-        // The plan is the import's own logic; a long replay only repeats the engine's hot path.
-        guard plan.steps.count <= 2_000 else { continue }
-        let clock = ManualClock(plan.start)
-        guard
-            let session = try? WorkoutSession(
-                configuration: plan.configuration, clock: clock, options: plan.builderOptions)
-        else { continue }
-        _ = try? plan.replay(into: session, clock: clock)
-        _ = try? plan.finishRecovery(of: session)
-        _ = try? session.builder.finishWorkout()
+    let strict = try? FITDecoder.decode(bytes)
+    let salvaged = try? FITDecoder.decode(bytes, options: FITDecodeOptions(salvage: true))
+    if let strict {
+        guard let salvaged, salvaged == strict, salvaged.damage == nil else {
+            fatalError("salvage changed a sound file's decoding")
+        }
+    } else if let salvaged, salvaged.damage == nil {
+        fatalError("salvage decoded a file the strict decoder refuses without flagging damage")
     }
+    guard
+        let file = try? FITDecoder.decode(bytes, options: FITDecodeOptions(verifyChecksums: false, salvage: true))
+    else { return 0 }
+    // Both plans; one replay per input, explicit or automatic legs by the input's size (a replay is
+    // the engine's hot path, the same for both).
+    let autoSegment = size % 2 == 1
+    _ = try? FITImportPlan(file: file, options: FITImportOptions(autoSegment: !autoSegment), seed: 1)
+    replay(file, autoSegment: autoSegment)
     return 0
+}
+
+/// Plans the import of `file` and replays it through a live session.
+func replay(_ file: FITFile, autoSegment: Bool) {
+    guard let plan = try? FITImportPlan(file: file, options: FITImportOptions(autoSegment: autoSegment), seed: 1)
+    else { return }
+    // The plan is the import's own logic; a long replay only repeats the engine's hot path.
+    guard plan.steps.count <= 600 else { return }
+    let clock = ManualClock(plan.start)
+    guard
+        let session = try? WorkoutSession(
+            configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+    else { return }
+    _ = try? plan.replay(into: session, clock: clock)
+    _ = try? plan.finishRecovery(of: session)
+    _ = try? session.builder.finishWorkout()
 }
 
 /// With `FIT_FUZZ_SEEDS=DIR` the binary writes a seed corpus of small FIT files to DIR and exits.
@@ -46,7 +67,14 @@ enum FuzzSeeds {
     typealias Field = FITWriter.Field
 
     static func all() -> [(String, [UInt8])] {
-        [("run.fit", run()), ("pool.fit", pool()), ("triathlon.fit", triathlon())]
+        let triathlon = triathlon()
+        // Damaged copies: cut short in a record, and a flipped data byte (file CRC mismatch).
+        var flipped = triathlon
+        flipped[flipped.count / 2] ^= 0x10
+        return [
+            ("run.fit", run()), ("pool.fit", pool()), ("triathlon.fit", triathlon),
+            ("triathlon-cut.fit", Array(triathlon[..<(triathlon.count * 2 / 3)])), ("triathlon-flipped.fit", flipped),
+        ]
     }
 
     static let start: UInt32 = 1_000_000_000

@@ -28,15 +28,27 @@ enum Format {
     }
 
     /// ISO 8601 in UTC with milliseconds: `2015-01-05T08:05:21.687Z` (the JSON outputs' date form).
+    /// Rounded to the nearest millisecond: the format style truncates, which turns the .687 stored
+    /// as .68699998… into .686.
     static func jsonTimestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        return whole.dropLast() + String(format: ".%03dZ", Int(milliseconds - seconds * 1000))
     }
 
     /// A progress or status line for a terminal: back to the line's start and erase it (`ESC [K`)
     /// before drawing, so a shorter line leaves nothing of a longer one behind. Callers draw it on
     /// standard error, and only when that is a terminal.
+    ///
+    /// Cut to 79 characters (`…` at the end): a line wider than the terminal wraps, and the erase
+    /// reaches only its last row, so every redraw would leave a row behind on an 80-column terminal.
     static func progressLine(_ text: String) -> String {
-        "\r\u{1B}[K" + text
+        let width = 79
+        return "\r\u{1B}[K" + (text.count > width ? text.prefix(width - 1) + "…" : text)
     }
 
     /// Kilometres with two decimals: `2.73 km`; `-` when unknown.
@@ -202,7 +214,9 @@ enum Format {
                 var active = "-"
                 if case .int(let value)? = set.metadata[SwimMetadataKey.activeLengths] { active = "\(value)" }
                 var swolf = "-"
-                if case .double(let value)? = set.metadata[SwimMetadataKey.swolf] { swolf = String(format: "%.1f", value) }
+                if case .double(let value)? = set.metadata[SwimMetadataKey.swolf] {
+                    swolf = String(format: "%.1f", value)
+                }
                 setRows.append([
                     "\(index + 1)", duration(set.start.timeIntervalSince(workout.start)), duration(set.duration), style,
                     lengths, active, swolf,

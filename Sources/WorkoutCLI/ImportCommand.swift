@@ -22,8 +22,10 @@ struct ImportCommand: ParsableCommand {
     var path: String
     @Flag(help: "Let the engine detect a triathlon's legs instead of using the file's sessions.")
     var autoSegment = false
-    @Flag(help: "Print our figures next to the device's, per session and lap.")
+    @Flag(help: "Print our figures next to the device's, per session and lap; a folder ends with the agreement summary.")
     var compare = false
+    @Flag(help: "Refuse a damaged file whole instead of importing what precedes the damage.")
+    var noSalvage = false
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
@@ -34,6 +36,12 @@ struct ImportCommand: ParsableCommand {
         var anomalies: [String]?
         var comparison: [ComparisonRow]?
         var error: String?
+    }
+
+    /// `--compare --json` on a folder: every file's outcome and the fidelity summary.
+    struct CompareOutput: Encodable {
+        var files: [Outcome]
+        var summary: FidelitySummary
     }
 
     func run() throws {
@@ -52,9 +60,10 @@ struct ImportCommand: ParsableCommand {
             files = [path]
         }
         let database = try store.open()
-        let options = FITImportOptions(autoSegment: autoSegment)
+        let options = FITImportOptions(autoSegment: autoSegment, salvage: !noSalvage)
         let showProgress = isatty(STDERR_FILENO) == 1 && !output.json
         var outcomes: [Outcome] = []
+        var fidelity = FidelitySummary()
         var failures = 0
         var skipped = 0
         for (index, file) in files.enumerated() {
@@ -70,6 +79,11 @@ struct ImportCommand: ParsableCommand {
                     Outcome(
                         file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
                         comparison: result.comparison?.rows))
+                if let comparison = result.comparison {
+                    fidelity.add(
+                        file: name, sessions: result.sessions, damaged: result.damage != nil,
+                        workout: result.workout, comparison: comparison)
+                }
                 if !output.json { printResult(result, name: name, detailed: files.count == 1) }
             } catch {
                 if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
@@ -86,12 +100,19 @@ struct ImportCommand: ParsableCommand {
             }
         }
         if output.json {
-            if isDirectory.boolValue {
+            if isDirectory.boolValue, compare {
+                // With --compare a folder's output also carries the fidelity summary.
+                emitLine(try Format.json(CompareOutput(files: outcomes, summary: fidelity)))
+            } else if isDirectory.boolValue {
                 emitLine(try Format.json(outcomes))
             } else if let outcome = outcomes.first {
                 emitLine(try Format.json(outcome))
             }
         } else if files.count > 1 {
+            if compare {
+                emitLine("")
+                emitLine(Format.fidelity(fidelity).joined(separator: "\n"))
+            }
             emitLine(
                 "\(files.count - failures - skipped) imported, \(skipped) already there, \(failures) failed, "
                     + "of \(files.count) files, into \(database.path)")

@@ -29,6 +29,30 @@ extension Format {
         return ["ours/device (heart rate bpm, distance m, times s)"] + table(rows, rightAligned: Set(2..<header.count))
     }
 
+    /// The fidelity summary: per check, sessions agreeing out of those the device gave a value for,
+    /// then every disagreement (file, session, field, ours and the device's).
+    static func fidelity(_ summary: FidelitySummary) -> [String] {
+        var rows = [["CHECK", "AGREE", "OF", "FILES THAT DISAGREE"]]
+        for check in summary.checks {
+            let files = Set(check.disagreements.map(\.file)).count
+            rows.append([check.name, String(check.agree), String(check.total), files == 0 ? "" : String(files)])
+        }
+        var lines = ["agreement with the device over \(summary.files) files (per session)"]
+        lines += table(rows, rightAligned: [1, 2, 3])
+        let disagreements = summary.checks.flatMap(\.disagreements)
+        if !disagreements.isEmpty {
+            lines.append("disagreements (ours/device):")
+            for item in disagreements {
+                let session = item.session.map { " session \($0)" } ?? ""
+                lines.append("  \(item.file)\(session): \(item.field) \(item.ours)/\(item.device)")
+            }
+        }
+        if !summary.damagedFiles.isEmpty {
+            lines.append("damaged files (imported up to the damage): " + summary.damagedFiles.joined(separator: ", "))
+        }
+        return lines
+    }
+
     private static func pair(_ ours: Double?, _ device: Double?, decimals: Int) -> String {
         if ours == nil, device == nil { return "" }
         func text(_ value: Double?) -> String {

@@ -289,7 +289,7 @@ struct RecordCommand: ParsableCommand {
         }
         if let power = statistics[.cyclingPower]?.mostRecent?.value { parts.append(Format.whole(power, "W")) }
         parts.append(recorder.status.map { "\($0.sensor.wire)\($0.available ? "+" : "-")" }.joined(separator: " "))
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + parts.joined(separator: "  ")).utf8))
+        FileHandle.standardError.write(Data(Format.progressLine(parts.joined(separator: "  ")).utf8))
     }
 }
 

@@ -36,13 +36,17 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store; a store error becomes a one-line message and exit status 1. A store other
     /// users can read gets a warning on standard error with the command that fixes it (never a chmod).
     func open() throws -> WorkoutStore {
+        let path = db ?? StoreLocation.defaultPath()
+        // Checked before opening: an open store has WAL and shared-memory files (with the file's
+        // mode) that go away when this command exits; a fix naming them would then fail.
+        let warning = StoreFiles.permissionWarning(path: path)
         let store: WorkoutStore
         do {
-            store = try WorkoutStore(explicitPath: db)
+            store = try WorkoutStore(path: path)
         } catch {
             throw UserFacingError(error)
         }
-        if let warning = StoreFiles.permissionWarning(path: store.path) {
+        if let warning {
             FileHandle.standardError.write(Data((warning + "\n").utf8))
         }
         return store

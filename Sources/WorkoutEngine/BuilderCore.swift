@@ -102,6 +102,9 @@ struct BuilderCore: Sendable {
 
     let configuration: WorkoutConfiguration
     let holdCap: Seconds
+    let interpolates: Bool
+    let excludesRests: Bool
+    let openWaterSWOLF: OpenWaterSWOLF?
     let reorderWindow: Seconds
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
@@ -118,6 +121,10 @@ struct BuilderCore: Sendable {
     var accumulators: [Accumulator]
     var inactive = InactiveTimeline()
     var events: [WorkoutEvent] = []
+    /// With `BuilderOptions.averagesExcludeRests`: rest lengths of pool swims, in time order. A
+    /// reading's hold leaves them out, so a pool swim's averages are over the lengths swum, while
+    /// its timer runs on.
+    var restSpans: [Span] = []
     var laps: [Span] = []
     var metadata: Metadata = [:]
     var streams: [StreamState] = []
@@ -153,6 +160,9 @@ struct BuilderCore: Sendable {
         }
         self.configuration = configuration
         holdCap = options.holdCap
+        interpolates = options.interpolation == .linear
+        excludesRests = options.averagesExcludeRests
+        openWaterSWOLF = options.openWaterSWOLF
         reorderWindow = options.effectiveReorderWindow(for: configuration)
         let plan = configuration.plannedLegs
         if options.automaticTransitions.enabled, !plan.isEmpty {
@@ -391,7 +401,9 @@ struct BuilderCore: Sendable {
                 distributeAmount(sample.value, from: sample.start, to: sample.end, typeIndex: typeIndex)
             } else {
                 if let previous = streams[index].last {
-                    hold(previous.value, from: previous.start, until: sample.start, typeIndex: typeIndex)
+                    hold(
+                        previous.value, from: previous.start, until: sample.start, typeIndex: typeIndex,
+                        nextValue: sample.value)
                 }
                 addReading(sample.value, at: sample.start, typeIndex: typeIndex)
             }
@@ -479,7 +491,9 @@ struct BuilderCore: Sendable {
     /// workout's end, so a value only ever counts in the spans whose min and max it is part of. A
     /// reading taken while paused or outside the workout holds nothing.
     @inline(__always)
-    private mutating func hold(_ value: Double, from a: Seconds, until next: Seconds, typeIndex: Int) {
+    private mutating func hold(
+        _ value: Double, from a: Seconds, until next: Seconds, typeIndex: Int, nextValue: Double? = nil
+    ) {
         guard a >= workoutStart, a < workoutEnd ?? .infinity, !inactive.isInactive(a) else { return }
         var end = Swift.min(next, a + holdCap)
         if let workoutEnd, workoutEnd < end { end = workoutEnd }
@@ -491,10 +505,32 @@ struct BuilderCore: Sendable {
             end = next
         }
         guard end > a else { return }
-        accumulators[typeIndex].addHold(value, seconds: end - a)
-        if let activity {
-            accumulators[(activity + 1) * Self.typeCount + typeIndex].addHold(value, seconds: end - a)
+        var held = value
+        if interpolates, let nextValue, next > a, next - a <= holdCap {
+            // The mean of the straight line from `value` at `a` towards `nextValue` at `next`, over [a, end].
+            held = value + (nextValue - value) * (end - a) / (next - a) / 2
         }
+        var seconds = end - a
+        if !restSpans.isEmpty { seconds -= restOverlap(a, end) }
+        guard seconds > 0 else { return }
+        accumulators[typeIndex].addHold(held, seconds: seconds)
+        if let activity {
+            accumulators[(activity + 1) * Self.typeCount + typeIndex].addHold(held, seconds: seconds)
+        }
+    }
+
+    /// Seconds of rest lengths inside [a, b] (rests do not overlap: they are laps).
+    private func restOverlap(_ a: Seconds, _ b: Seconds) -> Seconds {
+        var total = 0.0
+        var index = restSpans.count - 1
+        while index >= 0 {
+            let span = restSpans[index]
+            if span.end <= a { break }
+            let overlap = Swift.min(span.end, b) - Swift.max(span.start, a)
+            if overlap > 0 { total += overlap }
+            index -= 1
+        }
+        return total
     }
 
     /// Start of the first activity starting after `t`.
@@ -556,6 +592,15 @@ struct BuilderCore: Sendable {
             switch event.type {
             case .lap:
                 try insertLap(Span(start: start, end: stop))
+                if excludesRests, stop > start, PoolLength(event)?.kind == .rest {
+                    let span = Span(start: start, end: stop)
+                    if let last = restSpans.last, last.start > start {
+                        let index = restSpans.firstIndex { $0.start > start } ?? restSpans.count
+                        restSpans.insert(span, at: index)
+                    } else {
+                        restSpans.append(span)
+                    }
+                }
             case .pause, .resume, .motionPaused, .motionResumed:
                 guard start >= inactive.lastEventTime else {
                     throw .pauseEventOutOfOrder(event.type, date: event.start, previous: date(inactive.lastEventTime))
@@ -778,6 +823,24 @@ struct BuilderCore: Sendable {
         return result
     }
 
+    /// The SWOLF statistic of an open-water swim span (`openWaterSWOLF`); nil for anything else or
+    /// without a convention.
+    func openWaterStatistics(
+        _ configuration: WorkoutConfiguration, _ statistics: [QuantityType: Statistics], start: Date, end: Date,
+        duration: TimeInterval
+    ) -> Statistics? {
+        guard let openWaterSWOLF, configuration.activityType == .swimming,
+            configuration.swimmingLocationType == .openWater,
+            let strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count),
+            let meters = statistics[.distanceSwimming]?.sum?.doubleValue(for: .meter),
+            let value = openWaterSWOLF.value(seconds: duration, strokes: strokes, meters: meters)
+        else { return nil }
+        let quantity = Quantity(value, .count)
+        return Statistics(
+            quantityType: .swimmingSWOLF, start: start, end: end, minimum: quantity, maximum: quantity,
+            average: quantity, mostRecent: quantity, mostRecentDate: end, duration: duration, sampleCount: 1)
+    }
+
     /// Activities with statistics as of `end`; `settled` must come from `settledCopy`.
     func activitySnapshots(readEnd end: Seconds) -> [WorkoutActivity] {
         activities.enumerated().map { offset, record in
@@ -811,6 +874,22 @@ struct BuilderCore: Sendable {
                 activities[index].statistics[.swimmingSWOLF] = tally.statistics(
                     start: activity.start, end: activity.end ?? date(end), duration: activity.duration)
             }
+        }
+        // Open water has no lengths: SWOLF from the swim's timer time, strokes and distance.
+        for index in activities.indices {
+            let activity = activities[index]
+            if let swolf = openWaterStatistics(
+                activity.configuration, activity.statistics, start: activity.start, end: activity.end ?? date(end),
+                duration: activity.duration)
+            {
+                activities[index].statistics[.swimmingSWOLF] = swolf
+            }
+        }
+        if let swolf = openWaterStatistics(
+            configuration, statistics, start: date(workoutStart), end: date(end),
+            duration: activeLength(workoutStart, end))
+        {
+            statistics[.swimmingSWOLF] = swolf
         }
         return Workout(
             id: workoutID, configuration: configuration, start: date(workoutStart), end: date(end),

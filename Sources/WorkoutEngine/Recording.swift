@@ -71,6 +71,20 @@ public struct BuilderOptions: Sendable {
     /// How long a discrete value holds, at most, when no newer sample of its stream arrives:
     /// 5 s by default. Longer gaps (dropouts) leave time uncovered in the average.
     public var holdCap: TimeInterval = 5
+    /// How a discrete reading fills the time until the next reading of its stream (time-weighted
+    /// averages): held (the default: a live sensor's latest value holds) or a straight line to the
+    /// next reading when it comes within `holdCap` (a recording's sparse records, such as a watch's
+    /// smart recording, standing for the device's own once-a-second values). Minimum and maximum
+    /// are the readings' either way.
+    public var interpolation: ReadingInterpolation = .hold
+    /// Leave pool swims' rest lengths out of the time-weighted averages (heart rate over the lengths
+    /// swum, as Garmin's swim watches average it); off by default: averages run with the timer,
+    /// rests included. Either way the timer runs through rests and minimum and maximum take every
+    /// reading. A rest counts from when its lap event is added: readings folded before are kept.
+    public var averagesExcludeRests = false
+    /// How an open-water swim's SWOLF is derived from its timer time, strokes and distance (it has
+    /// no lengths): see `OpenWaterSWOLF`. nil (the default): an open-water swim has no SWOLF.
+    public var openWaterSWOLF: OpenWaterSWOLF?
     /// How far back (seconds, per stream) a sample may arrive out of order and still be sorted in:
     /// 2 s by default. Older arrivals are dropped as `tooLate`. Activity boundaries and pauses may
     /// also be placed up to this far back. Reading statistics folds pending samples in on the fly.
@@ -97,8 +111,13 @@ public struct BuilderOptions: Sendable {
         holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
         dataSource: WorkoutDataSource = WorkoutDataSource(), identifiers: IdentifierSource = .random,
         workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
-        autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions()
+        autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions(),
+        interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false,
+        openWaterSWOLF: OpenWaterSWOLF? = nil
     ) {
+        self.openWaterSWOLF = openWaterSWOLF
+        self.interpolation = interpolation
+        self.averagesExcludeRests = averagesExcludeRests
         self.workoutID = workoutID
         self.automaticTransitions = automaticTransitions
         self.autoPause = autoPause
@@ -132,6 +151,34 @@ public struct BuilderOptions: Sendable {
         try automaticTransitions.validate()
         try autoPause?.validate()
         try heartRateRecovery.validate()
+    }
+}
+
+/// How a discrete reading fills the time until its stream's next reading (`BuilderOptions.interpolation`).
+public enum ReadingInterpolation: String, Sendable, Hashable, Codable {
+    /// The reading's value holds until the next one (at most the hold cap).
+    case hold
+    /// The value moves in a straight line to the next reading when that comes within the hold cap;
+    /// otherwise it holds.
+    case linear
+}
+
+/// How an open-water swim's SWOLF comes from its timer time, strokes and distance (there are no
+/// lengths to average): the activity's SWOLF statistic, and a lap's in a comparison.
+public enum OpenWaterSWOLF: String, Sendable, Hashable, Codable {
+    /// (timer seconds + strokes) per 25 m: the pool definition scaled to 25 m (Garmin's 735XT,
+    /// 920XT, 945 and fenix 5X write this).
+    case secondsAndStrokesPer25m
+    /// Strokes per 25 m, plus 1 (what the Forerunner 255 writes: time plays no part).
+    case strokesPer25mPlusOne
+
+    /// The SWOLF of a span; nil without strokes or distance.
+    public func value(seconds: TimeInterval, strokes: Double, meters: Double) -> Double? {
+        guard strokes > 0, meters > 0, seconds >= 0, (seconds + strokes + meters).isFinite else { return nil }
+        switch self {
+        case .secondsAndStrokesPer25m: return (seconds + strokes) * 25 / meters
+        case .strokesPer25mPlusOne: return strokes * 25 / meters + 1
+        }
     }
 }
 

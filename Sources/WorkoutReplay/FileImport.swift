@@ -10,6 +10,10 @@ public struct FileImportResult: Sendable {
     /// The saved workout (with the heart-rate recovery merged into its metadata when there is one).
     public var workout: Workout
     public var legs: [ImportedLeg]
+    /// The device's sessions in time order (what the comparison holds ours to).
+    public var sessions: [FITSummary]
+    /// The damage of a salvaged file (the workout holds what precedes it), nil for a sound file.
+    public var damage: FITError?
     public var anomalies: [ImportAnomaly]
     /// Our figures next to the device's, per session and lap, when asked for.
     public var comparison: FITComparison?
@@ -133,7 +137,8 @@ public enum FileImport {
             comparison = FITComparison(plan: plan, workout: workout, samples: try store.samples(workout: workout.id))
         }
         return FileImportResult(
-            path: path, workout: workout, legs: plan.legs, anomalies: plan.anomalies, comparison: comparison,
+            path: path, workout: workout, legs: plan.legs, sessions: plan.sessions, damage: plan.damage,
+            anomalies: plan.anomalies, comparison: comparison,
             heartRateRecovery: recovery,
             samplesSent: plan.sampleCount, routePointsSent: plan.routePointCount)
     }

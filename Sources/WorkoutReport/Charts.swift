@@ -75,7 +75,7 @@ enum Charts {
         }
         for (index, series) in panels.enumerated() {
             let top = plotTop + Double(index) * (panelHeight + panelGap)
-            svg += panel(series, top: top, columns: columns)
+            svg += panel(series, top: top, columns: columns, secondsPerColumn: elapsed / columns)
         }
         // The time axis.
         let axisY = plotTop + plotHeight
@@ -97,7 +97,9 @@ enum Charts {
     }
 
     /// One series: its min/max envelope per column and its mean line, with a y axis.
-    private static func panel(_ series: Series, top: Double, columns: Double) -> String {
+    private static func panel(
+        _ series: Series, top: Double, columns: Double, secondsPerColumn: TimeInterval
+    ) -> String {
         var low = series.minimum
         var high = series.maximum
         let step = niceStep((high - low) / 3)
@@ -107,17 +109,24 @@ enum Charts {
         func y(_ value: Double) -> Double { top + panelHeight - (value - low) / (high - low) * panelHeight }
         var band = ""
         var line = ""
-        // Runs of neighbouring columns: a gap of more than 2 columns (and 10 s) breaks the line.
+        // Runs of neighbouring columns: a gap of more than 2 columns and 10 s breaks the line.
         var runs: [[(index: Int, min: Double, max: Double, mean: Double)]] = []
         for column in series.columns {
-            if let last = runs.last?.last, column.index - last.index <= 2 {
+            if let last = runs.last?.last,
+                column.index - last.index <= 2 || Double(column.index - last.index) * secondsPerColumn <= 10
+            {
                 runs[runs.count - 1].append(column)
             } else {
                 runs.append([column])
             }
         }
-        for run in runs {
-            let xs = run.map { left + Double($0.index) + 0.5 }
+        for var run in runs {
+            var xs = run.map { left + Double($0.index) + 0.5 }
+            if run.count == 1 {
+                // A lone column is drawn one pixel wide: a path through a single point draws nothing.
+                run.append(run[0])
+                xs = [xs[0] - 0.5, xs[0] + 0.5]
+            }
             band +=
                 "M"
                 + zip(xs, run).map { "\(Text.coordinate($0.0)) \(Text.coordinate(y($0.1.max)))" }.joined(separator: "L")
@@ -318,10 +327,11 @@ enum Charts {
             }
             if let count = length.strokes {
                 let inner = max(barWidth * 0.45, 0.5)
+                let strokes = min(Double(count), high)
                 svg +=
                     "<rect class=\"strokes\" x=\"\(Text.coordinate(x + (slot - inner) / 2))\" "
-                    + "y=\"\(Text.coordinate(y(Double(count))))\" width=\"\(Text.coordinate(inner))\" "
-                    + "height=\"\(Text.coordinate(y(0) - y(Double(count))))\"/>"
+                    + "y=\"\(Text.coordinate(y(strokes)))\" width=\"\(Text.coordinate(inner))\" "
+                    + "height=\"\(Text.coordinate(y(0) - y(strokes)))\"/>"
             }
             svg += "</g>\n"
             if let value = length.swolf {

@@ -63,9 +63,12 @@ public struct ReportOptions: Sendable, Hashable {
     }
 
     /// Why these options cannot draw a report; nil when they can.
+    ///
+    /// Heart rates must lie in the range the engine accepts readings in (1–300 count/min).
     public var problem: String? {
-        guard maximumHeartRate.isFinite, restingHeartRate.isFinite, restingHeartRate > 0 else {
-            return "heart rates must be positive numbers"
+        let possible = QuantityType.heartRate.validRange
+        guard possible.contains(maximumHeartRate), possible.contains(restingHeartRate) else {
+            return "heart rates must be \(Int(possible.lowerBound)) to \(Int(possible.upperBound)) bpm"
         }
         guard maximumHeartRate > restingHeartRate else {
             return "the maximum heart rate (\(Int(maximumHeartRate))) must be above the resting heart rate "

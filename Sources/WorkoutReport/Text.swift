@@ -84,9 +84,10 @@ enum Text {
         return result
     }
 
-    /// A coordinate for SVG: one decimal, no trailing `.0`.
+    /// A coordinate for SVG: one decimal, no trailing `.0`. Values far outside any drawing (from
+    /// absurd inputs) are clamped to ±10⁹ rather than trapping when made an integer; NaN is 0.
     static func coordinate(_ value: Double) -> String {
-        let rounded = (value * 10).rounded() / 10
+        let rounded = ((value.isNaN ? 0 : min(max(value, -1e9), 1e9)) * 10).rounded() / 10
         if rounded == rounded.rounded() { return String(Int(rounded)) }
         return String(format: "%.1f", rounded)
     }

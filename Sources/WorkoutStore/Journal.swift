@@ -15,6 +15,10 @@ struct JournalOptions: Codable, Sendable {
     var automaticTransitions: TransitionDetectionOptions?
     var autoPause: AutoPauseSettings?
     var heartRateRecovery: HeartRateRecoveryOptions?
+    /// Absent in journals written before it existed: readings held.
+    var interpolation: ReadingInterpolation?
+    var averagesExcludeRests: Bool?
+    var openWaterSWOLF: OpenWaterSWOLF?
 
     init(_ options: BuilderOptions) {
         holdCap = options.holdCap
@@ -25,6 +29,9 @@ struct JournalOptions: Codable, Sendable {
         automaticTransitions = options.automaticTransitions
         autoPause = options.autoPause
         heartRateRecovery = options.heartRateRecovery
+        interpolation = options.interpolation
+        averagesExcludeRests = options.averagesExcludeRests
+        openWaterSWOLF = options.openWaterSWOLF
     }
 
     func builderOptions(workoutID: UUID) -> BuilderOptions {
@@ -33,7 +40,9 @@ struct JournalOptions: Codable, Sendable {
             dataSource: WorkoutDataSource(explicitTypes: explicitTypes.map(Set.init)),
             identifiers: seed.map { IdentifierSource.seeded($0) } ?? .random, workoutID: workoutID,
             automaticTransitions: automaticTransitions ?? TransitionDetectionOptions(enabled: false),
-            autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions())
+            autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions(),
+            interpolation: interpolation ?? .hold, averagesExcludeRests: averagesExcludeRests ?? false,
+            openWaterSWOLF: openWaterSWOLF)
     }
 }
 

@@ -90,6 +90,18 @@ struct FormattingTests {
                 + #"{"ImportDevice":"Garmin Forerunner 920XT","Strokes":28},"unit":"count/min","zulu":1}"#)
     }
 
+    @Test func jsonDatesAreRoundedToTheNearestMillisecondNotTruncated() {
+        // 442 051 568.687 s after 2001-01-01 is stored as …568.68699998…: truncating writes .686.
+        #expect(
+            Format.jsonTimestamp(Date(timeIntervalSinceReferenceDate: 442_051_568.687)) == "2015-01-04T08:06:08.687Z")
+        #expect(
+            Format.jsonTimestamp(Date(timeIntervalSinceReferenceDate: 442_051_568.0004)) == "2015-01-04T08:06:08.000Z")
+        // Half a millisecond before the next second rounds up into it.
+        #expect(
+            Format.jsonTimestamp(Date(timeIntervalSinceReferenceDate: 442_051_568.9996)) == "2015-01-04T08:06:09.000Z")
+        #expect(Format.jsonTimestamp(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.750Z")
+    }
+
     @Test func aGarminProductNumberStoredByAnEarlierImportIsNamedInTheOutputs() {
         let workout = Workout(
             id: UUID(), configuration: WorkoutConfiguration(activityType: .swimming),

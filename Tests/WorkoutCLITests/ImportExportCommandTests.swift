@@ -54,16 +54,50 @@ struct ImportExportCommandTests {
         #expect(again.stderr.contains("already imported as workout \(id)"))
     }
 
-    @Test func aDamagedFileIsRefusedWithItsByteOffsetAndNothingIsSaved() throws {
+    @Test func aDamagedFileImportsFlaggedOrIsRefusedWithItsByteOffsetWithoutSalvage() throws {
         var bytes = [UInt8](try #require(FileManager.default.contents(atPath: sharedFIT("al2_920xt-run"))))
         bytes[4000] ^= 0x01
         let path = folder.appendingPathComponent("damaged.fit").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let result = try runCommand(["import", path, "--db", database])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("byte \(bytes.count - 2): file CRC"), "\(result.stderr)")
+        let refused = try runCommand(["import", path, "--no-salvage", "--db", database])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("byte \(bytes.count - 2): file CRC"), "\(refused.stderr)")
         let listed = try runCommand(["list", "--db", database, "--json"])
         #expect(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        // By default what precedes the damage is imported, the workout flagged, the damage reported.
+        let salvaged = try runCommand(["import", path, "--db", database])
+        #expect(salvaged.status == 0, "\(salvaged.stderr)")
+        #expect(salvaged.stdout.contains("anomaly: the file is damaged, byte \(bytes.count - 2): file CRC"))
+        let shown = try runCommand(["list", "--db", database, "--json"])
+        #expect(shown.stdout.contains("ImportDamage"))
+    }
+
+    @Test func aFolderComparisonEndsWithTheAgreementSummary() throws {
+        let source = folder.appendingPathComponent("compare")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        for name in ["fp_garmin-fenix-5-walk", "fp_strava-android-app"] {
+            try FileManager.default.copyItem(
+                atPath: sharedFIT(name), toPath: source.appendingPathComponent("\(name).fit").path)
+        }
+        let result = try runCommand(["import", source.path, "--compare", "--db", database])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(lines.contains("agreement with the device over 2 files (per session)"))
+        #expect(lines.contains("sessions 2 2"))
+        #expect(lines.contains("avg HR 1 1"))
+        #expect(lines.contains("distance 1 2 1"))
+        #expect(lines.contains("fp_strava-android-app.fit session 1: distance 928.25/11274.04"))
+        #expect(lines.contains("damaged files (imported up to the damage): fp_strava-android-app.fit"))
+        let json = try runCommand([
+            "import", source.path, "--compare", "--json", "--db", folder.appendingPathComponent("j.sqlite").path,
+        ])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["files"] as? [Any])?.count == 2)
+        let checks = try #require((object["summary"] as? [String: Any])?["checks"] as? [[String: Any]])
+        let distance = try #require(checks.first { $0["name"] as? String == "distance" })
+        #expect(distance["agree"] as? Int == 1 && distance["total"] as? Int == 2)
+        let disagreement = try #require((distance["disagreements"] as? [[String: Any]])?.first)
+        #expect(disagreement["ours"] as? String == "928.25" && disagreement["device"] as? String == "11274.04")
     }
 
     @Test func aFolderImportsEveryFITFileAndReportsFailures() throws {

@@ -47,6 +47,22 @@ struct ReportCommandTests {
         }
     }
 
+    @Test func heartRatesNoHeartCanHaveAreRefusedWithoutACrash() throws {
+        try withTwoRides { db, ids in
+            for (maximum, resting) in [("1e300", "60"), ("100", "1e300"), ("190", "0.001"), ("400", "60")] {
+                let result = try runCommand([
+                    "report", ids[0].uuidString, "--db", db, "-o", "-", "--max-heart-rate", maximum,
+                    "--resting-heart-rate", resting,
+                ])
+                #expect(
+                    result.status == 64, "--max-heart-rate \(maximum) --resting-heart-rate \(resting): \(result.stderr)"
+                )
+                #expect(result.stderr.contains("heart rate"))
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+
     // MARK: progress
 
     /// What a terminal shows after `bytes`: carriage return, line feed, erase to end of line (ESC [K)
@@ -90,6 +106,16 @@ struct ReportCommandTests {
         #expect(Self.screen(longer + shorter) == ["[====      ] 1:07:00 / 9:09:47  leg 3 cycling"])
         // Without the erase, the terminal would have kept the tail (the emulation can fail).
         #expect(Self.screen("\r" + "leg 2 transition" + "\r" + "leg 3 cycling") == ["leg 3 cyclingion"])
+    }
+
+    @Test func aProgressLineFitsAnEightyColumnTerminalSoItCannotWrap() {
+        // A folder import of 120 files with long names: wrapped, the erase would clear only the last row.
+        let name = "2026-05-09-morning-ride-with-the-club-garmin-edge-1040.fit"
+        let drawn = Format.progressLine("[=====                         ]  12/120  " + name)
+        let screen = Self.screen(drawn + drawn)
+        #expect(screen.count == 1)
+        #expect(screen[0].count <= 79, "\(screen[0].count) columns: \(screen[0])")
+        #expect(screen[0].hasPrefix("[=====                         ]  12/120  2026-05-09-morning-ride"))
     }
 
     @Test func progressIsNotDrawnWhenStandardErrorIsNotATerminal() throws {
@@ -168,5 +194,36 @@ struct ReportCommandTests {
         #expect(exposed.stderr.contains("warning: the workout store can be read by other users"))
         #expect(exposed.stderr.contains("chmod 600 \(db)"))
         #expect(mode(db) == 0o644)
+    }
+
+    @Test func theFixTheWarningGivesWorksAfterTheCommandHasExited() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("workout-engine")
+        let db = data.appendingPathComponent("workouts.sqlite").path
+        #expect(try runCommand(["list", "--db", db]).status == 0)
+        let mode = { (path: String) in
+            (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        }
+        // As earlier versions left the store.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: data.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db)
+        let exposed = try runCommand(["list", "--db", db])
+        let warning = try #require(exposed.stderr.split(separator: "\n").first { $0.hasPrefix("warning:") })
+        let command = try #require(warning.components(separatedBy: "run: ").last)
+        // The user runs it once `list` has exited (and its WAL and shared-memory files are gone).
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        let errors = Pipe()
+        shell.standardError = errors
+        try shell.run()
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(command): \(complaint)")
+        #expect(mode(db) == 0o600)
+        #expect(mode(data.path) == 0o700)
+        let after = try runCommand(["list", "--db", db])
+        #expect(!after.stderr.contains("warning"), "\(after.stderr)")
     }
 }

@@ -250,7 +250,7 @@ struct DecoderTests {
         }
     }
 
-    /// A file that fails to decode is not imported: nothing in the store, no journal left behind.
+    /// Without salvage a file that fails to decode is not imported: nothing in the store, no journal left behind.
     @Test func aBadFileImportsNothing() throws {
         let store = try temporaryStore()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bad-fit-\(UUID().uuidString)")
@@ -264,8 +264,12 @@ struct DecoderTests {
         for (name, bytes) in files {
             let path = folder.appendingPathComponent(name).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
+            // Salvage on, only files with nothing usable are refused (DeviceConventionTests covers the rest).
+            if name == "empty.fit" || name == "random.fit" {
+                #expect(throws: FileImportError.self) { try FileImport.run(path: path, into: store) }
+            }
             do {
-                _ = try FileImport.run(path: path, into: store)
+                _ = try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false))
                 Issue.record("\(name) imported")
             } catch {
                 guard case .format(_, .decoding(let fitError)) = error else {

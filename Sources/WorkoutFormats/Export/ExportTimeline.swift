@@ -188,7 +188,9 @@ struct ExportTimeline {
         from start: Date, to end: Date
     ) -> (average: Double?, maximum: Double?, distance: Double?, duration: TimeInterval) {
         let inactive = pauses.map { ($0.start, $0.end ?? workout.end) }
-        guard let result = FITComparison.spanStatistics(heartRate + distances, from: start, to: end, inactive: inactive)
+        guard
+            let result = FITComparison.spanStatistics(
+                heartRate + distances, from: start, to: end, inactive: inactive, options: BuilderOptions())
         else { return (nil, nil, nil, 0) }
         let sums = FITComparison.distanceTypes.compactMap { result[$0]?.sum?.doubleValue(for: .meter) }
         return (

@@ -3,9 +3,15 @@ public struct FITDecodeOptions: Sendable, Hashable {
     /// Check the header CRC and the file CRC (on by default). Off, a damaged file decodes as far as
     /// its structure allows (fuzzing, forensics).
     public var verifyChecksums: Bool
+    /// Keep what precedes damage (off by default). On, a file cut short, a bad checksum or a corrupt
+    /// message no longer throws once a valid header was read: every complete message before the
+    /// damage is kept and `FITFile.damage` names the first problem and its byte offset. A file
+    /// whose first header is unreadable still throws.
+    public var salvage: Bool
 
-    public init(verifyChecksums: Bool = true) {
+    public init(verifyChecksums: Bool = true, salvage: Bool = false) {
         self.verifyChecksums = verifyChecksums
+        self.salvage = salvage
     }
 }
 
@@ -168,7 +174,14 @@ struct FITParser {
     mutating func parseFile() throws(FITError) {
         var offset = 0
         repeat {
-            offset = try parsePart(at: offset)
+            do {
+                offset = try parsePart(at: offset)
+            } catch {
+                // Salvage: keep every complete message before the damage (a header was read).
+                guard options.salvage, !file.headers.isEmpty else { throw error }
+                if file.damage == nil { file.damage = error }
+                offset = buffer.count
+            }
         } while offset < buffer.count && startsHeader(at: offset)
         file.trailingBytes = buffer.count - offset
         var counts: [UInt16: Int] = [:]
@@ -208,25 +221,38 @@ struct FITParser {
             header.headerCRC = stored
             if options.verifyChecksums, stored != 0 {
                 let computed = FITCRC.update(0, UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + 12)]))
-                if computed != stored { throw .headerCRC(offset: offset + 12, stored: stored, computed: computed) }
+                if computed != stored {
+                    let error = FITError.headerCRC(offset: offset + 12, stored: stored, computed: computed)
+                    guard options.salvage else { throw error }
+                    if file.damage == nil { file.damage = error }
+                }
             }
         }
         let dataStart = offset + headerSize
-        let dataEnd = dataStart + header.dataSize
-        guard dataEnd + 2 <= buffer.count else {
-            throw .truncated(
+        var dataEnd = dataStart + header.dataSize
+        var cutShort: FITError?
+        if header.dataSize > buffer.count - dataStart - 2 {
+            let error = FITError.truncated(
                 offset: buffer.count,
                 what: "the \(header.dataSize)-byte data section and 2-byte CRC the header at byte \(offset) announces",
                 needed: header.dataSize + 2, available: buffer.count - dataStart)
-        }
-        if options.verifyChecksums {
+            guard options.salvage else { throw error }
+            // Decode what is there; the damage is the first message that does not fit, or the cut.
+            cutShort = error
+            dataEnd = buffer.count
+        } else if options.verifyChecksums {
             let stored = u16le(dataEnd)
             let computed = FITCRC.update(0, UnsafeRawBufferPointer(rebasing: buffer[offset..<dataEnd]))
-            if computed != stored { throw .dataCRC(offset: dataEnd, stored: stored, computed: computed) }
+            if computed != stored {
+                let error = FITError.dataCRC(offset: dataEnd, stored: stored, computed: computed)
+                guard options.salvage else { throw error }
+                if file.damage == nil { file.damage = error }
+            }
         }
         file.headers.append(header)
         // Records are most of a file and at least 8 bytes each: reserve instead of growing 20 times.
-        file.records.reserveCapacity(file.records.count + header.dataSize / 24)
+        // (What is there, not what a damaged header announces.)
+        file.records.reserveCapacity(file.records.count + (dataEnd - dataStart) / 24)
         // A chained file starts afresh: its local definitions and accumulated values are its own.
         locals = [FITLocalDefinition?](repeating: nil, count: 16)
         lastTimestamp = nil
@@ -235,6 +261,7 @@ struct FITParser {
         heartEventTime = nil
         heartAnchor = nil
         try parseRecords(from: dataStart, to: dataEnd)
+        if let cutShort { throw cutShort }
         return dataEnd + 2
     }
 

@@ -196,6 +196,9 @@ public struct FITFile: Sendable, Hashable {
     public var developerFieldsSkipped = 0
     /// Bytes after the last FIT file that do not start another one.
     public var trailingBytes = 0
+    /// With `FITDecodeOptions.salvage`: the first damage met (its byte offset and what it is);
+    /// everything before it was decoded, nothing after it.
+    public var damage: FITError?
 
     public init() {}
 

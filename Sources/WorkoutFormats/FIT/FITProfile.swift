@@ -60,6 +60,9 @@ public enum FITProfile {
     /// `event` values.
     public enum Event {
         public static let timer: UInt8 = 0
+        /// The device is switched off (`power_down`) or back on after a reboot or a flat battery (`power_up`).
+        public static let powerDown: UInt8 = 5
+        public static let powerUp: UInt8 = 6
         public static let session: UInt8 = 8
         public static let lap: UInt8 = 9
         public static let recoveryHeartRate: UInt8 = 21
@@ -114,7 +117,30 @@ public enum FITProfile {
     /// `manufacturer` values.
     public enum Manufacturer {
         public static let garmin: UInt16 = 1
+        public static let suunto: UInt16 = 23
+        public static let wahoo: UInt16 = 32
+        public static let sigma: UInt16 = 70
         public static let development: UInt16 = 255
+        public static let strava: UInt16 = 265
+        public static let bryton: UInt16 = 267
+        public static let hammerhead: UInt16 = 289
+        public static let coros: UInt16 = 294
+
+        /// The maker's name as people write it; nil for a number this table does not know.
+        public static func name(_ value: UInt16) -> String? {
+            switch value {
+            case garmin: "Garmin"
+            case suunto: "Suunto"
+            case wahoo: "Wahoo"
+            case sigma: "Sigma"
+            case development: "development"
+            case strava: "Strava"
+            case bryton: "Bryton"
+            case hammerhead: "Hammerhead"
+            case coros: "COROS"
+            default: nil
+            }
+        }
     }
 }
 

@@ -90,7 +90,8 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 ours.activeLengths = swum.count
                 let rests = inSpan.filter { $0.1.kind == .rest }.map { ($0.0.start, $0.0.end) }
                 ours.swimmingHeartRate = Self.spanStatistics(
-                    heartRate, from: span.start, to: span.end, inactive: Self.merge(inactive + rests))?[.heartRate]?
+                    heartRate, from: span.start, to: span.end, inactive: Self.merge(inactive + rests),
+                    options: plan.builderOptions)?[.heartRate]?
                     .average?.doubleValue(for: .countPerMinute)
             }
             var device = Self.figures(session)
@@ -124,6 +125,10 @@ public struct FITComparison: Sendable, Hashable, Codable {
                 $0.isPool && $0.start <= lapStart.addingTimeInterval(0.5) && $0.end > lapStart
             }
             let candidates = pool ? ((lap.numActiveLengths ?? 0) > 0 ? sets : []) : laps
+            let openWater = plan.legs.contains {
+                $0.configuration.swimmingLocationType == .openWater && $0.start <= lapStart.addingTimeInterval(0.5)
+                    && $0.end > lapStart
+            }
             if let match = Self.bestOverlap(candidates, lapStart, lapStop) {
                 ours.elapsed = match.duration
                 if pool {
@@ -140,15 +145,23 @@ public struct FITComparison: Sendable, Hashable, Codable {
                         $0.value * Double(inSet.filter { $0.1.kind != .rest }.count)
                     }
                 }
+                let strokeSamples = openWater ? samples.filter { $0.type == .swimmingStrokeCount } : []
                 let statistics = Self.spanStatistics(
-                    heartRate + (pool ? [] : distances), from: match.start, to: match.end,
-                    inactive: Self.merge(inactive))
+                    heartRate + (pool ? [] : distances + strokeSamples), from: match.start, to: match.end,
+                    inactive: Self.merge(inactive), options: plan.builderOptions)
                 ours.timerTime = statistics?.duration
                 ours.averageHeartRate = statistics?[.heartRate]?.average?.doubleValue(for: .countPerMinute)
                 ours.maximumHeartRate = statistics?[.heartRate]?.maximum?.doubleValue(for: .countPerMinute)
                 if !pool, let statistics {
                     let sums = Self.distanceTypes.compactMap { statistics[$0]?.sum?.doubleValue(for: .meter) }
                     ours.distance = sums.isEmpty ? nil : sums.reduce(0, +)
+                    ours.strokes = statistics[.swimmingStrokeCount]?.sum?.doubleValue(for: .count)
+                    if openWater, let convention = plan.builderOptions.openWaterSWOLF, let strokes = ours.strokes,
+                        let meters = ours.distance
+                    {
+                        ours.swolf = convention.value(
+                            seconds: statistics.duration, strokes: strokes, meters: meters)
+                    }
                 }
             }
             rows.append(
@@ -227,7 +240,7 @@ public struct FITComparison: Sendable, Hashable, Codable {
     /// Statistics of `samples` over [from, to] with `inactive` spans paused, computed by a builder of
     /// the engine (as the store's statistics query does), and the span's active duration.
     static func spanStatistics(
-        _ samples: [QuantitySample], from: Date, to: Date, inactive: [(Date, Date)]
+        _ samples: [QuantitySample], from: Date, to: Date, inactive: [(Date, Date)], options: BuilderOptions
     )
         -> SpanStatistics?
     {
@@ -237,7 +250,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
             let builder = try LiveWorkoutBuilder(
                 configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(to),
                 options: BuilderOptions(
-                    dataSource: WorkoutDataSource(explicitTypes: types.isEmpty ? [.heartRate] : types)))
+                    holdCap: options.holdCap,
+                    dataSource: WorkoutDataSource(explicitTypes: types.isEmpty ? [.heartRate] : types),
+                    interpolation: options.interpolation))
             try builder.beginCollection(at: from)
             var events: [WorkoutEvent] = []
             for (start, end) in inactive where end > from && start < to {

@@ -29,6 +29,9 @@ public struct ImportAnomaly: Sendable, Hashable, CustomStringConvertible {
         case noSessions
         /// Bytes after the last FIT file that are not another FIT file.
         case trailingBytes
+        /// The file is damaged (cut short, bad checksum, corrupt message): what precedes the damage
+        /// was imported, nothing after it.
+        case damagedFile
     }
 
     public var kind: Kind
@@ -67,9 +70,14 @@ public struct FITImportOptions: Sendable, Hashable {
     /// Let the session's automatic transition detection find the legs of a triathlon instead of
     /// changing legs at the file's session boundaries.
     public var autoSegment: Bool
+    /// Import what precedes damage in a damaged file (on by default): the workout is flagged
+    /// (`ImportMetadataKey.damage`) and the damage reported as an anomaly with its byte offset. Off,
+    /// a damaged file is refused whole.
+    public var salvage: Bool
 
-    public init(autoSegment: Bool = false) {
+    public init(autoSegment: Bool = false, salvage: Bool = true) {
         self.autoSegment = autoSegment
+        self.salvage = salvage
     }
 }
 
@@ -134,15 +142,26 @@ public struct FITImportPlan: Sendable {
     public var sampleCount = 0
     public var routePointCount = 0
 
+    /// The damage of a salvaged file (`FITDecodeOptions.salvage`): the import holds what precedes it.
+    public var damage: FITError? { file.damage }
+
     /// Decodes `bytes` and plans their import.
+    ///
+    /// With `options.salvage` a damaged file imports up to its damage; when nothing before the
+    /// damage can make a workout, the damage is the error (`ImportError.decoding`).
     public init(bytes: [UInt8], options: FITImportOptions = FITImportOptions()) throws(ImportError) {
         let file: FITFile
         do {
-            file = try FITDecoder.decode(bytes)
+            file = try FITDecoder.decode(bytes, options: FITDecodeOptions(salvage: options.salvage))
         } catch {
             throw .decoding(error)
         }
-        try self.init(file: file, options: options, seed: FITImportPlan.fnv1a(bytes))
+        do {
+            try self.init(file: file, options: options, seed: FITImportPlan.fnv1a(bytes))
+        } catch {
+            if let damage = file.damage, case .nothingToImport = error { throw .decoding(damage) }
+            throw error
+        }
     }
 
     /// Plans the import of a decoded file; `seed` makes the workout's ids reproducible.
@@ -154,6 +173,17 @@ public struct FITImportPlan: Sendable {
         sessions = planner.sessions
         configuration = planner.configuration
         var builderOptions = BuilderOptions(identifiers: .seeded(seed ^ (options.autoSegment ? 0x5EED_0A17 : 0)))
+        // Smart recording leaves records seconds apart, standing for the device's own once-a-second
+        // values: a reading moves in a straight line to the next one within the hold cap.
+        if Self.isSmartRecorded(file.records) {
+            builderOptions.interpolation = .linear
+            builderOptions.holdCap = Self.recordHoldCap
+        }
+        // Garmin's swim watches average a pool swim's heart rate over the lengths swum, and write
+        // an open-water SWOLF.
+        let garmin = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
+        builderOptions.averagesExcludeRests = garmin
+        builderOptions.openWaterSWOLF = garmin ? Self.openWaterSWOLF(of: file.fileIDs.first) : nil
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
         self.builderOptions = builderOptions
@@ -175,8 +205,40 @@ public struct FITImportPlan: Sendable {
             metadata[ImportMetadataKey.product] = .int(Int(product))
         }
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
+        if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
     }
+
+    /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation
+    /// (Forerunner 255; product numbers from 3900, where the Forerunner 255/955, fenix 7 and epix 2
+    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X).
+    static func openWaterSWOLF(of id: FITFileID?) -> OpenWaterSWOLF {
+        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product, product >= 3900 else {
+            return .secondsAndStrokesPer25m
+        }
+        return .strokesPer25mPlusOne
+    }
+
+    /// Whether the records are smart-recorded: the median step between consecutive record times
+    /// is over 1.5 s (every-second recording steps 1 s).
+    static func isSmartRecorded(_ records: [FITRecord]) -> Bool {
+        var times = records.compactMap(\.timestamp)
+        guard times.count > 2 else { return false }
+        times.sort()
+        var steps: [UInt32] = []
+        steps.reserveCapacity(times.count)
+        for index in times.indices.dropFirst() where times[index] > times[index - 1] {
+            steps.append(times[index] - times[index - 1])
+        }
+        guard !steps.isEmpty else { return false }
+        let middle = steps.count / 2
+        let median = steps.sorted()[middle]
+        return median > 1
+    }
+
+    /// How long a smart-recorded reading holds (or leads in a straight line to the next) at most:
+    /// smart recording leaves records up to about 15 s apart; a longer gap is a dropout.
+    public static let recordHoldCap: TimeInterval = 30
 
     /// FNV-1a of the file's bytes: the seed of the workout's ids (the same file gives the same workout).
     public static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
@@ -199,6 +261,9 @@ public enum ImportMetadataKey {
     public static let fileName = "ImportFileName"
     /// `automatic` when the legs were found by the engine's transition detection.
     public static let segmentation = "ImportSegmentation"
+    /// Present on a workout imported from a damaged file: the damage (byte offset and what it is);
+    /// the workout holds what precedes it.
+    public static let damage = "ImportDamage"
 }
 
 /// The steps' sort key: time, then state changes before data at the same instant, then file order.

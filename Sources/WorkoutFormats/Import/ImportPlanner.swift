@@ -15,8 +15,8 @@ struct ImportPlanner {
     var legStarts: [Double] = []
     var legEnds: [Double] = []
     var poolLengths: [Double?] = []
-    /// Per pool leg: the spans where lengths follow each other without a timer stop.
-    var poolRuns: [Int: [(start: Double, end: Double)]] = [:]
+    /// Per pool leg: its lengths as laid (start, end), in time order.
+    var poolLengthSpans: [Int: [(start: Double, end: Double)]] = [:]
     var steps: [(key: StepKey, step: ImportStep)] = []
     var recovery: [QuantitySample] = []
     var anomalies: [ImportAnomaly] = []
@@ -36,12 +36,7 @@ struct ImportPlanner {
         self.options = options
         let id = file.fileIDs.first
         let manufacturer: String? =
-            switch id?.manufacturer {
-            case nil: nil
-            case FITProfile.Manufacturer.garmin?: "Garmin"
-            case FITProfile.Manufacturer.development?: "development"
-            case let value?: "manufacturer \(value)"
-            }
+            id?.manufacturer.map { FITProfile.Manufacturer.name($0) ?? "manufacturer \($0)" }
         // Garmin's product numbers have names in the FIT profile (1765: Forerunner 920XT).
         let profileModel =
             id?.manufacturer == FITProfile.Manufacturer.garmin ? id?.product.flatMap(GarminProduct.displayName) : nil
@@ -61,7 +56,7 @@ struct ImportPlanner {
         try planConfiguration()
         planLegSteps()
         planLengths()
-        planPauses()
+        planPauses(records)
         planRecords(records)
         planHeartBeats()
         planLaps()
@@ -71,6 +66,13 @@ struct ImportPlanner {
                     .recordsOutsideSessions,
                     "\(plural(recordsBefore, "record")) before the first session and \(recordsAfter) after the last "
                         + "(beyond the heart-rate recovery window) were not imported"))
+        }
+        if let damage = file.damage {
+            anomalies.append(
+                ImportAnomaly(
+                    .damagedFile,
+                    "the file is damaged, \(damage); the \(plural(file.records.count, "record")) "
+                        + "and other complete messages before it were imported, nothing after it"))
         }
         if file.trailingBytes > 0 {
             anomalies.append(

@@ -10,10 +10,10 @@ extension ImportPlanner {
     // MARK: pool lengths
 
     /// Pool lengths become lap events (kind, style, strokes) with their distance and strokes as
-    /// samples. Lengths follow each other without gaps while the timer runs, so each run of lengths
-    /// (between timer stops) is laid end to end from its first length's start: start times are
-    /// whole seconds while durations have milliseconds, and several lengths of a drill may share one
-    /// start time.
+    /// samples. Start times are whole seconds while durations have milliseconds, and several lengths
+    /// of a drill may share one start time, so a length that starts within a second of the previous
+    /// one's end (or before it) without a timer stop between them is laid end to end after it. A
+    /// later start is a rest the watch did not log as a length: the length keeps its start.
     mutating func planLengths() {
         let poolLegs = legs.indices.filter { legs[$0].isPool }
         guard !poolLegs.isEmpty else { return }
@@ -38,7 +38,7 @@ extension ImportPlanner {
             let legEnd = legEnds[legIndex]
             let nextStart = legIndex + 1 < legStarts.count ? legStarts[legIndex + 1] : Double.infinity
             let inLeg = timed.filter { $0.start >= legStart - 1 && $0.start < nextStart }
-            var runs: [(start: Double, end: Double)] = []
+            var laid: [(start: Double, end: Double)] = []
             var previous: (declared: Double, end: Double)?
             for entry in inLeg {
                 let length = entry.length
@@ -47,11 +47,12 @@ extension ImportPlanner {
                     ?? length.timestamp.map { Double($0) - entry.start } ?? 0
                 guard duration.isFinite, duration > 0 else { continue }
                 var start: Double
-                if let previous, !stops.contains(where: { $0 > previous.declared && $0 <= entry.start }) {
+                if let previous, entry.start <= previous.end + 1,
+                    !stops.contains(where: { $0 > previous.declared && $0 <= entry.start })
+                {
                     start = previous.end
                 } else {
                     start = max(entry.start, legStart, previous?.end ?? -Double.infinity)
-                    runs.append((start, start))
                 }
                 if start > entry.start + 1 { moved += 1 }
                 if start >= legEnd {
@@ -65,10 +66,10 @@ extension ImportPlanner {
                     end = legEnd
                 }
                 previous = (entry.start, end)
-                runs[runs.count - 1].end = end
+                laid.append((start, end))
                 addLength(length, start: start, end: end, leg: legIndex)
             }
-            poolRuns[legIndex] = runs.filter { $0.end > $0.start }
+            poolLengthSpans[legIndex] = laid
         }
         if moved > 0 {
             anomalies.append(
@@ -99,9 +100,11 @@ extension ImportPlanner {
         }
         let startDate = FITTime.date(start)
         let endDate = FITTime.date(end)
+        // A rest is known when it begins (the watch shows it resting): delivered then, so the
+        // engine leaves it out of the averages of the readings that follow.
         add(
-            .events([WorkoutEvent(type: .lap, start: startDate, duration: end - start, metadata: metadata)]), at: end,
-            rank: .data)
+            .events([WorkoutEvent(type: .lap, start: startDate, duration: end - start, metadata: metadata)]),
+            at: kind == .rest ? start : end, rank: .data)
         var samples: [QuantitySample] = []
         if kind != .rest, let pool = poolLengths[leg] {
             samples.append(QuantitySample(.distanceSwimming, pool, at: startDate, end: endDate, source: device))
@@ -132,42 +135,64 @@ extension ImportPlanner {
 
     // MARK: pauses
 
-    /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the timer
-    /// runs exactly while lengths do, so the time outside its runs of lengths is paused instead.
-    mutating func planPauses() {
+    /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the
+    /// lengths refine the timer events' whole seconds (see below).
+    mutating func planPauses(_ records: [(time: Double, record: FITRecord)]) {
         var spans: [(start: Double, end: Double, motion: Bool)] = []
         var stoppedAt: (time: Double, motion: Bool)?
-        let timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
+        var timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
             guard event.event == FITProfile.Event.timer, let type = event.eventType, let time = event.timestamp else {
                 return nil
             }
             return (Double(time), type, event.data == FITProfile.TimerTrigger.auto, index)
         }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+        timerEvents = withPowerGaps(timerEvents, records: records)
+        // COROS counts the second of each timer start as timed: its pauses are a second shorter than
+        // their stop and start events (its laps' and session's timer times say so).
+        let resumeLead = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.coros ? 1.0 : 0
         for (time, type, motion, _) in timerEvents {
             if FITProfile.EventType.stopsTimer(type) {
                 if stoppedAt == nil { stoppedAt = (time, motion) }
             } else if type == FITProfile.EventType.start, let stop = stoppedAt {
-                spans.append((stop.time, time, stop.motion))
+                spans.append((stop.time, max(stop.time, time - resumeLead), stop.motion))
                 stoppedAt = nil
             }
         }
         if let stop = stoppedAt { spans.append((stop.time, Double.infinity, stop.motion)) }
-        // Pool legs: their own rule replaces the timer events inside them.
-        for (leg, runs) in poolRuns {
+        // Pool legs: the timer events say when the timer runs (whole seconds). A watch that logs
+        // rests as idle lengths fills a running span with lengths end to end: when they start and
+        // end within 2 s of the span's events, their millisecond times are its edges. A rest the
+        // watch did not log leaves a gap between lengths, and the timer runs through it.
+        for leg in poolLengthSpans.keys.sorted() {
+            guard let lengths = poolLengthSpans[leg], !lengths.isEmpty else { continue }
             let legStart = legStarts[leg]
             let legEnd = legEnds[leg]
+            var running: [(start: Double, end: Double)] = []
+            var cursor = legStart
+            for span in spans.sorted(by: { $0.start < $1.start }) where span.end > legStart && span.start < legEnd {
+                if span.start > cursor { running.append((cursor, span.start)) }
+                cursor = max(cursor, span.end)
+            }
+            if legEnd > cursor { running.append((cursor, legEnd)) }
             spans = spans.flatMap { span -> [(start: Double, end: Double, motion: Bool)] in
                 var parts: [(start: Double, end: Double, motion: Bool)] = []
                 if span.start < legStart { parts.append((span.start, min(span.end, legStart), span.motion)) }
                 if span.end > legEnd { parts.append((max(span.start, legEnd), span.end, span.motion)) }
                 return parts
             }
-            var cursor = legStart
-            for run in runs {
-                if run.start > cursor { spans.append((cursor, run.start, false)) }
-                cursor = max(cursor, run.end)
+            cursor = legStart
+            for var span in running {
+                let inside = lengths.filter { $0.start >= span.start - 2 && $0.start < span.end }
+                let filled = zip(inside, inside.dropFirst()).allSatisfy { $1.start - $0.end <= 1 }
+                if filled, let first = inside.first, let last = inside.last, abs(first.start - span.start) <= 2,
+                    abs(last.end - span.end) <= 2
+                {
+                    span = (max(legStart, first.start), min(legEnd, last.end))
+                }
+                if span.start > cursor { spans.append((cursor, span.start, false)) }
+                cursor = max(cursor, span.end)
             }
-            if legEnd > cursor, !runs.isEmpty { spans.append((cursor, legEnd, false)) }
+            if legEnd > cursor { spans.append((cursor, legEnd, false)) }
         }
         spans = spans.compactMap { span in
             let start = max(span.start, workoutStart)
@@ -188,6 +213,53 @@ extension ImportPlanner {
             add(.pause(motion: span.motion), at: span.start, rank: .pause)
             if span.end < workoutEnd { add(.resume(motion: span.motion), at: span.end, rank: .pause) }
         }
+    }
+
+    /// Timer events with the gaps of device reboots added: a `power_down` stops the timer; a
+    /// `power_up` while the timer runs means the device went off unannounced (a flat battery, a
+    /// crash), so the timer stopped after the last record or event before it. Either way the timer
+    /// runs again at the `power_up`, unless the device's own timer start follows before any stop.
+    func withPowerGaps(
+        _ timerEvents: [(Double, UInt8, Bool, Int)], records: [(time: Double, record: FITRecord)]
+    ) -> [(Double, UInt8, Bool, Int)] {
+        let power = file.events.compactMap { event -> (time: Double, up: Bool)? in
+            guard let time = event.timestamp, event.event == FITProfile.Event.powerDown || event.event == FITProfile.Event.powerUp
+            else { return nil }
+            return (Double(time), event.event == FITProfile.Event.powerUp)
+        }.sorted { $0.time < $1.time }
+        guard !power.isEmpty else { return timerEvents }
+        let recordTimes = records.map(\.time)
+        let stop = FITProfile.EventType.stopAll
+        let start = FITProfile.EventType.start
+        var events = timerEvents
+        var added = 0
+        for event in power where event.time > workoutStart && event.time < workoutEnd {
+            // The timer's state just before the power event, from the events so far.
+            let before = events.filter { $0.0 < event.time }.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
+            let running = before.last.map { !FITProfile.EventType.stopsTimer($0.1) } ?? true
+            added += 1
+            if !event.up {
+                if running { events.append((event.time, stop, false, -added)) }
+                continue
+            }
+            if running {
+                // Unannounced: the last sign of life before the power-up.
+                var low = 0
+                var high = recordTimes.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if recordTimes[mid] < event.time { low = mid + 1 } else { high = mid }
+                }
+                let lastRecord = low > 0 ? recordTimes[low - 1] : -Double.infinity
+                let lastEvent = before.last?.0 ?? -Double.infinity
+                let gapStart = max(lastRecord, lastEvent, workoutStart)
+                guard gapStart < event.time else { continue }
+                events.append((gapStart, stop, false, -added))
+            }
+            let next = events.filter { $0.0 >= event.time }.min { $0.0 < $1.0 }
+            if next.map({ $0.1 != start }) ?? true { events.append((event.time, start, false, Int.max - added)) }
+        }
+        return events.sorted { $0.0 == $1.0 ? $0.3 < $1.3 : $0.0 < $1.0 }
     }
 
     // MARK: records
@@ -237,7 +309,11 @@ extension ImportPlanner {
         var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
         var previousRecord: Double?
-        for (time, record) in records {
+        for (recordTime, record) in records {
+            // FIT timestamps are whole seconds while the session's end has milliseconds: a record
+            // less than a second after the end is the one the device wrote as its timer stopped
+            // (its values count in the session), taken at the end.
+            let time = recordTime > workoutEnd && recordTime - workoutEnd < 1 ? workoutEnd : recordTime
             defer { previousRecord = time }
             var batch: [QuantitySample] = []
             let inside = isInside(time)
@@ -253,20 +329,23 @@ extension ImportPlanner {
                     recordsAfter += 1
                 }
             }
+            // With automatic segmentation the leg's sport is hidden: a record is typed by what it
+            // carries itself (`ownTypes`), as a recorder's sensors type their readings.
+            let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
             if let value = record.distance,
                 let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
             {
-                distribute(amount, from: from, to: time, into: &batch) { $0?.distance }
+                distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
             }
             if let value = record.totalCycles,
                 let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
             {
-                distribute(amount, from: from, to: time, into: &batch) {
+                distribute(amount, from: from, to: time, into: &batch, own: own) {
                     $0?.strokes == true ? .swimmingStrokeCount : nil
                 }
             }
             if inside {
-                let legTypes = types(leg(at: time))
+                let legTypes = own ?? types(leg(at: time))
                 if heartRateFromRecords, let heartRate = record.heartRate {
                     batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
                 }
@@ -299,10 +378,12 @@ extension ImportPlanner {
         }
         var tail: [QuantitySample] = []
         if let (amount, time) = distance.flush() {
-            distribute(amount, from: time, to: time, into: &tail) { $0?.distance }
+            distribute(amount, from: time, to: time, into: &tail, own: nil) { $0?.distance }
         }
         if let (amount, time) = cycles.flush() {
-            distribute(amount, from: time, to: time, into: &tail) { $0?.strokes == true ? .swimmingStrokeCount : nil }
+            distribute(amount, from: time, to: time, into: &tail, own: nil) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
         }
         if let last = tail.last {
             sampleCount += tail.count
@@ -382,14 +463,33 @@ extension ImportPlanner {
         }
     }
 
-    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its leg.
+    /// What a record's readings are by themselves, without its session's sport (automatic
+    /// segmentation): strokes counting up make a swim record; step length (running dynamics) a
+    /// run; power without running dynamics a ride (a power meter). Anything else is movement
+    /// without a sport sensor: with a cadence (a watch counting steps at the wrist) on foot, its
+    /// distance walking; without one (the wrist is still on the handlebar) riding. That cadence
+    /// itself is left out: a wrist's steps and a crank's turns look alike.
+    static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
+        if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
+            return LegTypes(.swimming, pool: false)
+        }
+        if record.stepLength != nil { return LegTypes(.running, pool: false) }
+        if record.power != nil { return LegTypes(.cycling, pool: false) }
+        var types = LegTypes(record.cadence != nil ? .walking : .cycling, pool: false)
+        types.cadence = nil
+        types.speed = nil
+        return types
+    }
+
+    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its
+    /// leg (or every part by `own`, the record's own types).
     mutating func distribute(
-        _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample],
+        _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample], own: LegTypes?,
         type: (LegTypes?) -> QuantityType?
     ) {
         guard amount > 0, amount.isFinite else { return }
         if to <= from {
-            guard isInside(to), let quantityType = type(types(leg(at: to))) else { return }
+            guard isInside(to), let quantityType = type(own ?? types(leg(at: to))) else { return }
             batch.append(QuantitySample(quantityType, amount, at: FITTime.date(to), source: device))
             return
         }
@@ -397,11 +497,14 @@ extension ImportPlanner {
         let high = min(to, workoutEnd)
         guard high > low else { return }
         var cuts = [low]
-        for start in legStarts where start > low && start < high { cuts.append(start) }
+        // The legs are hidden from readings typed by themselves: nothing to split at.
+        if own == nil {
+            for start in legStarts where start > low && start < high { cuts.append(start) }
+        }
         cuts.append(high)
         for index in 0..<(cuts.count - 1) {
             let (a, b) = (cuts[index], cuts[index + 1])
-            guard b > a, let quantityType = type(types(leg(at: a))) else { continue }
+            guard b > a, let quantityType = type(own ?? types(leg(at: a))) else { continue }
             batch.append(
                 QuantitySample(
                     quantityType, amount * (b - a) / (to - from), at: FITTime.date(a), end: FITTime.date(b),
