@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 import WorkoutEngine
+import WorkoutFormats
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
@@ -258,7 +259,9 @@ public final class WorkoutServer: Sendable {
         }
         let imported = try await Offload.run { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
-                return .success(try FileImport.run(path: path, into: store))
+                // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
+                // and the client still has the whole file to send again.
+                return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
             } catch {
                 return .failure(error)
             }
