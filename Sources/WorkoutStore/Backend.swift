@@ -293,7 +293,8 @@ package enum JournalPacking {
                 entries.append(JournalEntry(seq: seq, kind: .change, payload: String(decoding: payload, as: UTF8.self)))
             case let other: throw ChunkCodecError("unknown journal entry kind \(other)")
             }
-            seq += 1
+            guard seq < Int64.max || reader.isAtEnd else { throw ChunkCodecError("journal entry numbers overflow") }
+            seq &+= 1
         }
         return entries
     }

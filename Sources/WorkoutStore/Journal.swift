@@ -145,9 +145,10 @@ final class JournalWriter: WorkoutRecordingSink {
         guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
         Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
         var sampleChunks = tails.pendingClosed
+        var written: [Series.StreamKey] = []
         for (key, tail) in tails.samples where tail.touched && tail.count > 0 {
             sampleChunks.append(tail.chunk())
-            tails.samples[key]?.touched = false
+            written.append(key)
         }
         var routeChunks = tails.pendingRouteClosed
         if tails.pendingRouteTouched, !tails.route.isEmpty {
@@ -162,6 +163,8 @@ final class JournalWriter: WorkoutRecordingSink {
             state.withLock { $0.lastError = error }
             throw error
         }
+        // Only now: a tail whose commit failed stays touched and is written with the next commit.
+        for key in written { tails.samples[key]?.touched = false }
         let entries = Int64(tails.pendingEntries.count)
         let samples = tails.pendingSamples
         tails.pendingEntries.removeAll(keepingCapacity: true)
@@ -440,11 +443,24 @@ extension WorkoutStore {
         for entry in journal.entries {
             switch entry.kind {
             case .samples:
-                let end = min(sampleCursor + max(0, entry.count), samples.count)
+                // A change naming samples no chunk holds: refused rather than recovered short.
+                guard entry.count >= 0, entry.count <= samples.count - sampleCursor else {
+                    throw .corruptChunk(
+                        workout: id,
+                        detail: "journal change \(entry.seq) names \(entry.count) samples; the recording's chunks "
+                            + "hold \(samples.count - sampleCursor) more")
+                }
+                let end = sampleCursor + entry.count
                 changes.append(.samples(samples[sampleCursor..<end].map(\.1)))
                 sampleCursor = end
             case .route:
-                let end = min(routeCursor + max(0, entry.count), route.count)
+                guard entry.count >= 0, entry.count <= route.count - routeCursor else {
+                    throw .corruptChunk(
+                        workout: id,
+                        detail: "journal change \(entry.seq) names \(entry.count) route points; the recording's "
+                            + "chunks hold \(route.count - routeCursor) more")
+                }
+                let end = routeCursor + entry.count
                 changes.append(.route(route[routeCursor..<end].map(\.1)))
                 routeCursor = end
             case .change:
@@ -457,8 +473,13 @@ extension WorkoutStore {
         }
         // Later samples start new chunks (the partly filled ones stay as they are).
         var tails = JournalWriter.Tails()
-        tails.nextOrdinal = (samples.last?.0 ?? -1) + 1
-        tails.nextRouteOrdinal = (route.last?.0 ?? -1) + 1
+        let lastSample = samples.last?.0 ?? -1
+        let lastPoint = route.last?.0 ?? -1
+        guard lastSample < Int64.max, lastPoint < Int64.max else {
+            throw .corruptChunk(workout: id, detail: "a chunk's ordinals leave no room for the next sample")
+        }
+        tails.nextOrdinal = lastSample + 1
+        tails.nextRouteOrdinal = lastPoint + 1
         return (changes, tails, samples.count)
     }
 }

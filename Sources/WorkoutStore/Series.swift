@@ -54,7 +54,7 @@ enum Series {
         private var unitIndexes: [Int] = []
         private var lastUnit: QuantityUnit?
         private var lastUnitIndex = 0
-        private var metadataTable: [Metadata: Int] = [:]
+        private var metadataTable: [ExactMetadata: Int] = [:]
         private var metadataEntries: [[UInt8]] = []
         private var metadataIndexes: [Int] = []
         private var anyMetadata = false
@@ -119,15 +119,15 @@ enum Series {
                 if !anyMetadata {
                     // The samples so far had none: entry 0 is the empty dictionary.
                     anyMetadata = true
-                    metadataTable[[:]] = 0
+                    metadataTable[ExactMetadata([:])] = 0
                     metadataEntries.append(Array("{}".utf8))
                 }
                 let metadataIndex: Int
-                if let known = metadataTable[sample.metadata] {
+                if let known = metadataTable[ExactMetadata(sample.metadata)] {
                     metadataIndex = known
                 } else {
                     metadataIndex = metadataEntries.count
-                    metadataTable[sample.metadata] = metadataIndex
+                    metadataTable[ExactMetadata(sample.metadata)] = metadataIndex
                     // Through its Codable form (JSON), so that every form Metadata decodes stays readable.
                     metadataEntries.append(Array(((try? JSON.encode(sample.metadata)) ?? "{}").utf8))
                 }
@@ -156,6 +156,38 @@ enum Series {
                 type: key.type, source: key.source, count: columns.count, firstOrdinal: columns.ordinals.first ?? 0,
                 lastOrdinal: columns.ordinals.last ?? 0, startMin: startMin, startMax: startMax, endMin: endMin,
                 endMax: endMax, valueMin: valueMin, valueMax: valueMax, payload: ChunkCodec.encode(columns))
+        }
+    }
+
+    /// Metadata as a table key: equal only when every key and string has the same UTF-8 and every
+    /// number the same bits. `Metadata`'s own `==` takes -0.0 for 0.0 and "é" for "e\u{301}", so one
+    /// sample's entry would be given to the other.
+    struct ExactMetadata: Hashable {
+        let metadata: Metadata
+        init(_ metadata: Metadata) { self.metadata = metadata }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(metadata) }
+
+        static func == (a: ExactMetadata, b: ExactMetadata) -> Bool {
+            guard a.metadata == b.metadata else { return false }
+            for (key, value) in a.metadata {
+                guard let index = b.metadata.index(forKey: key) else { return false }
+                let (otherKey, other) = b.metadata[index]
+                guard key.utf8.elementsEqual(otherKey.utf8), exact(value) == exact(other) else { return false }
+            }
+            return true
+        }
+
+        /// What must match bit for bit beyond `==`.
+        private static func exact(_ value: MetadataValue) -> [UInt8] {
+            func bits(_ number: Double) -> [UInt8] { withUnsafeBytes(of: number.bitPattern) { Array($0) } }
+            switch value {
+            case .double(let number): return bits(number)
+            case .date(let date): return bits(date.timeIntervalSinceReferenceDate)
+            case .quantity(let quantity): return bits(quantity.value) + Array(quantity.unit.symbol.utf8)
+            case .string(let text): return Array(text.utf8)
+            case .int, .bool: return []
+            }
         }
     }
 

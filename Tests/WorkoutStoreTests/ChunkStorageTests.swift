@@ -58,6 +58,44 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
+    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical")
+    func metadataDifferingOnlyInTheSignOfZeroStaysExact() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let variants: [Metadata] = [
+            ["x": .double(0.0)], ["x": .double(-0.0)],
+            ["when": .date(Date(timeIntervalSinceReferenceDate: 0.0))],
+            ["when": .date(Date(timeIntervalSinceReferenceDate: -0.0))],
+            ["q": .quantity(Quantity(0.0, .meter))], ["q": .quantity(Quantity(-0.0, .meter))],
+            ["name": .string("caf\u{E9}")], ["name": .string("cafe\u{301}")],
+            ["\u{E9}": .int(1)], ["e\u{301}": .int(1)],
+        ]
+        let samples = (0..<20).map { index in
+            QuantitySample(
+                .heartRate, 140, at: t(Double(index)), source: strap, metadata: variants[index % variants.count])
+        }
+        let id = UUID()
+        try store.save(minimalWorkout(id, start: t(0), end: t(12)), samples: samples)
+        /// A metadata dictionary as UTF-8 keys and strings and number bits (== would take -0.0 for
+        /// 0.0 and "é" for "e\u{301}").
+        func metadataBits(_ metadata: Metadata) -> [[UInt8]: [UInt8]] {
+            func bits(_ number: Double) -> [UInt8] { withUnsafeBytes(of: number.bitPattern) { Array($0) } }
+            var result: [[UInt8]: [UInt8]] = [:]
+            for (key, value) in metadata {
+                switch value {
+                case .double(let number): result[Array(key.utf8)] = bits(number)
+                case .date(let date): result[Array(key.utf8)] = bits(date.timeIntervalSinceReferenceDate)
+                case .quantity(let quantity): result[Array(key.utf8)] = bits(quantity.value)
+                case .string(let text): result[Array(key.utf8)] = Array(text.utf8)
+                default: result[Array(key.utf8)] = []
+                }
+            }
+            return result
+        }
+        let back = try store.samples(workout: id)
+        #expect(back.map { metadataBits($0.metadata) } == samples.map { metadataBits($0.metadata) })
+    }
+
     @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)")
     func mixedScalesStayExact() throws {
         let (store, folder) = try freshStore()
@@ -195,5 +233,135 @@ struct ChunkStorageTests {
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == added)
         #expect(recovered.builder.counters.accepted == added.count)
+    }
+
+    @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical")
+    func adversarialStreamsAtChunkEdgesRoundTripExactly() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let odd: [Double] = [
+            -0.0, 0, .leastNonzeroMagnitude, -Double.leastNonzeroMagnitude, .leastNormalMagnitude, 1e300, -1e300,
+            .greatestFiniteMagnitude, 1e-300, 0.1 + 0.2, 1.0 / 3.0, 123.456_789_012_345_678, 9_007_199_254_740_992,
+            -2.5, 1e15 + 0.5, 0.000_001,
+        ]
+        // Sources differing only by identifier are two streams.
+        let twin = SourceDevice(name: strap.name, manufacturer: strap.manufacturer, identifier: "ant:120:2")
+        for count in [0, 1, 2, 4095, 4096, 4097, 8192, 8193] {
+            var samples: [QuantitySample] = []
+            for index in 0..<count {
+                // Identical timestamps, nanosecond steps, large gaps back and forth, end != start.
+                let start = index % 5 == 0 ? 1e9 + Double(index) * 1e-9 : (index % 7 == 0 ? -1e8 : Double(index / 3))
+                let end = index % 3 == 0 ? start : start + [0.001, 1e6, Double.leastNonzeroMagnitude][index % 3]
+                let metadata: Metadata =
+                    index % 4 == 0
+                    ? [:]
+                    : [
+                        "k": .double([0.0, -0.0, Double.leastNormalMagnitude / 3, 3.3][index % 4]),
+                        "d": .date(Date(timeIntervalSinceReferenceDate: 0.1 + Double(index))),
+                    ]
+                samples.append(
+                    QuantitySample(
+                        .distanceCycling, odd[index % odd.count], index % 6 == 0 ? .kilometer : .meter,
+                        at: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end),
+                        source: index % 2 == 0 ? strap : twin, metadata: metadata))
+            }
+            let id = UUID()
+            try store.save(minimalWorkout(id, start: t(0), end: t(10)), samples: samples)
+            let back = try store.samples(workout: id)
+            let indexed: [(offset: Int, element: QuantitySample)] = Array(samples.enumerated())
+            let expected = indexed.sorted { (a, b) -> Bool in
+                a.element.start != b.element.start ? a.element.start < b.element.start : a.offset < b.offset
+            }.map(\.element)
+            #expect(back.count == expected.count, "\(count) samples")
+            #expect(back.map(bits) == expected.map(bits), "\(count) samples")
+            #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit), "\(count) samples")
+            #expect(back.map(\.source) == expected.map(\.source), "\(count) samples")
+            #expect(back.map(\.metadata) == expected.map(\.metadata), "\(count) samples")
+        }
+    }
+
+    @Test("route points at chunk edges (4,096 and 4,097) with missing altitude, speed and course come back exactly")
+    func routeAtChunkEdgesRoundTripsExactly() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func routeBits(_ point: RoutePoint) -> [UInt64?] {
+            [
+                point.date.timeIntervalSinceReferenceDate.bitPattern, point.latitude.bitPattern,
+                point.longitude.bitPattern, point.altitude?.bitPattern, point.speed?.bitPattern,
+                point.course?.bitPattern, point.horizontalAccuracy?.bitPattern,
+            ]
+        }
+        for count in [0, 1, 4096, 4097] {
+            var route: [RoutePoint] = []
+            for index in 0..<count {
+                let latitude: Double = index % 9 == 0 ? -0.0 : 45.123_456_7 + Double(index) * 1e-7
+                let longitude: Double = index % 5 == 0 ? .leastNonzeroMagnitude : 180 / 2_147_483_648 * Double(index)
+                let altitude: Double? = index % 3 == 0 ? nil : -0.0
+                let speed: Double? = index % 4 == 0 ? nil : 1e300
+                let course: Double? = index % 2 == 0 ? nil : 0.1 + 0.2
+                route.append(
+                    RoutePoint(
+                        date: t(Double(index / 2)), latitude: latitude, longitude: longitude, altitude: altitude,
+                        speed: speed, course: course, horizontalAccuracy: nil))
+            }
+            let id = UUID()
+            try store.save(minimalWorkout(id, start: t(0), end: t(10)), route: route)
+            #expect(try store.route(workout: id).map(routeBits) == route.map(routeBits), "\(count) points")
+        }
+    }
+
+    @Test("every one-byte change, truncation or extension of a chunk decodes or is a typed error naming the workout")
+    func everyDamagedChunkIsATypedErrorOrDecodes() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let id = UUID()
+        var samples: [QuantitySample] = []
+        for index in 0..<40 {
+            let value: Double = index % 3 == 0 ? -0.0 : 0.1 + Double(index) * 0.3
+            let unit: QuantityUnit = index % 2 == 0 ? .kilometer : .meter
+            let metadata: Metadata = index % 4 == 0 ? ["a": .int(index)] : [:]
+            let start = Double(index) * 1.5
+            samples.append(
+                QuantitySample(
+                    .distanceCycling, value, unit, at: t(start), end: t(start + 1), source: bike, metadata: metadata))
+        }
+        let route = (0..<40).map { index in
+            RoutePoint(
+                date: t(Double(index)), latitude: 45 + Double(index) * 1e-5, longitude: 6,
+                altitude: index % 2 == 0 ? nil : 3, speed: 1.5)
+        }
+        try store.save(minimalWorkout(id, start: t(0), end: t(100)), samples: samples, route: route)
+        let queue = try DatabaseQueue(path: store.path)
+        defer { try? queue.close() }
+        for table in ["sample_chunk", "route_chunk"] {
+            let original = try #require(try queue.read { db in try Data.fetchOne(db, sql: "SELECT data FROM \(table)") })
+            for position in 0..<original.count {
+                for value: UInt8 in [0xFF, original[position] ^ 1] {
+                    var bytes = [UInt8](original)
+                    bytes[position] = value
+                    let variants = position == 0 ? [bytes, bytes + [0x80, 0x80]] : [bytes, Array(bytes[..<position])]
+                    for variant in variants {
+                        try queue.write { db in
+                            try db.execute(sql: "UPDATE \(table) SET data = ?", arguments: [Data(variant)])
+                        }
+                        do {
+                            if table == "sample_chunk" {
+                                _ = try store.samples(workout: id)
+                            } else {
+                                _ = try store.route(workout: id)
+                            }
+                        } catch {
+                            guard case .corruptChunk(let workout, _) = error else {
+                                Issue.record("\(table) byte \(position) = \(value): \(error)")
+                                continue
+                            }
+                            #expect(workout == id)
+                        }
+                    }
+                }
+            }
+            try queue.write { db in try db.execute(sql: "UPDATE \(table) SET data = ?", arguments: [original]) }
+        }
+        #expect(try store.samples(workout: id) == samples)
     }
 }

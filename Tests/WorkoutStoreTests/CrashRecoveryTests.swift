@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutModel
@@ -166,6 +167,170 @@ struct CrashRecoveryTests {
         try recovered.discard()
         #expect(try store.journaledSessions().isEmpty)
         #expect(try store.recoverActiveSession() == nil)
+    }
+
+    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart")
+    func twoInterleavedSessionsRecoverApart() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let options = BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate]))
+        let configuration = WorkoutConfiguration(activityType: .cycling)
+        let first = try store.beginRecording(configuration: configuration, clock: clock, options: options, commitInterval: 0)
+        let second = try store.beginRecording(configuration: configuration, clock: clock, options: options, commitInterval: 0)
+        try first.session.start(at: t(0))
+        try second.session.start(at: t(0))
+        var firstSamples: [QuantitySample] = []
+        var secondSamples: [QuantitySample] = []
+        var firstRoute: [RoutePoint] = []
+        for elapsed in 0..<4096 {
+            clock.set(t(Double(elapsed)))
+            let heartRate = QuantitySample(.heartRate, Double(120 + elapsed % 7), at: t(Double(elapsed)), source: strap)
+            try first.builder.add([heartRate])
+            firstSamples.append(heartRate)
+            let point = RoutePoint(
+                date: t(Double(elapsed)), latitude: 45, longitude: 6, altitude: elapsed % 2 == 0 ? nil : 100)
+            try first.builder.addRoute([point])
+            firstRoute.append(point)
+            let other = QuantitySample(.heartRate, 100, at: t(Double(elapsed)), source: bike)
+            try second.builder.add([other])
+            secondSamples.append(other)
+            // Commits every 512 s: the 4,096th sample and point close their chunks exactly at a commit.
+            if elapsed % 512 == 511 {
+                try first.commit()
+                try second.commit()
+            }
+        }
+        clock.set(t(5000))
+        let late = QuantitySample(.heartRate, 150, at: t(5000), source: strap)
+        try first.builder.add([late])
+        firstSamples.append(late)
+        try first.commit()
+        // The "crash": both picked up by id.
+        let firstAgain = try #require(try store.recoverActiveSession(id: first.id, clock: clock, commitInterval: 0))
+        let secondAgain = try #require(try store.recoverActiveSession(id: second.id, clock: clock, commitInterval: 0))
+        #expect(try firstAgain.committedSamples() == firstSamples)
+        #expect(try secondAgain.committedSamples() == secondSamples)
+        clock.set(t(5001))
+        let after = QuantitySample(.heartRate, 151, at: t(5001), source: strap)
+        try firstAgain.builder.add([after])
+        firstSamples.append(after)
+        try firstAgain.session.end(at: t(5002))
+        let workout = try firstAgain.finish()
+        #expect(try store.samples(workout: workout.id) == firstSamples)
+        #expect(try store.route(workout: workout.id) == firstRoute)
+        try secondAgain.discard()
+        #expect(try store.samples(matching: SampleQuery(source: bike)).isEmpty)
+        #expect(try store.journaledSessions().isEmpty)
+    }
+
+    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short")
+    func journalMissingAChunkIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
+        try recording.builder.add(
+            (10..<15).map {
+                QuantitySample(.distanceCycling, 8, at: t(Double($0)), end: t(Double($0 + 1)), source: bike)
+            })
+        try recording.commit()
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in try db.execute(sql: "DELETE FROM sample_chunk WHERE type = 'heartRate'") }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
+    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap")
+    func journalChangeNumberOverflowIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
+        try recording.session.pause(at: t(10))
+        try recording.commit()  // one packed row: start, samples, pause
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in try db.execute(sql: "UPDATE journal_change SET seq = ?", arguments: [Int64.max]) }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
+    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap")
+    func journalChunkAtTheLastOrdinalIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add([QuantitySample(.heartRate, 140, at: t(1), source: strap)])
+        try recording.commit()
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            let data = try #require(try Data.fetchOne(db, sql: "SELECT data FROM sample_chunk"))
+            // "WKC", version, kind, count 1, then the first ordinal (0, one byte): made Int64.max.
+            var bytes = [UInt8](data)
+            #expect(bytes[5] == 1 && bytes[6] == 0)
+            bytes.replaceSubrange(6...6, with: [UInt8](repeating: 0xFF, count: 8) + [0x7F])
+            try db.execute(sql: "UPDATE sample_chunk SET data = ?", arguments: [Data(bytes)])
+        }
+        try queue.close()
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
+            return workout == recording.id
+        }
+    }
+
+    @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
+    func failedCommitKeepsItsTailsForTheNextCommit() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let store = try WorkoutStore(path: path, busyTimeout: 0.2)
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        let heartRate = (0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) }
+        try recording.builder.add(heartRate)
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let holder = try DatabaseQueue(path: path, configuration: configuration)
+        try holder.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        #expect(throws: StoreError.locked(path: path)) { try recording.commit() }
+        try holder.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+        try holder.close()
+        // The next commit adds only to another stream: the heart-rate tail must still be written.
+        let distance = (10..<15).map {
+            QuantitySample(.distanceCycling, 8, at: t(Double($0)), end: t(Double($0 + 1)), source: bike)
+        }
+        try recording.builder.add(distance)
+        try recording.commit()
+        #expect(try recording.committedSamples() == heartRate + distance)
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(try recovered.committedSamples() == heartRate + distance)
     }
 }
 

@@ -129,6 +129,26 @@ struct MigrationTests {
         #expect(recovered.builder.counters.accepted == journaled.count)
     }
 
+    @Test("a v1 sample whose source row is missing fails the migration instead of being dropped")
+    func v1SampleWithoutItsSourceFailsTheMigration() throws {
+        let (path, folder) = try v1Fixture()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE sample SET source_id = 999999 WHERE id = 77")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        try queue.close()
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        #expect {
+            try WorkoutStore(path: path)
+        } throws: { error in
+            guard case .migrationFailed(let failed, let detail) = error as? StoreError else { return false }
+            return failed == path && detail.contains("1 samples")
+        }
+        #expect(FileManager.default.contents(atPath: path) == bytes, "the file was modified")
+    }
+
     @Test("a migration that fails leaves the file byte-identical and says why")
     func failedMigrationLeavesTheFileAsItWas() throws {
         let (path, folder) = try v1Fixture()

@@ -414,6 +414,8 @@ enum ChunkMigration {
     static func run(_ db: Database) throws {
         let workouts = try Row.fetchAll(db, sql: "SELECT id, uuid FROM workout ORDER BY id")
         var writer = try ChunkWriter(db)
+        var convertedSamples = 0
+        var convertedPoints = 0
         for workout in workouts {
             let row: Int64 = workout["id"]
             let name: String = workout["uuid"]
@@ -441,17 +443,24 @@ enum ChunkMigration {
                 }
                 samples.append(sample)
             }
+            convertedSamples += samples.count
             for chunk in Series.chunks(samples, firstOrdinal: 0) { try writer.write(chunk, workout: row) }
             let points = try Row.fetchAll(
                 db, sql: "SELECT * FROM route_point WHERE workout_id = ? ORDER BY rowid", arguments: [row]
             ).map(SQLiteBackend.decodeRoutePoint)
+            convertedPoints += points.count
             for chunk in Series.routeChunks(points, firstOrdinal: 0) { try writer.write(chunk, workout: row) }
         }
-        // Samples of no workout (none are written by v1 code) would be lost silently: refuse instead.
-        let orphans =
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM sample WHERE workout_id NOT IN (SELECT id FROM workout)")
-            ?? 0
-        if orphans > 0 { throw ChunkMigrationError("\(orphans) samples belong to no workout") }
+        // Rows the joins above did not reach (a sample of no workout or of no source, a route point of
+        // no workout; none are written by v1 code) would be lost silently: refuse instead.
+        let samples = try Int.fetchOne(db, sql: "SELECT count(*) FROM sample") ?? 0
+        if samples != convertedSamples {
+            throw ChunkMigrationError("\(samples - convertedSamples) samples belong to no workout or to no source")
+        }
+        let points = try Int.fetchOne(db, sql: "SELECT count(*) FROM route_point") ?? 0
+        if points != convertedPoints {
+            throw ChunkMigrationError("\(points - convertedPoints) route points belong to no workout")
+        }
     }
 }
 
