@@ -20,7 +20,9 @@ swift build --build-tests
 # the libserialport probe) run on their own afterwards: sharing two cores with the heavy suites
 # would starve them and turn timing into failures.
 # The sensor recorder's pseudo-terminal tests wait up to 5 s of wall clock for frames: with the server and
-# PostgreSQL suites in the first pass they could starve there too.
-timed='RecordEndToEndTests|LibSerialPortPathTests|Review5RecorderTests'
-swift test --skip-build --skip "$timed"
+# PostgreSQL suites in the first pass they could starve there too, so they run last, on their own.
+timed='RecordEndToEndTests|LibSerialPortPathTests'
+recorder='Review5RecorderTests'
+swift test --skip-build --skip "$timed|$recorder"
 swift test --skip-build --filter "$timed"
+swift test --skip-build --filter "$recorder"
