@@ -123,6 +123,22 @@ struct DeviceConventionTests {
         }
     }
 
+    /// The open-water SWOLF convention follows the model, not its product number: a regional
+    /// variant of an older model numbered after 3900 (Forerunner 945 LTE Asia, 3978) keeps the
+    /// older model's rule; a regional 2022 model (epix 2 APAC, 3944) has the new one.
+    @Test func openWaterSWOLFConventionFollowsTheModelNotARegionalNumber() throws {
+        var file = try FITDecoder.decode(try SharedData.bytes("mk_triathlon_summary_last"))
+        func convention(_ product: UInt16) throws -> OpenWaterSWOLF? {
+            file.fileIDs[0].product = product
+            return try FITImportPlan(file: file, seed: 1).builderOptions.openWaterSWOLF
+        }
+        #expect(try convention(3652) == .secondsAndStrokesPer25m)  // fr945_lte
+        #expect(try convention(3978) == .secondsAndStrokesPer25m)  // fr945_lte_asia
+        #expect(try convention(3950) == .secondsAndStrokesPer25m)  // venu2_asia
+        #expect(try convention(3992) == .strokesPer25mPlusOne)  // fr255
+        #expect(try convention(3944) == .strokesPer25mPlusOne)  // epix_gen2_apac
+    }
+
     /// The Strava app's file is cut short: what precedes the damage is imported and flagged.
     @Test func aDamagedFileImportsWhatPrecedesTheDamage() async throws {
         let result = try await ImportedFiles.shared.result("fp_strava-android-app")
@@ -136,6 +152,20 @@ struct DeviceConventionTests {
             try FITImportPlan(
                 bytes: try SharedData.bytes("fp_strava-android-app"), options: FITImportOptions(salvage: false))
         }
+    }
+
+    /// A multisport file cut during its run: the Forerunner 255 writes each leg's session at the
+    /// leg's end, so the run's is lost; its records are still the run (from its sport message), not
+    /// records outside the workout.
+    @Test func aDamagedTriathlonKeepsTheLegUnderWayAtTheDamage() throws {
+        let bytes = try SharedData.bytes("mk_triathlon_summary_last")
+        let plan = try FITImportPlan(bytes: Array(bytes[..<(bytes.count * 95 / 100)]))
+        #expect(plan.damage != nil)
+        #expect(plan.configuration.activityType == .swimBikeRun)
+        #expect(plan.legs.map(\.configuration.activityType) == [.swimming, .transition, .cycling, .transition, .running])
+        #expect(!plan.anomalies.contains { $0.kind == .recordsOutsideSessions })
+        let lastRecord = try #require(plan.file.records.compactMap(\.timestamp).max())
+        #expect(plan.legs.last.map { FITTime.seconds($0.end) } == Double(lastRecord))
     }
 
     /// A real file cut anywhere never traps: it imports what precedes the cut (flagged) or, with
@@ -203,6 +233,27 @@ struct DeviceConventionTests {
         #expect(samples(explicit) != samples(explicitMoved))
     }
 
+    /// The same triathlon recorded without a running-dynamics pod: the Forerunner 255/955 measure
+    /// running power at the wrist, so run records carry power but no step length. The detector
+    /// still finds every leg within 30 s.
+    @Test func autoSegmentFindsTheRunWithWristPowerAndNoStepLength() throws {
+        var file = try FITDecoder.decode(try SharedData.bytes("mk_triathlon_summary_last"))
+        for index in file.records.indices { file.records[index].stepLength = nil }
+        let plan = try FITImportPlan(file: file, options: FITImportOptions(autoSegment: true), seed: 1)
+        let clock = ManualClock(plan.start)
+        let session = try WorkoutSession(configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+        try plan.replay(into: session, clock: clock)
+        let workout = try session.builder.finishWorkout()
+        #expect(
+            workout.activities.map(\.configuration.activityType) == [
+                .swimming, .transition, .cycling, .transition, .running,
+            ])
+        for (activity, leg) in zip(workout.activities, plan.legs) {
+            #expect(abs(activity.start.timeIntervalSince(leg.start)) <= 30, "\(leg.configuration.activityType) start")
+            #expect(abs((activity.end ?? workout.end).timeIntervalSince(leg.end)) <= 30, "\(leg.configuration.activityType) end")
+        }
+    }
+
     /// Both copies of the Forerunner 255 triathlon give the same legs and statistics with the
     /// device's sports hidden too.
     @Test func bothTriathlonCopiesSegmentAlike() async throws {
@@ -217,6 +268,45 @@ struct DeviceConventionTests {
         #expect(legs(first.workout).count == 5)
         #expect(legs(first.workout) == legs(last.workout))
         #expect(first.workout.statistics == last.workout.statistics)
+    }
+
+    /// The record a device writes as a session's timer stops (whole-second timestamp, under a
+    /// second after `start_time + total_elapsed_time`) belongs to that session at every session's
+    /// end, not only the last: here a run, a gap, then a ride.
+    @Test func theTimerStopRecordCountsInItsSessionBeforeAGap() throws {
+        let start = ImportTests.start
+        var writer = FITWriter()
+        writer.write(0, [.enumeration(0, 4), .uint16(1, 1), .uint16(2, 1), .uint32z(3, 7), .uint32(4, start)])
+        writer.write(21, [.uint32(253, start), .enumeration(0, 0), .enumeration(1, 0), .uint32(3, 0)])
+        // Run 0–299.6 s, its timer-stop record at 300 s (190 bpm); ride 400–700 s.
+        for time in UInt32(0)...700 where time <= 300 || time >= 400 {
+            writer.write(20, [.uint32(253, start + time), .uint8(3, time == 300 ? 190 : 120)])
+            if time == 300 {
+                writer.write(21, [.uint32(253, start + 300), .enumeration(0, 0), .enumeration(1, 4), .uint32(3, 0)])
+            }
+            if time == 400 {
+                writer.write(21, [.uint32(253, start + 400), .enumeration(0, 0), .enumeration(1, 0), .uint32(3, 0)])
+            }
+        }
+        writer.write(21, [.uint32(253, start + 700), .enumeration(0, 0), .enumeration(1, 4), .uint32(3, 0)])
+        for (from, seconds, sport) in [(UInt32(0), 299.6, UInt8(1)), (400, 300, 2)] {
+            writer.write(
+                18,
+                [
+                    .uint32(253, start + from + UInt32(seconds.rounded(.up))), .uint32(2, start + from),
+                    .enumeration(5, sport), .scaled(7, seconds, scale: 1000, size: 4),
+                    .scaled(8, seconds, scale: 1000, size: 4),
+                ])
+        }
+        let plan = try FITImportPlan(bytes: writer.finish())
+        #expect(plan.legs.count == 2)
+        let clock = ManualClock(plan.start)
+        let session = try WorkoutSession(configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+        try plan.replay(into: session, clock: clock)
+        let workout = try session.builder.finishWorkout()
+        let run = try #require(workout.activities.first)
+        #expect(run.statistics[.heartRate]?.maximum?.value == 190)
+        #expect(workout.activities.last?.statistics[.heartRate]?.maximum?.value == 120)
     }
 
     /// A device that reboots mid-activity (`power_up` with no timer stop before it): the timer

@@ -169,6 +169,58 @@ struct CrashRecoveryTests {
         #expect(try store.recoverActiveSession() == nil)
     }
 
+    /// The issue-13 builder options (interpolation, rests out of the averages, open-water SWOLF)
+    /// are journaled: a recovered session rebuilds the statistics the crashed one had.
+    @Test(arguments: [SwimmingLocationType.pool, .openWater])
+    func recoveryRebuildsTheStatisticsOfTheRecordingConventions(location: SwimmingLocationType) throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let start = Date(timeIntervalSinceReferenceDate: 700_000_000)
+        func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+        let source = SourceDevice(name: "watch")
+        let configuration = WorkoutConfiguration(
+            activityType: .swimming, locationType: location == .pool ? .indoor : .outdoor,
+            swimmingLocationType: location, lapLength: location == .pool ? Quantity(25, .meter) : nil)
+        let clock = ManualClock(start)
+        let recording = try store.beginRecording(
+            configuration: configuration, clock: clock,
+            options: BuilderOptions(
+                holdCap: 30, identifiers: .seeded(13), interpolation: .linear, averagesExcludeRests: true,
+                openWaterSWOLF: .secondsAndStrokesPer25m),
+            commitInterval: 0)
+        try recording.session.start(at: start)
+        for length in 0..<8 {
+            let from = Double(length) * 30
+            let rest = length % 3 == 2
+            try recording.builder.add([
+                WorkoutEvent(
+                    type: .lap, start: at(from), duration: 30,
+                    metadata: [SwimMetadataKey.lengthKind: .string(rest ? "rest" : "active")])
+            ])
+            var samples = stride(from: from, to: from + 30, by: 7).map {
+                QuantitySample(.heartRate, rest ? 110 : 140 + $0 / 10, at: at($0), source: source)
+            }
+            if !rest {
+                samples.append(
+                    QuantitySample(.distanceSwimming, 25, at: at(from), end: at(from + 30), source: source))
+                samples.append(
+                    QuantitySample(.swimmingStrokeCount, 18, at: at(from), end: at(from + 30), source: source))
+            }
+            try recording.builder.add(samples)
+        }
+        try recording.commit()
+        // The "crash": no close(), no commit.
+        let before = recording.builder.snapshot(at: at(240))
+        // The options are in force: rests (110 bpm) left out of the average; open water has a SWOLF.
+        #expect((before.statistics[.heartRate]?.average?.value ?? 0) > 140)
+        #expect((before.statistics[.swimmingSWOLF] != nil) == (location == .openWater))
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        let after = recovered.builder.snapshot(at: at(240))
+        #expect(after.statistics == before.statistics)
+        #expect(after.duration == before.duration)
+        try recovered.discard()
+    }
+
     @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart")
     func twoInterleavedSessionsRecoverApart() throws {
         let (store, folder) = try freshStore()

@@ -17,6 +17,26 @@ public enum GarminProduct {
         profileName(product).map(display)
     }
 
+    /// The product number of the model a regional variant is sold as (`fr945_lte_asia`, 3978 →
+    /// `fr945_lte`, 3652); any other number unchanged. Regional variants are numbered when they
+    /// ship, often years after their model, so a rule by model generation goes by this number.
+    public static func model(_ product: UInt16) -> UInt16 {
+        guard let name = profileName(product)?.lowercased(), let cut = name.lastIndex(of: "_"),
+            regionalSuffixes.contains(String(name[name.index(after: cut)...]))
+        else { return product }
+        return numberByName[String(name[..<cut])] ?? product
+    }
+
+    private static let regionalSuffixes: Set<String> = [
+        "asia", "apac", "chn", "china", "japan", "jpn", "kor", "korea", "sea", "taiwan", "twn",
+    ]
+
+    private static let numberByName: [String: UInt16] = {
+        var names: [String: UInt16] = [:]
+        for (number, name) in table { names[name.lowercased()] = min(number, names[name.lowercased()] ?? number) }
+        return names
+    }()
+
     /// A device name stored by an earlier import (`Garmin product 1765`) with the product's name
     /// (`Garmin Forerunner 920XT`); any other name unchanged.
     public static func resolvingNumber(in deviceName: String) -> String {

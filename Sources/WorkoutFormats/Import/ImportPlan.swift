@@ -84,7 +84,8 @@ public struct FITImportOptions: Sendable, Hashable {
 /// One leg of the imported workout: a session of the file.
 public struct ImportedLeg: Sendable, Hashable {
     /// Index of the session in `FITImportPlan.sessions` (the file's sessions in time order); nil
-    /// when the file had none and the leg spans the records.
+    /// when the file had none and the leg spans the records, or for the leg under way at a damaged
+    /// file's damage (its session was never written).
     public var session: Int?
     public var sport: UInt8?
     public var subSport: UInt8?
@@ -211,9 +212,12 @@ public struct FITImportPlan: Sendable {
 
     /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation
     /// (Forerunner 255; product numbers from 3900, where the Forerunner 255/955, fenix 7 and epix 2
-    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X).
+    /// begin), else (seconds + strokes) per 25 m (735XT, 920XT, 945, fenix 5X). A regional variant
+    /// counts as its model (`fr945_lte_asia`, 3978, is a Forerunner 945 LTE, 3652).
     static func openWaterSWOLF(of id: FITFileID?) -> OpenWaterSWOLF {
-        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product, product >= 3900 else {
+        guard id?.manufacturer == FITProfile.Manufacturer.garmin, let product = id?.product,
+            GarminProduct.model(product) >= 3900
+        else {
             return .secondsAndStrokesPer25m
         }
         return .strokesPer25mPlusOne

@@ -215,6 +215,29 @@ struct ImportPlanner {
                 session: index, sport: session.sport, subSport: session.subSport, poolLength: session.poolLength,
                 start: spans[index].start, end: spans[index].end)
         }
+        // A damaged file loses the session written at the end of the leg under way at the damage:
+        // when a sport message or a lap says a further leg began, the records after the last
+        // surviving session are that leg (until a gap of over an hour: a damaged timestamp), not
+        // data outside the workout.
+        let sport = file.sports.count > sessions.count ? file.sports[sessions.count] : nil
+        if file.damage != nil, let lastEnd = spans.last?.end {
+            let lap = file.laps.filter { ($0.startTime.map(Double.init) ?? -1) >= lastEnd - 1 }
+                .min { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
+            var lastRecord = lastEnd
+            for record in records where record.time > lastEnd {
+                if record.time - lastRecord > 3600 { break }
+                lastRecord = record.time
+            }
+            guard sport != nil || lap != nil, lastRecord > lastEnd + 1 else { return }
+            anomalies.append(
+                ImportAnomaly(
+                    .damagedFile,
+                    "the session of the leg under way at the damage is lost; its records "
+                        + "(\(clockTime(lastEnd))–\(clockTime(lastRecord))) make a leg of their own"))
+            appendLeg(
+                session: nil, sport: sport?.sport ?? lap?.sport, subSport: sport?.subSport ?? lap?.subSport,
+                poolLength: nil, start: lastEnd, end: lastRecord)
+        }
     }
 
     /// The lap whose declared end lies within 2 s of `time` and that starts before `limit`.

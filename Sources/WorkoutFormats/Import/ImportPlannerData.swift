@@ -310,10 +310,18 @@ extension ImportPlanner {
         var cycles = CounterState(name: "cycle count", unit: "")
         var previousRecord: Double?
         for (recordTime, record) in records {
-            // FIT timestamps are whole seconds while the session's end has milliseconds: a record
-            // less than a second after the end is the one the device wrote as its timer stopped
-            // (its values count in the session), taken at the end.
-            let time = recordTime > workoutEnd && recordTime - workoutEnd < 1 ? workoutEnd : recordTime
+            // FIT timestamps are whole seconds while a session's end has milliseconds: a record
+            // less than a second after a session's end (the workout's, or a leg's followed by a gap)
+            // is the one the device wrote as its timer stopped (its values count in the session),
+            // taken at the end. (Automatic segmentation does not see the inner ends.)
+            var time = recordTime
+            if recordTime > workoutEnd {
+                if recordTime - workoutEnd < 1 { time = workoutEnd }
+            } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
+                recordTime - legEnds[leg] < 1
+            {
+                time = legEnds[leg]
+            }
             defer { previousRecord = time }
             var batch: [QuantitySample] = []
             let inside = isInside(time)
@@ -469,13 +477,27 @@ extension ImportPlanner {
     /// without a sport sensor: with a cadence (a watch counting steps at the wrist) on foot, its
     /// distance walking; without one (the wrist is still on the handlebar) riding. That cadence
     /// itself is left out: a wrist's steps and a crank's turns look alike.
+    /// Metres per cadence cycle below which a record without running dynamics is on foot (a
+    /// stride is two steps: 2–3 m for most runners, about 3.7 m at elite marathon pace; a road
+    /// bike's crank turn covers 4–9 m).
+    static let longestStride = 4.0
+
     static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
         if record.stepLength != nil { return LegTypes(.running, pool: false) }
-        if record.power != nil { return LegTypes(.cycling, pool: false) }
-        var types = LegTypes(record.cadence != nil ? .walking : .cycling, pool: false)
+        // Without running dynamics, the metres covered per cadence cycle tell feet from a crank: a
+        // runner's stride (two steps) stays under `longestStride`, a crank turn in any road gear
+        // goes further. (A Forerunner 255/955 measures running power at the wrist: power alone is
+        // no bike.)
+        var onFoot: Bool?
+        if let cadence = record.cadence, cadence > 0, let speed = record.speed, speed > 0, speed.isFinite {
+            let cadenceValue = Double(cadence) + (record.fractionalCadence ?? 0)
+            onFoot = speed * 60 / cadenceValue < Self.longestStride
+        }
+        if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
+        var types = LegTypes(record.cadence != nil && onFoot != false ? .walking : .cycling, pool: false)
         types.cadence = nil
         types.speed = nil
         return types
