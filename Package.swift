@@ -22,10 +22,19 @@ let package = Package(
         .library(name: "WorkoutReport", targets: ["WorkoutReport"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
+        .executable(name: "workout-scale-bench", targets: ["ScaleBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The server (WorkoutServer): HTTP, lifecycle, logs, metrics with a Prometheus endpoint, token hashes.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -48,6 +57,34 @@ let package = Package(
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
+        // The PostgreSQL backend of WorkoutStore (postgres-nio stays inside this target).
+        .target(
+            name: "WorkoutStorePostgres",
+            dependencies: [
+                "WorkoutStore", "WorkoutEngine",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // `workout serve`: athletes, tokens, uploads, queries and live sessions over HTTP (README "Server").
+        .target(
+            name: "WorkoutServer",
+            dependencies: [
+                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        // scripts/scale-bench.sh: times the activity query on a generated PostgreSQL store (not shipped).
+        .executableTarget(
+            name: "ScaleBench", dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutModel"],
+            path: "Tools/ScaleBench", swiftSettings: strict),
         // The HTML report of a workout (also served by `workout serve`): fed by the store's public API only.
         .target(
             name: "WorkoutReport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
@@ -68,6 +105,7 @@ let package = Package(
                 "WorkoutReplay",
                 "WorkoutSensors",
                 "WorkoutFormats",
+                "WorkoutServer",
                 "WorkoutReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -97,6 +135,13 @@ let package = Package(
         .testTarget(
             name: "WorkoutFormatsTests",
             dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutStorePostgresTests",
+            dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",

@@ -4,7 +4,7 @@ import WorkoutStore
 
 /// The `workout` command: a thin shell over the engine and store.
 @main
-struct WorkoutCommand: ParsableCommand {
+struct WorkoutCommand: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -18,6 +18,7 @@ struct WorkoutCommand: ParsableCommand {
         subcommands: [
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
             RecordCommand.self, PortsCommand.self, DebugRecordCommand.self, ImportCommand.self, ExportCommand.self,
+            ServeCommand.self, AthletesCommand.self, PushCommand.self,
             ReportCommand.self,
         ]
     )

@@ -103,7 +103,10 @@ package final class SQLiteBackend: StoreBackend {
         let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
         let pageCount = bigEndian(28, 4)
         let size = ((try? files.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.uint64Value ?? 0
-        if bigEndian(24, 4) == bigEndian(92, 4), pageCount > 0, size < pageCount * pageSize {
+        // With a write-ahead log beside it the file may be shorter than its header says (a checkpoint cut short
+        // by the process ending: the pages are still in the log, and SQLite finishes the checkpoint on open).
+        let walSize = ((try? files.attributesOfItem(atPath: path + "-wal")[.size]) as? NSNumber)?.uint64Value ?? 0
+        if bigEndian(24, 4) == bigEndian(92, 4), pageCount > 0, size < pageCount * pageSize, walSize == 0 {
             throw .corrupt(path: path, detail: "truncated: \(size) of \(pageCount * pageSize) bytes")
         }
         guard files.isWritableFile(atPath: path), folder.isEmpty || files.isWritableFile(atPath: folder) else {

@@ -1,0 +1,179 @@
+import ArgumentParser
+import Foundation
+import WorkoutServer
+
+/// Where the server keeps its data, shared by `workout serve` and `workout athletes`.
+struct ServerDataOptions: ParsableArguments {
+    static let environmentVariable = "WORKOUT_SERVER_DB"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The workouts: a folder of per-athlete SQLite stores, or a postgres://user@host:port/database URL "
+                + "(default: $\(environmentVariable), else $XDG_DATA_HOME/workout-engine/server).",
+            valueName: "folder|url"))
+    var db: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With a PostgreSQL --db: the folder for the athletes' directory (tokens) and uploads in progress "
+                + "(default: $XDG_DATA_HOME/workout-engine/server).",
+            valueName: "folder"))
+    var data: String?
+
+    static func defaultFolder() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
+        return (base as NSString).appendingPathComponent("workout-engine/server")
+    }
+
+    /// The data folder and, for PostgreSQL, the database URL.
+    func locations() -> (folder: String, postgresURL: String?) {
+        let chosen = db ?? ProcessInfo.processInfo.environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+        if let chosen, chosen.hasPrefix("postgres://") || chosen.hasPrefix("postgresql://") {
+            return (data ?? Self.defaultFolder(), chosen)
+        }
+        return (chosen ?? data ?? Self.defaultFolder(), nil)
+    }
+
+    func folder() -> String { locations().folder }
+}
+
+/// `workout serve`: the HTTP server for many athletes (uploads, queries, live sessions).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Serve athletes' workouts over HTTP: uploads, queries and live sessions.",
+        discussion: """
+            The API is described in docs/openapi.yaml. Every request but /health, /ready and /metrics needs \
+            a token (`workout athletes add NAME` prints one). Prints `listening on http://HOST:PORT` once it \
+            accepts connections; SIGTERM or Ctrl-C stops it after the requests in flight.
+            """)
+
+    @OptionGroup var data: ServerDataOptions
+
+    @Option(help: ArgumentHelp("The most connections to PostgreSQL.", valueName: "n"))
+    var poolSize = 16
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
+    var host = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("The port (0 picks a free one).", valueName: "port"))
+    var port = 8080
+
+    @Option(
+        help: ArgumentHelp("The largest request body, e.g. 64MB, 500KB or bytes.", valueName: "size"),
+        transform: ServeCommand.size)
+    var bodyLimit = 64 * 1024 * 1024
+
+    @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel = "info"
+
+    static func size(_ text: String) throws -> Int {
+        let units: [(String, Int)] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        for (suffix, factor) in units where text.uppercased().hasSuffix(suffix) {
+            if let value = Int(text.dropLast(suffix.count)), value > 0 { return value * factor }
+        }
+        if let value = Int(text), value > 0 { return value }
+        throw ValidationError("'\(text)' is not a size; use e.g. 64MB, 500KB or a number of bytes")
+    }
+
+    func run() async throws {
+        guard let level = ServerLogLevel(rawValue: logLevel) else {
+            throw ValidationError("--log-level '\(logLevel)' is not trace, debug, info, notice, warning, error or critical")
+        }
+        guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }
+        let (folder, postgresURL) = data.locations()
+        let configuration = ServerConfiguration(
+            dataFolder: folder, postgresURL: postgresURL, poolSize: poolSize, host: host, port: port,
+            bodyLimit: bodyLimit, logLevel: level)
+        let server: WorkoutServer
+        do {
+            server = try WorkoutServer(configuration: configuration)
+        } catch {
+            throw UserFacingError(error)
+        }
+        let host = self.host
+        do {
+            try await server.run { port in emitLine("listening on http://\(host):\(port)") }
+        } catch {
+            throw UserFacingError("the server stopped: \(error)")
+        }
+    }
+}
+
+/// `workout athletes`: the server's athletes and their tokens.
+struct AthletesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "athletes", abstract: "Add athletes and issue tokens for `workout serve`.",
+        subcommands: [Add.self, Token.self, CoachToken.self, Revoke.self, List.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add an athlete and print its first token (shown once; only its hash is kept).")
+        @OptionGroup var data: ServerDataOptions
+        @Argument(help: "The athlete's name: letters, digits, '.', '_', '-'.") var name: String
+        @Option(help: ArgumentHelp("The team whose coach tokens may read this athlete.", valueName: "team"))
+        var team: String?
+
+        func run() throws {
+            do {
+                let directory = try ServerDirectory(folder: data.folder())
+                let (_, token) = try directory.addAthlete(name: name, team: team)
+                emitLine(token)
+            } catch { throw UserFacingError(error) }
+        }
+    }
+
+    struct Token: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a new token for an athlete.")
+        @OptionGroup var data: ServerDataOptions
+        @Argument(help: "The athlete's name.") var name: String
+
+        func run() throws {
+            do {
+                emitLine(try ServerDirectory(folder: data.folder()).issueToken(athlete: name))
+            } catch { throw UserFacingError(error) }
+        }
+    }
+
+    struct CoachToken: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "coach-token", abstract: "Print a token that reads every athlete of a team (and writes nothing).")
+        @OptionGroup var data: ServerDataOptions
+        @Argument(help: "The team.") var team: String
+
+        func run() throws {
+            do {
+                emitLine(try ServerDirectory(folder: data.folder()).issueCoachToken(team: team))
+            } catch { throw UserFacingError(error) }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke every token of an athlete.")
+        @OptionGroup var data: ServerDataOptions
+        @Argument(help: "The athlete's name.") var name: String
+
+        func run() throws {
+            do {
+                try ServerDirectory(folder: data.folder()).revokeTokens(athlete: name)
+            } catch { throw UserFacingError(error) }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the athletes and their teams.")
+        @OptionGroup var data: ServerDataOptions
+
+        func run() throws {
+            do {
+                for athlete in try ServerDirectory(folder: data.folder()).athletes() {
+                    emitLine(athlete.team.map { "\(athlete.name)\t\($0)" } ?? athlete.name)
+                }
+            } catch { throw UserFacingError(error) }
+        }
+    }
+}

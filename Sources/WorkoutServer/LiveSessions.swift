@@ -1,0 +1,275 @@
+import Foundation
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+import WorkoutStore
+import WorkoutStorePostgres
+
+/// Every athlete's store, opened on first use: one SQLite file per athlete in the data folder's `athletes/`,
+/// or the athlete's partitions of a PostgreSQL database.
+///
+/// A store is scoped to one athlete: a request can only reach the stores of the athletes its token may read.
+final class AthleteStores: Sendable {
+    enum Backing: Sendable {
+        case sqlite(folder: String)
+        case postgres(PostgresWorkoutDatabase)
+    }
+    let backing: Backing
+    private let open = Mutex<[UUID: WorkoutStore]>([:])
+
+    init(backing: Backing) {
+        self.backing = backing
+    }
+
+    func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
+        let result = open.withLock { stores -> Result<WorkoutStore, StoreError> in
+            if let store = stores[athlete.id] { return .success(store) }
+            do throws(StoreError) {
+                let store: WorkoutStore
+                switch backing {
+                case .sqlite(let folder):
+                    let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
+                    store = try WorkoutStore(path: path, busyTimeout: 5)
+                case .postgres(let database):
+                    store = try database.store(athlete: athlete.id)
+                }
+                stores[athlete.id] = store
+                return .success(store)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let store): return store
+        case .failure(let error): throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+        }
+    }
+
+    /// Whether the workouts' database answers (readiness).
+    func ping() -> Bool {
+        switch backing {
+        case .sqlite: true
+        case .postgres(let database): database.ping()
+        }
+    }
+}
+
+/// The metadata key holding a live session's last committed batch number (in the journal and the saved workout).
+public let lastBatchMetadataKey = "ServerLastBatch"
+
+/// Runs blocking store work (SQLite, PostgreSQL round trips, FIT imports) off Swift's cooperative threads, so
+/// that a slow commit never stalls the HTTP connections of other requests.
+enum Offload {
+    static let queue = DispatchQueue(label: "workout.serve.store", qos: .userInitiated, attributes: .concurrent)
+
+    static func run<T: Sendable>(
+        on queue: DispatchQueue = Offload.queue, _ body: @escaping @Sendable () throws(APIError) -> T
+    ) async throws(APIError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, APIError>, Never>) in
+            queue.async { continuation.resume(returning: Result { () throws(APIError) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+}
+
+/// One live session on the server: a journaled recording that applies numbered batches in order.
+///
+/// Each batch is applied and then committed together with its number (a metadata change in the same journal
+/// transaction), so after any crash the journal says exactly which batches it holds: a client resending from
+/// its last acknowledged number loses nothing and doubles nothing. A batch that fails to apply or commit is
+/// undone by rebuilding the session from the journal. Calls run one at a time on the session's own queue.
+final class LiveSession: Sendable {
+    let athlete: Athlete
+    let id: UUID
+    let store: WorkoutStore
+    private let queue: DispatchQueue
+    /// Touched only on `queue`.
+    private let current: Mutex<(recording: JournaledRecording?, lastBatch: Int)>
+
+    init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
+        self.athlete = athlete
+        self.id = id
+        self.store = store
+        queue = DispatchQueue(label: "workout.serve.session", target: Offload.queue)
+        current = Mutex((recording, Self.lastBatch(of: recording)))
+    }
+
+    private static func lastBatch(of recording: JournaledRecording) -> Int {
+        switch recording.builder.metadata[lastBatchMetadataKey] {
+        case .int(let value): return value
+        case .double(let value) where value.isFinite && value >= 0 && value < 1e15: return Int(value)
+        default: return 0
+        }
+    }
+
+    struct State: Encodable, Sendable {
+        var id: UUID
+        var athlete: String
+        var lastBatch: Int
+        var state: String
+        var samples: Int
+    }
+
+    func state() async throws(APIError) -> State {
+        try await Offload.run(on: queue) { () throws(APIError) -> State in
+            let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
+            return State(
+                id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
+                state: recording?.session.state.rawValue ?? "finished",
+                samples: recording?.builder.counters.accepted ?? 0)
+        }
+    }
+
+    /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
+    /// without applying anything.
+    func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
+        try await Offload.run(on: queue) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
+            try self.applyOnQueue(seq: seq, steps: steps)
+        }
+    }
+
+    private func applyOnQueue(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+        let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
+        guard let recording else {
+            throw .conflict("session_finished", "session \(id) is finished; start a new session with a new id")
+        }
+        guard seq >= 1 else { throw .unprocessable("invalid_seq", "batch numbers start at 1; got \(seq)") }
+        if seq <= lastBatch { return (seq, true) }
+        guard seq == lastBatch + 1 else {
+            throw .conflict(
+                "out_of_sequence",
+                "batch \(seq) is out of sequence: the last committed batch is \(lastBatch); send batch \(lastBatch + 1) next",
+                details: ["expected": String(lastBatch + 1)])
+        }
+        do throws(EngineError) {
+            for step in steps { try apply(step, to: recording) }
+            try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
+        } catch {
+            rebuild()
+            throw .unprocessable("rejected_by_engine", "batch \(seq) was refused and nothing of it was kept: \(error)")
+        }
+        do {
+            try recording.commit()
+        } catch {
+            rebuild()
+            throw .unavailable("batch \(seq) could not be committed (\(error)); send it again")
+        }
+        current.withLock { $0.lastBatch = seq }
+        return (seq, false)
+    }
+
+    private func apply(_ step: BatchStep, to recording: JournaledRecording) throws(EngineError) {
+        let session = recording.session
+        switch step {
+        case .call(let call): try session.perform(call)
+        case .samples(let samples):
+            if !samples.isEmpty { _ = try recording.builder.add(samples) }
+        case .events(let events):
+            if !events.isEmpty { try recording.builder.add(events) }
+        case .leg(let configuration, let at): try session.beginNewActivity(configuration: configuration, at: at)
+        case .nextLeg(let at): try session.advanceToNextLeg(at: at)
+        case .endActivity(let at): try session.endCurrentActivity(at: at)
+        }
+    }
+
+    /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal.
+    private func rebuild() {
+        let recovered = try? store.recoverActiveSession(id: id, commitInterval: 0)
+        current.withLock { current in
+            current.recording = recovered
+            if let recovered { current.lastBatch = Self.lastBatch(of: recovered) }
+        }
+    }
+
+    /// Saves the workout; the session must have ended (an `end` item).
+    func finish() async throws(APIError) -> Workout {
+        try await Offload.run(on: queue) { () throws(APIError) -> Workout in
+            guard let recording = self.current.withLock({ $0.recording }) else {
+                if let workout = try? self.store.workout(id: self.id) { return workout }
+                throw .notFound("session \(self.id) is not known")
+            }
+            guard recording.session.state == .ended else {
+                throw .conflict(
+                    "session_not_ended",
+                    "session \(self.id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
+            }
+            do {
+                let workout = try recording.finish()
+                self.current.withLock { $0.recording = nil }
+                return workout
+            } catch {
+                throw .unavailable("session \(self.id) could not be saved (\(error)); try again")
+            }
+        }
+    }
+
+    /// Commits anything pending (graceful shutdown); the journal stays for the next start.
+    func close() async {
+        _ = try? await Offload.run(on: queue) { () throws(APIError) in
+            try? self.current.withLock { $0.recording }?.close()
+        }
+    }
+}
+
+/// The live sessions being recorded, by athlete and id; sessions not in memory are recovered from the journal.
+actor LiveSessions {
+    private struct Key: Hashable {
+        var athlete: UUID
+        var session: UUID
+    }
+    private var sessions: [Key: LiveSession] = [:]
+
+    static func options(id: UUID) -> BuilderOptions {
+        // Strict: a bad sample refuses its batch (the client hears why) instead of being dropped silently.
+        BuilderOptions(invalidInput: .reject, workoutID: id)
+    }
+
+    /// The session, from memory or recovered from the athlete's journal; nil when there is none.
+    func existing(athlete: Athlete, id: UUID, store: WorkoutStore) throws(APIError) -> LiveSession? {
+        let key = Key(athlete: athlete.id, session: id)
+        if let session = sessions[key] { return session }
+        let recovered: JournaledRecording?
+        do {
+            recovered = try store.recoverActiveSession(id: id, commitInterval: 0)
+        } catch StoreError.sessionNotFound {
+            recovered = nil
+        } catch {
+            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+        }
+        guard let recovered else { return nil }
+        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recovered)
+        sessions[key] = session
+        return session
+    }
+
+    /// Opens session `id` (idempotent: an existing session is returned as it is).
+    func open(
+        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore
+    ) throws(APIError) -> (LiveSession, created: Bool) {
+        if let session = try existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        if (try? store.workout(id: id)) != nil {
+            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+        }
+        let recording: JournaledRecording
+        do {
+            recording = try store.beginRecording(
+                configuration: configuration, options: Self.options(id: id), commitInterval: 0)
+        } catch {
+            throw .unavailable("session \(id) cannot be started: \(error)")
+        }
+        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
+        sessions[Key(athlete: athlete.id, session: id)] = session
+        return (session, true)
+    }
+
+    func forget(athlete: Athlete, id: UUID) {
+        sessions[Key(athlete: athlete.id, session: id)] = nil
+    }
+
+    var count: Int { sessions.count }
+
+    /// Commits every session's pending changes (graceful shutdown).
+    func closeAll() async {
+        for session in sessions.values { await session.close() }
+    }
+}

@@ -1,0 +1,503 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+import WorkoutEngine
+import WorkoutFormats
+import WorkoutModel
+import WorkoutReplay
+import WorkoutStore
+import WorkoutStorePostgres
+
+/// How much the server logs (swift-log's levels).
+public enum ServerLogLevel: String, Sendable, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+
+    var logger: Logger.Level { Logger.Level(rawValue: rawValue) ?? .info }
+}
+
+/// How `workout serve` runs.
+public struct ServerConfiguration: Sendable {
+    /// The data folder: `directory.sqlite` (athletes, token hashes), `athletes/<id>.sqlite` (their stores
+    /// unless `postgresURL` is set) and `uploads/` (files being imported).
+    public var dataFolder: String
+    /// Keep the workouts in this PostgreSQL database (`postgres://user@host:port/db`) instead of SQLite files.
+    public var postgresURL: String?
+    /// The most connections to PostgreSQL.
+    public var poolSize: Int
+    public var host: String
+    /// 0 picks a free port (reported to `onListening`).
+    public var port: Int
+    /// The largest request body accepted, bytes (64 MB by default).
+    public var bodyLimit: Int
+    public var logLevel: ServerLogLevel
+
+    public init(
+        dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
+        bodyLimit: Int = 64 * 1024 * 1024, logLevel: ServerLogLevel = .info
+    ) {
+        self.dataFolder = dataFolder
+        self.postgresURL = postgresURL
+        self.poolSize = poolSize
+        self.host = host
+        self.port = port
+        self.bodyLimit = bodyLimit
+        self.logLevel = logLevel
+    }
+}
+
+/// The HTTP server of `workout serve`: athletes' uploads, queries and live sessions (docs/openapi.yaml).
+///
+/// Run it with `run()`; it stops gracefully on SIGTERM/SIGINT (or `ServiceGroup` shutdown): requests in
+/// flight, and so batch commits in flight, finish before it exits.
+public final class WorkoutServer: Sendable {
+    public let configuration: ServerConfiguration
+    let directory: ServerDirectory
+    let stores: AthleteStores
+    let sessions = LiveSessions()
+    let metrics: ServerMetrics
+    let shuttingDown = Atomic<Bool>(false)
+
+    public init(configuration: ServerConfiguration) throws(ServerSetupError) {
+        self.configuration = configuration
+        directory = try ServerDirectory(folder: configuration.dataFolder)
+        if let url = configuration.postgresURL {
+            do {
+                stores = AthleteStores(
+                    backing: .postgres(try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)))
+            } catch {
+                throw .storage(path: "PostgreSQL", detail: "\(error)")
+            }
+        } else {
+            stores = AthleteStores(
+                backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
+        }
+        metrics = ServerMetrics()
+    }
+
+    /// Runs until a shutdown signal; `onListening` gets the bound port once the server accepts connections.
+    public func run(
+        handleSignals: Bool = true, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        var logger = Logger(label: "workout.serve")
+        logger.logLevel = configuration.logLevel.logger
+        let app = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "workout"),
+            onServerRunning: { channel in
+                await onListening(channel.localAddress?.port ?? 0)
+            },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: SessionCloser(server: self))],
+                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+        try await group.run()
+    }
+
+    // MARK: routes
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: ErrorMiddleware(metrics: metrics))
+        router.get("/health") { _, _ in try self.json(["status": "ok"]) }
+        router.get("/ready") { _, _ in
+            guard !self.shuttingDown.load(ordering: .relaxed) else {
+                throw APIError.unavailable("the server is shutting down")
+            }
+            guard self.directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
+            guard self.stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
+            return try self.json(["status": "ready"])
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.registry.emitToBuffer())))
+        }
+        let v1 = router.group("v1")
+        v1.get("me") { request, _ in try self.me(request) }
+        v1.post("workouts") { request, context in try await self.upload(request, context) }
+        v1.get("workouts") { request, _ in try self.listWorkouts(request) }
+        v1.get("workouts/:id") { request, context in try self.showWorkout(request, context) }
+        v1.delete("workouts/:id") { request, context in try self.deleteWorkout(request, context) }
+        v1.get("samples") { request, _ in try self.samples(request) }
+        v1.put("sessions/:id") { request, context in try await self.openSession(request, context) }
+        v1.get("sessions/:id") { request, context in try await self.sessionState(request, context) }
+        v1.post("sessions/:id/batches") { request, context in try await self.batch(request, context) }
+        v1.post("sessions/:id/finish") { request, context in try await self.finishSession(request, context) }
+        return router
+    }
+
+    func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let bytes = try Wire.encoder().encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    // MARK: access
+
+    func principal(_ request: Request) throws(APIError) -> Principal {
+        guard let header = request.headers[.authorization] else {
+            throw .unauthorized("no token: send 'Authorization: Bearer <token>' (`workout athletes add` prints one)")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", Tokens.isWellFormed(String(parts[1])) else {
+            throw APIError(
+                status: 401, code: "malformed_token",
+                message: "the Authorization header is not 'Bearer wk_…' with a token of 35 characters")
+        }
+        let principal: Principal?
+        do {
+            principal = try directory.principal(token: String(parts[1]))
+        } catch {
+            throw .unavailable("the server directory cannot be read: \(error)")
+        }
+        guard let principal else {
+            throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
+        }
+        return principal
+    }
+
+    /// The athlete a write is for: athlete tokens only.
+    func writer(_ request: Request) throws(APIError) -> Athlete {
+        switch try principal(request) {
+        case .athlete(let athlete): return athlete
+        case .coach(let team): throw .forbidden("a coach token of team \(team) reads only; use the athlete's own token")
+        }
+    }
+
+    /// The athletes a read covers: the token's athlete, or a coach's team (one member with `athlete=`).
+    func readable(_ request: Request, athleteName: String?) throws(APIError) -> [Athlete] {
+        switch try principal(request) {
+        case .athlete(let athlete):
+            if let athleteName, athleteName != athlete.name {
+                throw .forbidden("this token reads only athlete \(athlete.name)'s data")
+            }
+            return [athlete]
+        case .coach(let team):
+            let members: [Athlete]
+            do { members = try directory.athletes(team: team) } catch {
+                throw .unavailable("the server directory cannot be read: \(error)")
+            }
+            if let athleteName {
+                guard let member = members.first(where: { $0.name == athleteName }) else {
+                    throw .forbidden("this coach token reads only the athletes of team \(team)")
+                }
+                return [member]
+            }
+            return members
+        }
+    }
+
+    func pathID(_ context: BasicRequestContext) throws(APIError) -> UUID {
+        let text = context.parameters.get("id") ?? ""
+        guard let id = UUID(uuidString: text) else {
+            throw .badRequest("invalid_id", "'\(text.prefix(64))' is not a workout or session id (a UUID)")
+        }
+        return id
+    }
+
+    func body(_ request: Request, what: String) async throws(APIError) -> [UInt8] {
+        let limit = configuration.bodyLimit
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            metrics.refusedBodies.increment()
+            throw .tooLarge(limit: limit)
+        }
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch is NIOTooManyBytesError {
+            metrics.refusedBodies.increment()
+            throw .tooLarge(limit: limit)
+        } catch {
+            throw .badRequest("unreadable_body", "the \(what) could not be read: \(error)")
+        }
+    }
+
+    // MARK: handlers
+
+    func me(_ request: Request) throws -> Response {
+        struct Me: Encodable {
+            var kind: String
+            var athlete: String?
+            var team: String?
+        }
+        switch try principal(request) {
+        case .athlete(let athlete): return try json(Me(kind: "athlete", athlete: athlete.name, team: athlete.team))
+        case .coach(let team): return try json(Me(kind: "coach", athlete: nil, team: team))
+        }
+    }
+
+    /// `POST /v1/workouts`: a FIT file, imported through the live engine; the same file twice is one workout.
+    func upload(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let athlete = try writer(request)
+        let query = try QueryParameters(request, allowed: [])
+        _ = query
+        let bytes = try await body(request, what: "FIT file")
+        guard !bytes.isEmpty else {
+            throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
+        }
+        let store = try stores.store(for: athlete)
+        let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw APIError.unavailable("the upload could not be written to \(folder); check the data folder's space")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        struct Uploaded: Encodable {
+            var duplicate: Bool
+            var athlete: String
+            var workout: Workout
+            var anomalies: [String]?
+        }
+        let imported = try await Offload.run { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+            do throws(FileImportError) {
+                // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
+                // and the client still has the whole file to send again.
+                return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch imported {
+        case .success(let result):
+            metrics.uploads.increment()
+            let anomalies = result.anomalies.map { "\($0)" }
+            return try json(
+                Uploaded(
+                    duplicate: false, athlete: athlete.name, workout: result.workout,
+                    anomalies: anomalies.isEmpty ? nil : anomalies), status: .created)
+        case .failure(.alreadyImported(_, let id)):
+            guard let workout = try store.workout(id: id) else { throw APIError.notFound("workout \(id) vanished") }
+            return try json(Uploaded(duplicate: true, athlete: athlete.name, workout: workout))
+        case .failure(.format(_, let error)):
+            metrics.refusedUploads.increment()
+            throw APIError.unprocessable("invalid_fit", "the body is not a FIT file this server can import: \(error)")
+        case .failure(.unreadable(_, let detail)):
+            throw APIError.unavailable("the upload could not be read back (\(detail)); try again")
+        case .failure(.store(_, let error)):
+            if case .engine(let engine) = error {
+                metrics.refusedUploads.increment()
+                throw APIError.unprocessable("invalid_fit", "the FIT file's data was refused by the engine: \(engine)")
+            }
+            throw APIError.unavailable("the workout could not be saved (\(error)); try again")
+        }
+    }
+
+    func listWorkouts(_ request: Request) throws -> Response {
+        let query = try QueryParameters(
+            request,
+            allowed: ["athlete", "type", "activity", "condition", "from", "to", "minDuration", "maxDuration", "order", "limit"])
+        let athletes = try readable(request, athleteName: query.single("athlete"))
+        var workoutQuery = WorkoutQuery()
+        workoutQuery.activityType = try query.single("type").map(Parsing.activityType)
+        let conditions = try query.all("condition").map(Parsing.condition)
+        let activity = try query.single("activity").map(Parsing.activityType)
+        if activity != nil || !conditions.isEmpty {
+            workoutQuery.activities = [ActivityPredicate(activityType: activity, conditions: conditions)]
+        }
+        workoutQuery.minimumDuration = try query.single("minDuration").map { try Parsing.seconds($0, "minDuration") }
+        workoutQuery.maximumDuration = try query.single("maxDuration").map { try Parsing.seconds($0, "maxDuration") }
+        workoutQuery.dates = DateRange(
+            start: try query.single("from").map { try Parsing.date($0, "from") },
+            end: try query.single("to").map { try Parsing.date($0, "to") })
+        workoutQuery.ascending = try query.single("order").map(Parsing.ascending) ?? false
+        let limit = try query.single("limit").map(Parsing.limit) ?? 1000
+        workoutQuery.limit = limit
+        var found: [(start: Date, body: WorkoutBody)] = []
+        for athlete in athletes {
+            let store = try stores.store(for: athlete)
+            let workouts: [Workout]
+            do { workouts = try store.workouts(matching: workoutQuery) } catch {
+                throw Parsing.storeError(error)
+            }
+            found += workouts.map { ($0.start, WorkoutBody(athlete: athlete.name, workout: $0)) }
+        }
+        found.sort { workoutQuery.ascending ? $0.start < $1.start : $0.start > $1.start }
+        struct Listing: Encodable { var workouts: [WorkoutBody] }
+        return try json(Listing(workouts: found.prefix(limit).map(\.body)))
+    }
+
+    /// The athlete (among those readable) holding workout `id`.
+    func locate(_ request: Request, id: UUID, athleteName: String?) throws -> (Athlete, WorkoutStore, Workout) {
+        for athlete in try readable(request, athleteName: athleteName) {
+            let store = try stores.store(for: athlete)
+            if let workout = try store.workout(id: id) { return (athlete, store, workout) }
+        }
+        throw APIError.notFound("no workout \(id) among the workouts this token may read")
+    }
+
+    func showWorkout(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        let query = try QueryParameters(request, allowed: ["athlete"])
+        let id = try pathID(context)
+        let (athlete, _, workout) = try locate(request, id: id, athleteName: query.single("athlete"))
+        return try json(WorkoutBody(athlete: athlete.name, workout: workout))
+    }
+
+    func deleteWorkout(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
+        let athlete = try writer(request)
+        let id = try pathID(context)
+        let store = try stores.store(for: athlete)
+        do {
+            try store.delete(workout: id)
+        } catch .workoutNotFound {
+            throw APIError.notFound("no workout \(id) among this athlete's workouts")
+        } catch {
+            throw APIError.unavailable("workout \(id) could not be deleted (\(error)); try again")
+        }
+        return Response(status: .noContent)
+    }
+
+    func samples(_ request: Request) throws -> Response {
+        let query = try QueryParameters(
+            request, allowed: ["athlete", "type", "from", "to", "workout", "order", "limit"])
+        let athletes = try readable(request, athleteName: query.single("athlete"))
+        var sampleQuery = SampleQuery()
+        sampleQuery.type = try query.single("type").map(Parsing.quantityType)
+        sampleQuery.dates = DateRange(
+            start: try query.single("from").map { try Parsing.date($0, "from") },
+            end: try query.single("to").map { try Parsing.date($0, "to") })
+        sampleQuery.workout = try query.single("workout").map { text throws(APIError) -> UUID in
+            guard let id = UUID(uuidString: text) else {
+                throw .badRequest("invalid_parameter", "workout: '\(text.prefix(64))' is not a workout id (a UUID)")
+            }
+            return id
+        }
+        sampleQuery.ascending = try query.single("order").map(Parsing.ascending) ?? true
+        let limit = try query.single("limit").map(Parsing.limit) ?? 10000
+        sampleQuery.limit = limit
+        struct Item: Encodable {
+            var athlete: String
+            var sample: QuantitySample
+        }
+        var found: [Item] = []
+        for athlete in athletes {
+            let store = try stores.store(for: athlete)
+            do {
+                found += try store.samples(matching: sampleQuery).map { Item(athlete: athlete.name, sample: $0) }
+            } catch {
+                throw Parsing.storeError(error)
+            }
+        }
+        found.sort { sampleQuery.ascending ? $0.sample.start < $1.sample.start : $0.sample.start > $1.sample.start }
+        struct Listing: Encodable { var samples: [Item] }
+        return try json(Listing(samples: Array(found.prefix(limit))))
+    }
+
+    // MARK: live sessions
+
+    func openSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
+        let athlete = try writer(request)
+        let id = try pathID(context)
+        let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
+        let configuration = try setup.configuration()
+        try requireOwner(athlete, of: id, claim: true)
+        let store = try stores.store(for: athlete)
+        let (session, created) = try await sessions.open(
+            athlete: athlete, id: id, configuration: configuration, store: store)
+        if created { metrics.sessionsOpened.increment() }
+        return try json(await session.state(), status: created ? .created : .ok)
+    }
+
+    /// Refuses a live session id that another athlete opened (403, whatever the request).
+    func requireOwner(_ athlete: Athlete, of id: UUID, claim: Bool) throws(APIError) {
+        let owner: UUID?
+        do {
+            owner = claim ? try directory.claimSession(id, athlete: athlete) : try directory.sessionOwner(id)
+        } catch {
+            throw .unavailable("the server directory cannot be read: \(error)")
+        }
+        if let owner, owner != athlete.id {
+            throw APIError(
+                status: 403, code: "session_of_another_athlete",
+                message: "session \(id) belongs to another athlete; a token reaches only its own athlete's sessions")
+        }
+    }
+
+    func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
+        let athlete = try writer(request)
+        let id = try pathID(context)
+        try requireOwner(athlete, of: id, claim: false)
+        let store = try stores.store(for: athlete)
+        guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {
+            if (try? store.workout(id: id)) != nil {
+                throw APIError.conflict("session_finished", "session \(id) is already saved as a workout")
+            }
+            throw APIError.notFound("no live session \(id) for athlete \(athlete.name); open it with PUT /v1/sessions/\(id)")
+        }
+        return session
+    }
+
+    func sessionState(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
+        let session = try await liveSession(request, context)
+        return try json(await session.state())
+    }
+
+    func batch(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
+        let session = try await liveSession(request, context)
+        let batch = try Wire.decode(BatchBody.self, from: try await body(request, what: "batch"), what: "batch")
+        let steps: [BatchStep]
+        do {
+            steps = try batch.steps(source: SourceDevice(name: "upload:\(session.athlete.name)"))
+        } catch {
+            metrics.refusedBatches.increment()
+            throw error
+        }
+        let started = ContinuousClock.now
+        let result: (ack: Int, duplicate: Bool)
+        do {
+            result = try await session.apply(seq: batch.seq, steps: steps)
+        } catch {
+            metrics.refusedBatches.increment()
+            throw error
+        }
+        let elapsed = (ContinuousClock.now - started).components
+        metrics.batchCommit.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        if !result.duplicate { metrics.batches.increment() }
+        struct Ack: Encodable {
+            var ack: Int
+            var duplicate: Bool
+        }
+        return try json(Ack(ack: result.ack, duplicate: result.duplicate))
+    }
+
+    func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
+        let athlete = try writer(request)
+        let id = try pathID(context)
+        try requireOwner(athlete, of: id, claim: false)
+        let store = try stores.store(for: athlete)
+        let workout: Workout
+        if let session = try await sessions.existing(athlete: athlete, id: id, store: store) {
+            workout = try await session.finish()
+            await sessions.forget(athlete: athlete, id: id)
+        } else if let saved = try? store.workout(id: id) {
+            workout = saved
+        } else {
+            throw APIError.notFound("no live session \(id) for athlete \(athlete.name)")
+        }
+        return try json(WorkoutBody(athlete: athlete.name, workout: workout))
+    }
+}
+
+/// Commits the live sessions' pending changes once the HTTP server has drained (graceful shutdown).
+struct SessionCloser: Service {
+    let server: WorkoutServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        server.shuttingDown.store(true, ordering: .relaxed)
+        await server.sessions.closeAll()
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+import WorkoutStore
+
+/// A value bound to a statement parameter (`$n`).
+enum Bind: Sendable {
+    case text(String?)
+    case double(Double?)
+    case int(Int64?)
+    case bool(Bool)
+    case uuid(UUID)
+    case bytes([UInt8])
+    case uuids([UUID])
+}
+
+/// Builds a statement and its parameters: `sql.bind(.text("x"))` appends the value and returns `$n`.
+struct SQL {
+    var text = ""
+    var binds: [Bind] = []
+
+    init(_ text: String = "") { self.text = text }
+
+    mutating func bind(_ value: Bind) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    func query() -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for value in binds {
+            switch value {
+            case .text(let text): bindings.append(text)
+            case .double(let number): bindings.append(number)
+            case .int(let number): bindings.append(number)
+            case .bool(let flag): bindings.append(flag)
+            case .uuid(let id): bindings.append(id)
+            case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            case .uuids(let ids): bindings.append(ids)
+            }
+        }
+        return PostgresQuery(unsafeSQL: text, binds: bindings)
+    }
+}
+
+/// A row read back, by column position.
+struct Record {
+    let row: PostgresRandomAccessRow
+
+    init(_ row: PostgresRow) { self.row = row.makeRandomAccess() }
+
+    func text(_ index: Int) throws -> String { try row[index].decode(String.self) }
+    func optionalText(_ index: Int) throws -> String? { try row[index].decode(String?.self) }
+    func double(_ index: Int) throws -> Double { try row[index].decode(Double.self) }
+    func optionalDouble(_ index: Int) throws -> Double? { try row[index].decode(Double?.self) }
+    func int(_ index: Int) throws -> Int64 { try row[index].decode(Int64.self) }
+    func optionalInt(_ index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
+    func bool(_ index: Int) throws -> Bool { try row[index].decode(Bool.self) }
+    func uuid(_ index: Int) throws -> UUID { try row[index].decode(UUID.self) }
+    func bytes(_ index: Int) throws -> [UInt8] {
+        var buffer = try row[index].decode(ByteBuffer.self)
+        return buffer.readBytes(length: buffer.readableBytes) ?? []
+    }
+}
+
+/// One connection inside a transaction: runs statements synchronously (the store's API is synchronous).
+struct Transaction {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// A team's read: `$1` is an array of athletes, and every `athlete = $1` reads `athlete = ANY($1)`.
+    var team = false
+
+    @discardableResult
+    func run(_ sql: SQL) throws -> [Record] {
+        var sql = sql
+        if team { sql.text = sql.text.replacingOccurrences(of: "athlete = $1", with: "athlete = ANY($1)") }
+        return try connection.query(sql.query(), logger: logger).wait().rows.map(Record.init)
+    }
+
+    @discardableResult
+    func run(_ text: String) throws -> [Record] { try run(SQL(text)) }
+}
+
+/// The connection settings from a `postgres://user[:password]@host[:port]/database` URL.
+struct PostgresURL: Sendable {
+    var configuration: PostgresConnection.Configuration
+    /// The URL without its password, for messages.
+    var redacted: String
+
+    init(_ text: String) throws(StoreError) {
+        guard let components = URLComponents(string: text),
+            components.scheme == "postgres" || components.scheme == "postgresql", let host = components.host,
+            !host.isEmpty
+        else {
+            throw .database(
+                path: "PostgreSQL", detail: "'\(text.prefix(80))' is not a postgres://user@host[:port]/database URL")
+        }
+        let user = components.user ?? "postgres"
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        let port = components.port ?? 5432
+        configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: components.password,
+            database: database.isEmpty ? user : database, tls: .disable)
+        redacted = "postgres://\(user)@\(host):\(port)/\(database.isEmpty ? user : database)"
+    }
+}
+
+/// A bounded pool of connections used from synchronous code (each call blocks its thread, never an event loop).
+final class ConnectionPool: Sendable {
+    let url: PostgresURL
+    let logger: Logger
+    private let idle = Mutex<[PostgresConnection]>([])
+    private let slots: DispatchSemaphore
+    private let nextID = Atomic<Int>(0)
+
+    init(url: PostgresURL, size: Int) {
+        self.url = url
+        var logger = Logger(label: "workout.postgres")
+        logger.logLevel = .warning
+        self.logger = logger
+        slots = DispatchSemaphore(value: max(1, size))
+    }
+
+    deinit {
+        for connection in idle.withLock({ $0 }) { try? connection.close().wait() }
+    }
+
+    /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.
+    ///
+    /// With `single`, `body` runs one statement: it runs alone, without BEGIN and COMMIT (two round trips fewer).
+    func transaction<T>(
+        readOnly: Bool = false, single: Bool = false, team: Bool = false, _ body: (Transaction) throws -> T
+    ) throws(StoreError) -> T {
+        slots.wait()
+        defer { slots.signal() }
+        let connection: PostgresConnection
+        do {
+            if let pooled = idle.withLock({ $0.popLast() }) {
+                connection = pooled
+            } else {
+                connection = try PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.next(), configuration: url.configuration,
+                    id: nextID.add(1, ordering: .relaxed).newValue, logger: logger
+                ).wait()
+                // A commit is acknowledged to clients (live batches): it must be durable whatever the server's
+                // default (synchronous_commit = off would lose the last commits when PostgreSQL crashes).
+                _ = try connection.query(PostgresQuery(unsafeSQL: "SET synchronous_commit TO on"), logger: logger).wait()
+            }
+        } catch {
+            throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
+        }
+        let transaction = Transaction(connection: connection, logger: logger, team: team)
+        do {
+            if !single { try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN") }
+            let result = try body(transaction)
+            if !single { try transaction.run("COMMIT") }
+            idle.withLock { $0.append(connection) }
+            return result
+        } catch {
+            // A connection that failed mid-transaction is not reused (it may be broken or still in the transaction).
+            if single, !connection.isClosed {
+                idle.withLock { $0.append(connection) }
+            } else if (try? transaction.run("ROLLBACK")) != nil, !connection.isClosed {
+                idle.withLock { $0.append(connection) }
+            } else {
+                _ = try? connection.close().wait()
+            }
+            if let error = error as? StoreError { throw error }
+            throw .database(path: url.redacted, detail: Self.describe(error))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+            }
+            return "\(error.code)"
+        }
+        return String(describing: error)
+    }
+
+    static func sqlState(_ error: any Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
+}

@@ -1,0 +1,704 @@
+import Foundation
+import WorkoutEngine
+import WorkoutModel
+import WorkoutStore
+
+/// JSON text columns, written and read as the SQLite backend does (sorted keys, non-finite numbers as text).
+enum JSONText {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Metadata keeps its kind (an integral double stays a double), as the SQLite backend writes it.
+        encoder.userInfo[MetadataValue.typedCoding] = true
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return try decoder.decode(T.self, from: Data(text.utf8))
+    }
+}
+
+/// The PostgreSQL backend of `WorkoutStore`, scoped to one athlete (reads and writes) or to a team (reads only):
+/// every statement names the athletes, so it touches only their partitions.
+final class PostgresBackend: StoreBackend {
+    let pool: ConnectionPool
+    let athletes: [UUID]
+    /// The athlete a write goes to (an athlete's store).
+    var athlete: UUID { athletes[0] }
+    /// A team's store: reads every athlete's partitions in one statement, writes nothing.
+    let isTeam: Bool
+    var location: String {
+        isTeam
+            ? "\(pool.url.redacted) (a team of \(athletes.count) athletes)"
+            : "\(pool.url.redacted) (athlete \(athlete.uuidString.lowercased()))"
+    }
+
+    init(pool: ConnectionPool, athlete: UUID) {
+        self.pool = pool
+        athletes = [athlete]
+        isTeam = false
+    }
+
+    /// A team's store; `athletes` is not empty (the caller checks).
+    init(pool: ConnectionPool, team athletes: [UUID]) {
+        self.pool = pool
+        self.athletes = athletes
+        isTeam = true
+    }
+
+    private func write<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
+        guard !isTeam else {
+            throw .database(path: location, detail: "a team's store only reads; write through the athlete's own store")
+        }
+        return try pool.transaction(body)
+    }
+
+    private func read<T>(single: Bool = false, _ body: (Transaction) throws -> T) throws(StoreError) -> T {
+        try pool.transaction(readOnly: true, single: single, team: isTeam, body)
+    }
+
+    /// A statement whose `$1` is this backend's athlete (or, for a team, its athletes).
+    private func scoped() -> SQL {
+        var sql = SQL()
+        _ = sql.bind(isTeam ? .uuids(athletes) : .uuid(athlete))
+        return sql
+    }
+
+    private func nextAnchor(_ t: Transaction) throws -> Int64 {
+        var sql = scoped()
+        sql.text = "UPDATE athlete_partition SET anchor = anchor + 1 WHERE athlete = $1 RETURNING anchor"
+        guard let anchor = try t.run(sql).first?.int(0) else {
+            throw StoreError.database(path: location, detail: "the athlete has no partitions")
+        }
+        return anchor
+    }
+
+    private func workoutRow(_ t: Transaction, _ id: UUID, recording: Bool = false) throws -> Int64? {
+        var sql = scoped()
+        sql.text =
+            "SELECT row_id FROM workout WHERE athlete = $1 AND uuid = \(sql.bind(.uuid(id))) AND recording = \(sql.bind(.bool(recording)))"
+        return try t.run(sql).first?.int(0)
+    }
+
+    private func requireFree(_ t: Transaction, _ id: UUID) throws {
+        var sql = scoped()
+        sql.text = "SELECT 1 FROM workout WHERE athlete = $1 AND uuid = \(sql.bind(.uuid(id)))"
+        if try !t.run(sql).isEmpty { throw StoreError.workoutExists(id) }
+    }
+
+    // MARK: saving
+
+    func save(_ workout: Workout, sampleChunks: [SampleChunk], routeChunks: [RouteChunk]) throws(StoreError) {
+        try write { t in
+            let row = try insertWorkout(t, workout, recordingRow: nil)
+            for chunk in sampleChunks { try writeChunk(t, chunk, workout: row) }
+            for chunk in routeChunks { try writeChunk(t, chunk, workout: row) }
+        }
+    }
+
+    private func insertWorkout(_ t: Transaction, _ workout: Workout, recordingRow: Int64?) throws -> Int64 {
+        if recordingRow == nil { try requireFree(t, workout.id) }
+        var tombstone = scoped()
+        tombstone.text =
+            "DELETE FROM deleted_object WHERE athlete = $1 AND kind = 'workout' AND uuid = \(tombstone.bind(.uuid(workout.id)))"
+        try t.run(tombstone)
+        let anchor = try nextAnchor(t)
+        var sql = scoped()
+        let values = [
+            sql.bind(.uuid(workout.id)), sql.bind(.text(workout.activityType.rawValue)),
+            sql.bind(.double(workout.start.timeIntervalSinceReferenceDate)),
+            sql.bind(.double(workout.end.timeIntervalSinceReferenceDate)), sql.bind(.double(workout.duration)),
+            sql.bind(.double(workout.elapsed)), sql.bind(.text(try JSONText.encode(workout.configuration))),
+            sql.bind(.text(try JSONText.encode(workout.metadata))), sql.bind(.text(try JSONText.encode(workout.counters))),
+            sql.bind(.int(anchor)),
+        ]
+        if let recordingRow {
+            sql.text = """
+                UPDATE workout SET uuid = \(values[0]), activity_type = \(values[1]), start = \(values[2]),
+                    "end" = \(values[3]), duration = \(values[4]), elapsed = \(values[5]), configuration = \(values[6]),
+                    metadata = \(values[7]), counters = \(values[8]), anchor = \(values[9]), recording = false
+                WHERE athlete = $1 AND row_id = \(sql.bind(.int(recordingRow))) RETURNING row_id
+                """
+        } else {
+            sql.text = """
+                INSERT INTO workout(athlete, uuid, activity_type, start, "end", duration, elapsed, configuration,
+                                    metadata, counters, anchor)
+                VALUES ($1, \(values.joined(separator: ", "))) RETURNING row_id
+                """
+        }
+        guard let row = try t.run(sql).first?.int(0) else {
+            throw StoreError.database(path: location, detail: "the workout row was not written")
+        }
+        try insertStatistics(t, workout: row, workoutStart: workout.start, workoutID: workout.id, activity: nil,
+            type: workout.activityType, workout.statistics)
+        // As in the SQLite backend: a workout without activities gets one implicit activity spanning it.
+        let activities: [(WorkoutActivity, Bool)] =
+            workout.activities.isEmpty
+            ? [
+                (
+                    WorkoutActivity(
+                        id: workout.id, configuration: workout.configuration, start: workout.start, end: workout.end,
+                        duration: workout.duration, statistics: workout.statistics), true
+                )
+            ]
+            : workout.activities.map { ($0, false) }
+        for (position, (activity, implicit)) in activities.enumerated() {
+            var insert = scoped()
+            insert.text = """
+                INSERT INTO activity(athlete, uuid, workout_row, position, implicit, activity_type, start, "end",
+                                     duration, configuration, metadata)
+                VALUES ($1, \(insert.bind(.uuid(activity.id))), \(insert.bind(.int(row))),
+                        \(insert.bind(.int(Int64(position))))::integer, \(insert.bind(.bool(implicit))),
+                        \(insert.bind(.text(activity.configuration.activityType.rawValue))),
+                        \(insert.bind(.double(activity.start.timeIntervalSinceReferenceDate))),
+                        \(insert.bind(.double(activity.end?.timeIntervalSinceReferenceDate))),
+                        \(insert.bind(.double(activity.duration))),
+                        \(insert.bind(.text(try JSONText.encode(activity.configuration)))),
+                        \(insert.bind(.text(try JSONText.encode(activity.metadata)))))
+                RETURNING row_id
+                """
+            let activityRow = try t.run(insert).first?.int(0)
+            try insertStatistics(t, workout: row, workoutStart: workout.start, workoutID: workout.id,
+                activity: activityRow, type: activity.configuration.activityType, activity.statistics)
+        }
+        for (position, event) in workout.events.enumerated() {
+            var insert = scoped()
+            insert.text = """
+                INSERT INTO event(athlete, workout_row, position, type, start, duration, metadata)
+                VALUES ($1, \(insert.bind(.int(row))), \(insert.bind(.int(Int64(position))))::integer,
+                        \(insert.bind(.text(event.type.rawValue))),
+                        \(insert.bind(.double(event.start.timeIntervalSinceReferenceDate))),
+                        \(insert.bind(.double(event.duration))), \(insert.bind(.text(try JSONText.encode(event.metadata)))))
+                """
+            try t.run(insert)
+        }
+        return row
+    }
+
+    private func insertStatistics(
+        _ t: Transaction, workout: Int64, workoutStart: Date, workoutID: UUID, activity: Int64?,
+        type: WorkoutActivityType, _ statistics: [QuantityType: Statistics]
+    ) throws {
+        for quantityType in QuantityType.allCases {
+            guard let s = statistics[quantityType] else { continue }
+            var insert = scoped()
+            let values = [
+                insert.bind(.int(workout)), insert.bind(.int(activity)), insert.bind(.text(type.rawValue)),
+                insert.bind(.text(quantityType.rawValue)), insert.bind(.double(s.minimum?.value)),
+                insert.bind(.double(s.maximum?.value)), insert.bind(.double(s.average?.value)),
+                insert.bind(.double(s.sum?.value)), insert.bind(.double(s.mostRecent?.value)),
+                insert.bind(.double(s.mostRecentDate?.timeIntervalSinceReferenceDate)),
+                insert.bind(.double(s.start.timeIntervalSinceReferenceDate)),
+                insert.bind(.double(s.end.timeIntervalSinceReferenceDate)), insert.bind(.double(s.duration)),
+                insert.bind(.double(s.coveredTime)), insert.bind(.int(Int64(s.sampleCount)))  + "::integer",
+                insert.bind(.double(workoutStart.timeIntervalSinceReferenceDate)), insert.bind(.uuid(workoutID)),
+            ]
+            insert.text = """
+                INSERT INTO statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum,
+                                      average, sum, most_recent, most_recent_date, start, "end", duration, covered,
+                                      sample_count, workout_start, workout_uuid)
+                VALUES ($1, \(values.joined(separator: ", ")))
+                """
+            try t.run(insert)
+        }
+    }
+
+    private func writeChunk(_ t: Transaction, _ chunk: SampleChunk, workout: Int64) throws {
+        var sql = scoped()
+        let values = [
+            sql.bind(.int(workout)), sql.bind(.text(chunk.type.rawValue)), sql.bind(.text(chunk.source.name)),
+            sql.bind(.text(chunk.source.manufacturer)), sql.bind(.text(chunk.source.model)),
+            sql.bind(.text(chunk.source.identifier)), sql.bind(.int(chunk.firstOrdinal)),
+            sql.bind(.int(chunk.lastOrdinal)), sql.bind(.int(Int64(chunk.count))) + "::integer",
+            sql.bind(.double(chunk.startMin)), sql.bind(.double(chunk.startMax)), sql.bind(.double(chunk.endMin)),
+            sql.bind(.double(chunk.endMax)), sql.bind(.double(chunk.valueMin)), sql.bind(.double(chunk.valueMax)),
+            sql.bind(.bytes(chunk.payload)),
+        ]
+        sql.text = """
+            INSERT INTO sample_chunk(athlete, workout_row, type, source_name, source_manufacturer, source_model,
+                                     source_identifier, first_ordinal, last_ordinal, count, start_min, start_max,
+                                     end_min, end_max, value_min, value_max, data)
+            VALUES ($1, \(values.joined(separator: ", ")))
+            ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                type = excluded.type, source_name = excluded.source_name,
+                source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
+                source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
+                count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
+                end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
+                value_max = excluded.value_max, data = excluded.data
+            """
+        try t.run(sql)
+    }
+
+    private func writeChunk(_ t: Transaction, _ chunk: RouteChunk, workout: Int64) throws {
+        var sql = scoped()
+        let values = [
+            sql.bind(.int(workout)), sql.bind(.int(chunk.firstOrdinal)), sql.bind(.int(chunk.lastOrdinal)),
+            sql.bind(.int(Int64(chunk.count))) + "::integer", sql.bind(.double(chunk.dateMin)),
+            sql.bind(.double(chunk.dateMax)), sql.bind(.bytes(chunk.payload)),
+        ]
+        sql.text = """
+            INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
+            VALUES ($1, \(values.joined(separator: ", ")))
+            ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
+                date_max = excluded.date_max, data = excluded.data
+            """
+        try t.run(sql)
+    }
+
+    /// Deletes a workout row and everything hanging from it.
+    private func deleteRows(_ t: Transaction, workout row: Int64) throws {
+        for table in ["sample_chunk", "route_chunk", "statistic", "activity", "event"] {
+            var sql = scoped()
+            sql.text = "DELETE FROM \(table) WHERE athlete = $1 AND workout_row = \(sql.bind(.int(row)))"
+            try t.run(sql)
+        }
+        var sql = scoped()
+        sql.text = "DELETE FROM workout WHERE athlete = $1 AND row_id = \(sql.bind(.int(row)))"
+        try t.run(sql)
+    }
+
+    func delete(workout id: UUID) throws(StoreError) {
+        try write { t in
+            guard let row = try workoutRow(t, id) else { throw StoreError.workoutNotFound(id) }
+            try deleteRows(t, workout: row)
+            let anchor = try nextAnchor(t)
+            var sql = scoped()
+            sql.text =
+                "INSERT INTO deleted_object(athlete, anchor, kind, uuid) VALUES ($1, \(sql.bind(.int(anchor))), 'workout', \(sql.bind(.uuid(id))))"
+            try t.run(sql)
+        }
+    }
+
+    func updateWorkout(
+        _ id: UUID, replacing type: QuantityType,
+        _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
+    ) throws(StoreError) {
+        try write { t in
+            var select = scoped()
+            select.text =
+                "SELECT row_id, metadata FROM workout WHERE athlete = $1 AND uuid = \(select.bind(.uuid(id))) AND NOT recording FOR UPDATE"
+            guard let found = try t.run(select).first else { throw StoreError.workoutNotFound(id) }
+            let row = try found.int(0)
+            let metadata = try JSONText.decode(Metadata.self, try found.text(1))
+            var next = scoped()
+            next.text =
+                "SELECT coalesce(max(last_ordinal) + 1, 0) FROM sample_chunk WHERE athlete = $1 AND workout_row = \(next.bind(.int(row)))"
+            let nextOrdinal = try t.run(next).first?.int(0) ?? 0
+            var remove = scoped()
+            remove.text =
+                "DELETE FROM sample_chunk WHERE athlete = $1 AND workout_row = \(remove.bind(.int(row))) AND type = \(remove.bind(.text(type.rawValue)))"
+            try t.run(remove)
+            let (newMetadata, chunks) = try update(metadata, nextOrdinal)
+            for chunk in chunks { try writeChunk(t, chunk, workout: row) }
+            var store = scoped()
+            store.text =
+                "UPDATE workout SET metadata = \(store.bind(.text(try JSONText.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
+            try t.run(store)
+        }
+    }
+
+    // MARK: reading
+
+    private static let workoutColumns =
+        #"w.row_id, w.uuid, w.configuration, w.start, w."end", w.duration, w.metadata, w.counters, w.anchor"#
+
+    private func decodeWorkout(_ t: Transaction, _ record: Record) throws -> Workout {
+        let row = try record.int(0)
+        var statisticsSQL = scoped()
+        statisticsSQL.text = """
+            SELECT activity_row, quantity_type, minimum, maximum, average, sum, most_recent, most_recent_date, start,
+                   "end", duration, covered, sample_count::bigint
+            FROM statistic WHERE athlete = $1 AND workout_row = \(statisticsSQL.bind(.int(row)))
+            """
+        var byActivity: [Int64?: [QuantityType: Statistics]] = [:]
+        for s in try t.run(statisticsSQL) {
+            guard let type = QuantityType(rawValue: try s.text(1)) else { continue }
+            let unit = type.canonicalUnit
+            func quantity(_ index: Int) throws -> Quantity? { try s.optionalDouble(index).map { Quantity($0, unit) } }
+            byActivity[try s.optionalInt(0), default: [:]][type] = Statistics(
+                quantityType: type, start: Date(timeIntervalSinceReferenceDate: try s.double(8)),
+                end: Date(timeIntervalSinceReferenceDate: try s.double(9)), minimum: try quantity(2),
+                maximum: try quantity(3), average: try quantity(4), mostRecent: try quantity(6),
+                mostRecentDate: try s.optionalDouble(7).map { Date(timeIntervalSinceReferenceDate: $0) },
+                sum: try quantity(5), duration: try s.double(10), coveredTime: try s.double(11),
+                sampleCount: Int(try s.int(12)))
+        }
+        var activitySQL = scoped()
+        activitySQL.text = """
+            SELECT row_id, uuid, configuration, start, "end", metadata, duration FROM activity
+            WHERE athlete = $1 AND workout_row = \(activitySQL.bind(.int(row))) AND NOT implicit ORDER BY position
+            """
+        let activities = try t.run(activitySQL).map { a -> WorkoutActivity in
+            WorkoutActivity(
+                id: try a.uuid(1), configuration: try JSONText.decode(WorkoutConfiguration.self, try a.text(2)),
+                start: Date(timeIntervalSinceReferenceDate: try a.double(3)),
+                end: try a.optionalDouble(4).map { Date(timeIntervalSinceReferenceDate: $0) },
+                metadata: try JSONText.decode(Metadata.self, try a.text(5)), duration: try a.double(6),
+                statistics: byActivity[try a.int(0)] ?? [:])
+        }
+        var eventSQL = scoped()
+        eventSQL.text =
+            "SELECT type, start, duration, metadata FROM event WHERE athlete = $1 AND workout_row = \(eventSQL.bind(.int(row))) ORDER BY position"
+        let events = try t.run(eventSQL).compactMap { e -> WorkoutEvent? in
+            guard let type = WorkoutEventType(rawValue: try e.text(0)) else { return nil }
+            return WorkoutEvent(
+                type: type, start: Date(timeIntervalSinceReferenceDate: try e.double(1)), duration: try e.double(2),
+                metadata: try JSONText.decode(Metadata.self, try e.text(3)))
+        }
+        return Workout(
+            id: try record.uuid(1), configuration: try JSONText.decode(WorkoutConfiguration.self, try record.text(2)),
+            start: Date(timeIntervalSinceReferenceDate: try record.double(3)),
+            end: Date(timeIntervalSinceReferenceDate: try record.double(4)), duration: try record.double(5),
+            activities: activities, events: events, metadata: try JSONText.decode(Metadata.self, try record.text(6)),
+            statistics: byActivity[nil] ?? [:], counters: try JSONText.decode(IngestCounters.self, try record.text(7)))
+    }
+
+    func workout(id: UUID) throws(StoreError) -> Workout? {
+        try read { t in
+            var sql = scoped()
+            sql.text =
+                "SELECT \(Self.workoutColumns) FROM workout w WHERE w.athlete = $1 AND w.uuid = \(sql.bind(.uuid(id))) AND NOT w.recording"
+            return try t.run(sql).first.map { try decodeWorkout(t, $0) }
+        }
+    }
+
+    func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
+        let sql = try workoutSQL(query, columns: Self.workoutColumns)
+        return try read { t in try t.run(sql).map { try decodeWorkout(t, $0) } }
+    }
+
+    func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        if query.isActivityOnly { return try activityOnlyIDs(query) }
+        let sql = try workoutSQL(query, columns: "w.uuid")
+        return try read(single: true) { t in try t.run(sql).map { try $0.uuid(0) } }
+    }
+
+    /// A query of activity predicates only, answered from the statistics indexes alone (each statistics row
+    /// carries its workout's id and start; recordings have none): one statement per predicate, intersected here.
+    private func activityOnlyIDs(_ query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        struct Match: Hashable {
+            var start: Double
+            var id: UUID
+            /// The id as a 128-bit number: its order is the order of the id's text.
+            var high: UInt64
+            var low: UInt64
+
+            init(start: Double, id: UUID) {
+                self.start = start
+                self.id = id
+                high = withUnsafeBytes(of: id.uuid) { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+                low = withUnsafeBytes(of: id.uuid) { $0.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+            }
+        }
+        var statements: [SQL] = []
+        for predicate in query.activities {
+            var sql = scoped()
+            let condition = try matchSQL(predicate, &sql)
+            sql.text = "SELECT DISTINCT s0.workout_start, s0.workout_uuid FROM statistic s0 WHERE \(condition)"
+            statements.append(sql)
+        }
+        let found = try read(single: statements.count == 1) { t -> [Match] in
+            var result: Set<Match>?
+            for sql in statements {
+                let matches = Set(try t.run(sql).map { Match(start: try $0.double(0), id: try $0.uuid(1)) })
+                result = result.map { $0.intersection(matches) } ?? matches
+            }
+            return Array(result ?? [])
+        }
+        // The general path's order: by start, ties by the id's text (the same order as its bytes).
+        var ordered = found.sorted {
+            $0.start != $1.start ? $0.start < $1.start : $0.high != $1.high ? $0.high < $1.high : $0.low < $1.low
+        }
+        if !query.ascending { ordered.reverse() }
+        if let limit = query.limit, ordered.count > max(0, limit) { ordered.removeLast(ordered.count - max(0, limit)) }
+        return ordered.map(\.id)
+    }
+
+    /// The workout query as one statement; newest first unless ascending, ties by id (as the SQLite backend).
+    func workoutSQL(_ query: WorkoutQuery, columns: String) throws(StoreError) -> SQL {
+        var sql = scoped()
+        var conditions = ["w.athlete = $1", "NOT w.recording"]
+        if let type = query.activityType { conditions.append("w.activity_type = \(sql.bind(.text(type.rawValue)))") }
+        if let minimum = query.minimumDuration { conditions.append("w.duration >= \(sql.bind(.double(minimum)))") }
+        if let maximum = query.maximumDuration { conditions.append("w.duration <= \(sql.bind(.double(maximum)))") }
+        let from = query.dates.start.map { $0.timeIntervalSinceReferenceDate }
+        let to = query.dates.end.map { $0.timeIntervalSinceReferenceDate }
+        if query.dates.options.contains(.strictStartDate) {
+            if let from { conditions.append("w.start >= \(sql.bind(.double(from)))") }
+            if let to { conditions.append("w.start < \(sql.bind(.double(to)))") }
+        }
+        if query.dates.options.contains(.strictEndDate) {
+            if let from { conditions.append("w.\"end\" > \(sql.bind(.double(from)))") }
+            if let to { conditions.append("w.\"end\" <= \(sql.bind(.double(to)))") }
+        }
+        if query.dates.options.isEmpty {
+            if let to { conditions.append("w.start < \(sql.bind(.double(to)))") }
+            if let from { conditions.append("w.\"end\" >= \(sql.bind(.double(from)))") }
+        }
+        for predicate in query.activities {
+            guard !predicate.conditions.isEmpty else {
+                if let type = predicate.activityType {
+                    conditions.append(
+                        "w.row_id IN (SELECT workout_row FROM activity WHERE athlete = $1 AND activity_type = \(sql.bind(.text(type.rawValue))))"
+                    )
+                }
+                continue
+            }
+            conditions.append("w.row_id IN (SELECT s0.workout_row FROM statistic s0 WHERE \(try matchSQL(predicate, &sql)))")
+        }
+        sql.text = "SELECT \(columns) FROM workout w WHERE " + conditions.joined(separator: " AND ")
+        sql.text += query.ascending ? " ORDER BY w.start, w.uuid" : " ORDER BY w.start DESC, w.uuid DESC"
+        if let limit = query.limit { sql.text += " LIMIT \(sql.bind(.int(Int64(max(0, limit)))))" }
+        return sql
+    }
+
+    /// Statistics row `s0` of an activity matching every condition. Columns and operators come from enums.
+    private func matchSQL(_ predicate: ActivityPredicate, _ sql: inout SQL) throws(StoreError) -> String {
+        func value(_ condition: StatisticCondition) throws(StoreError) -> Double {
+            guard let value = condition.value.doubleValue(for: condition.quantityType.canonicalUnit), value.isFinite
+            else {
+                throw .invalidQuery(
+                    "\(condition.quantityType.rawValue) compared with \(condition.value): needs a finite value in "
+                        + "a \(condition.quantityType.canonicalUnit.dimension.rawValue) unit")
+            }
+            return value
+        }
+        guard let first = predicate.conditions.first else { throw .invalidQuery("an activity predicate without conditions") }
+        var text = "s0.athlete = $1 AND s0.activity_row IS NOT NULL AND s0.quantity_type = \(sql.bind(.text(first.quantityType.rawValue)))"
+        if let type = predicate.activityType { text += " AND s0.activity_type = \(sql.bind(.text(type.rawValue)))" }
+        text += " AND s0.\(first.aggregate.rawValue) \(first.comparison.rawValue) \(sql.bind(.double(try value(first))))"
+        for (index, condition) in predicate.conditions.dropFirst().enumerated() {
+            let alias = "s\(index + 1)"
+            text += """
+                 AND EXISTS (SELECT 1 FROM statistic \(alias) WHERE \(alias).athlete = $1
+                 AND \(alias).activity_row = s0.activity_row AND \(alias).quantity_type = \(sql.bind(.text(condition.quantityType.rawValue)))
+                 AND \(alias).\(condition.aggregate.rawValue) \(condition.comparison.rawValue) \(sql.bind(.double(try value(condition)))))
+                """
+        }
+        return text
+    }
+
+    func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts {
+        let from = anchor?.value ?? 0
+        let cap = limit.map { max(0, $0) } ?? Int.max
+        return try read { t in
+            var added = scoped()
+            added.text =
+                "SELECT \(Self.workoutColumns) FROM workout w WHERE w.athlete = $1 AND w.anchor > \(added.bind(.int(from))) AND NOT w.recording ORDER BY w.anchor"
+            var deleted = scoped()
+            deleted.text =
+                "SELECT anchor, uuid FROM deleted_object WHERE athlete = $1 AND anchor > \(deleted.bind(.int(from))) ORDER BY anchor"
+            if cap != Int.max {
+                added.text += " LIMIT \(added.bind(.int(Int64(cap))))"
+                deleted.text += " LIMIT \(deleted.bind(.int(Int64(cap))))"
+            }
+            var merged: [(Int64, Record, Bool)] =
+                try t.run(added).map { (try $0.int(8), $0, true) } + t.run(deleted).map { (try $0.int(0), $0, false) }
+            merged.sort { $0.0 < $1.0 }
+            if merged.count > cap { merged.removeLast(merged.count - cap) }
+            var result = AnchoredWorkouts(added: [], deleted: [], anchor: QueryAnchor(from))
+            for (value, record, isAdded) in merged {
+                if isAdded {
+                    result.added.append(try decodeWorkout(t, record))
+                } else {
+                    result.deleted.append(try record.uuid(1))
+                }
+                result.anchor = QueryAnchor(value)
+            }
+            return result
+        }
+    }
+
+    private static let chunkColumns = """
+        c.type, c.count::bigint, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min, c.end_max,
+        c.value_min, c.value_max, c.data, c.source_name, c.source_manufacturer, c.source_model, c.source_identifier
+        """
+
+    private func decodeChunk(_ record: Record, workout: UUID) throws -> SampleChunk {
+        guard let type = QuantityType(rawValue: try record.text(0)) else {
+            throw StoreError.corruptChunk(workout: workout, detail: "unknown quantity type \(try record.text(0))")
+        }
+        return SampleChunk(
+            type: type,
+            source: SourceDevice(
+                name: try record.text(11), manufacturer: try record.optionalText(12), model: try record.optionalText(13),
+                identifier: try record.optionalText(14)),
+            count: Int(try record.int(1)), firstOrdinal: try record.int(2), lastOrdinal: try record.int(3),
+            startMin: try record.double(4), startMax: try record.double(5), endMin: try record.double(6),
+            endMax: try record.double(7), valueMin: try record.optionalDouble(8), valueMax: try record.optionalDouble(9),
+            payload: try record.bytes(10))
+    }
+
+    func sampleChunks(_ filter: ChunkFilter) throws(StoreError) -> [StoredChunk<SampleChunk>] {
+        var sql = scoped()
+        var conditions = ["c.athlete = $1"]
+        if let type = filter.type { conditions.append("c.type = \(sql.bind(.text(type.rawValue)))") }
+        if let value = filter.startBefore { conditions.append("c.start_min < \(sql.bind(.double(value)))") }
+        if let value = filter.startFrom { conditions.append("c.start_max >= \(sql.bind(.double(value)))") }
+        if let value = filter.endFrom { conditions.append("c.end_max >= \(sql.bind(.double(value)))") }
+        if let value = filter.endThrough { conditions.append("c.end_min <= \(sql.bind(.double(value)))") }
+        if let source = filter.source {
+            conditions.append(
+                "c.source_name = \(sql.bind(.text(source.name))) AND coalesce(c.source_identifier, '') = coalesce(\(sql.bind(.text(source.identifier))), '') AND coalesce(c.source_manufacturer, '') = coalesce(\(sql.bind(.text(source.manufacturer))), '') AND coalesce(c.source_model, '') = coalesce(\(sql.bind(.text(source.model))), '')"
+            )
+        }
+        if let workout = filter.workout { conditions.append("w.uuid = \(sql.bind(.uuid(workout)))") }
+        sql.text = """
+            SELECT \(Self.chunkColumns), w.uuid, w.row_id
+            FROM sample_chunk c JOIN workout w ON w.athlete = c.athlete AND w.row_id = c.workout_row
+            WHERE \(conditions.joined(separator: " AND "))
+            """
+        return try read(single: true) { t in
+            try t.run(sql).map { record in
+                let workout = try record.uuid(15)
+                return StoredChunk(workout: workout, workoutOrder: try record.int(16), chunk: try decodeChunk(record, workout: workout))
+            }
+        }
+    }
+
+    private static let routeColumns = "r.count::bigint, r.first_ordinal, r.last_ordinal, r.date_min, r.date_max, r.data"
+
+    private static func routeChunk(_ record: Record) throws -> RouteChunk {
+        RouteChunk(
+            count: Int(try record.int(0)), firstOrdinal: try record.int(1), lastOrdinal: try record.int(2),
+            dateMin: try record.double(3), dateMax: try record.double(4), payload: try record.bytes(5))
+    }
+
+    func routeChunks(workout id: UUID) throws(StoreError) -> [RouteChunk] {
+        try read { t in
+            var sql = scoped()
+            sql.text = """
+                SELECT \(Self.routeColumns) FROM route_chunk r JOIN workout w ON w.athlete = r.athlete AND w.row_id = r.workout_row
+                WHERE r.athlete = $1 AND w.uuid = \(sql.bind(.uuid(id)))
+                """
+            return try t.run(sql).map(Self.routeChunk)
+        }
+    }
+
+    // MARK: journal
+
+    func beginJournal(_ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date) throws(StoreError)
+    {
+        try write { t in
+            try requireFree(t, session.id)
+            var insert = scoped()
+            insert.text = """
+                INSERT INTO workout(athlete, uuid, activity_type, start, "end", duration, elapsed, configuration,
+                                    metadata, counters, anchor, recording)
+                VALUES ($1, \(insert.bind(.uuid(session.id))), \(insert.bind(.text(configuration.activityType.rawValue))),
+                        \(insert.bind(.double(start.timeIntervalSinceReferenceDate))),
+                        \(insert.bind(.double(start.timeIntervalSinceReferenceDate))), 0, 0,
+                        \(insert.bind(.text(try JSONText.encode(configuration)))), '{}', '{}', 0, true)
+                RETURNING row_id
+                """
+            guard let row = try t.run(insert).first?.int(0) else {
+                throw StoreError.database(path: location, detail: "the recording row was not written")
+            }
+            var journal = scoped()
+            journal.text = """
+                INSERT INTO journal_session(athlete, uuid, configuration, options, created, workout_row)
+                VALUES ($1, \(journal.bind(.uuid(session.id))), \(journal.bind(.text(session.configuration))),
+                        \(journal.bind(.text(session.options))),
+                        \(journal.bind(.double(session.created.timeIntervalSinceReferenceDate))), \(journal.bind(.int(row))))
+                """
+            try t.run(journal)
+        }
+    }
+
+    func commitJournal(_ commit: JournalCommit) throws(StoreError) {
+        try write { t in
+            var find = scoped()
+            find.text =
+                "SELECT workout_row FROM journal_session WHERE athlete = $1 AND uuid = \(find.bind(.uuid(commit.session))) FOR UPDATE"
+            guard let row = try t.run(find).first?.int(0) else { throw StoreError.sessionNotFound(commit.session) }
+            for chunk in commit.sampleChunks { try writeChunk(t, chunk, workout: row) }
+            for chunk in commit.routeChunks { try writeChunk(t, chunk, workout: row) }
+            for entry in commit.entries {
+                var insert = scoped()
+                insert.text = """
+                    INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
+                    VALUES ($1, \(insert.bind(.uuid(commit.session))), \(insert.bind(.int(entry.seq))),
+                            \(insert.bind(.text(entry.kind.rawValue))), \(insert.bind(.int(Int64(entry.count))))::integer,
+                            \(insert.bind(.text(entry.payload))))
+                    """
+                try t.run(insert)
+            }
+            switch commit.closing {
+            case nil: break
+            case .finish(let workout):
+                _ = try insertWorkout(t, workout, recordingRow: row)
+                try deleteJournal(t, commit.session)
+            case .discard:
+                for table in ["sample_chunk", "route_chunk"] {
+                    var sql = scoped()
+                    sql.text = "DELETE FROM \(table) WHERE athlete = $1 AND workout_row = \(sql.bind(.int(row)))"
+                    try t.run(sql)
+                }
+                var sql = scoped()
+                sql.text = "DELETE FROM workout WHERE athlete = $1 AND row_id = \(sql.bind(.int(row))) AND recording"
+                try t.run(sql)
+                try deleteJournal(t, commit.session)
+            }
+        }
+    }
+
+    private func deleteJournal(_ t: Transaction, _ id: UUID) throws {
+        var changes = scoped()
+        changes.text = "DELETE FROM journal_change WHERE athlete = $1 AND session = \(changes.bind(.uuid(id)))"
+        try t.run(changes)
+        var session = scoped()
+        session.text = "DELETE FROM journal_session WHERE athlete = $1 AND uuid = \(session.bind(.uuid(id)))"
+        try t.run(session)
+    }
+
+    private static func sessionRecord(_ record: Record) throws -> JournalSessionRecord {
+        JournalSessionRecord(
+            id: try record.uuid(0), configuration: try record.text(1), options: try record.text(2),
+            created: Date(timeIntervalSinceReferenceDate: try record.double(3)))
+    }
+
+    func journalSessions() throws(StoreError) -> [JournalSessionRecord] {
+        try read { t in
+            var sql = scoped()
+            sql.text = "SELECT uuid, configuration, options, created FROM journal_session WHERE athlete = $1 ORDER BY created"
+            return try t.run(sql).map(Self.sessionRecord)
+        }
+    }
+
+    func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? {
+        try read { t -> LoadedJournal? in
+            var find = scoped()
+            find.text = "SELECT uuid, configuration, options, created, workout_row FROM journal_session WHERE athlete = $1"
+            if let id {
+                find.text += " AND uuid = \(find.bind(.uuid(id)))"
+            } else {
+                find.text += " ORDER BY created DESC LIMIT 1"
+            }
+            guard let record = try t.run(find).first else { return nil }
+            let session = try Self.sessionRecord(record)
+            let row = try record.int(4)
+            var changes = scoped()
+            changes.text =
+                "SELECT seq, kind, count::bigint, payload FROM journal_change WHERE athlete = $1 AND session = \(changes.bind(.uuid(session.id))) ORDER BY seq"
+            let entries = try t.run(changes).map { change in
+                JournalEntry(
+                    seq: try change.int(0), kind: JournalEntry.Kind(rawValue: try change.text(1)) ?? .change,
+                    count: Int(try change.int(2)), payload: try change.optionalText(3))
+            }
+            var chunks = scoped()
+            chunks.text = "SELECT \(Self.chunkColumns) FROM sample_chunk c WHERE c.athlete = $1 AND c.workout_row = \(chunks.bind(.int(row)))"
+            let samples = try t.run(chunks).map { try decodeChunk($0, workout: session.id) }
+            var route = scoped()
+            route.text = "SELECT \(Self.routeColumns) FROM route_chunk r WHERE r.athlete = $1 AND r.workout_row = \(route.bind(.int(row)))"
+            return LoadedJournal(
+                session: session, entries: entries, sampleChunks: samples, routeChunks: try t.run(route).map(Self.routeChunk))
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import WorkoutStore
+
+/// The PostgreSQL schema as versioned migrations (table `schema_migration`). Never edit a shipped migration:
+/// add one and raise `version`.
+///
+/// Every table holding an athlete's data is partitioned by athlete (`PARTITION BY LIST (athlete)`): one
+/// partition per athlete, created when the athlete's store is first opened, so each athlete's rows, indexes
+/// and the per-activity statistics index live in their own partition and a query for one athlete touches
+/// only that partition. Dates are seconds since 2001-01-01 UTC as in the SQLite backend; sample and route
+/// chunks are `bytea` holding the same chunk format (WKC).
+enum PostgresSchema {
+    static let version = 1
+
+    /// The tables partitioned by athlete, in creation order.
+    static let partitionedTables = [
+        "workout", "activity", "statistic", "event", "sample_chunk", "route_chunk", "deleted_object",
+        "journal_session", "journal_change",
+    ]
+
+    static let migrations: [Int: String] = [
+        1: """
+        CREATE SEQUENCE workout_row_seq;
+        CREATE SEQUENCE activity_row_seq;
+        CREATE TABLE athlete_partition(athlete uuid PRIMARY KEY, anchor bigint NOT NULL DEFAULT 0);
+        CREATE TABLE workout(
+            athlete uuid NOT NULL, row_id bigint NOT NULL DEFAULT nextval('workout_row_seq'), uuid uuid NOT NULL,
+            activity_type text NOT NULL, start double precision NOT NULL, "end" double precision NOT NULL,
+            duration double precision NOT NULL, elapsed double precision NOT NULL, configuration text NOT NULL,
+            metadata text NOT NULL, counters text NOT NULL, anchor bigint NOT NULL,
+            recording boolean NOT NULL DEFAULT false,
+            PRIMARY KEY (athlete, row_id), UNIQUE (athlete, uuid)) PARTITION BY LIST (athlete);
+        CREATE INDEX workout_start ON workout(athlete, start);
+        CREATE INDEX workout_anchor ON workout(athlete, anchor);
+        CREATE TABLE activity(
+            athlete uuid NOT NULL, row_id bigint NOT NULL DEFAULT nextval('activity_row_seq'), uuid uuid NOT NULL,
+            workout_row bigint NOT NULL, position integer NOT NULL, implicit boolean NOT NULL,
+            activity_type text NOT NULL, start double precision NOT NULL, "end" double precision,
+            duration double precision NOT NULL, configuration text NOT NULL, metadata text NOT NULL,
+            PRIMARY KEY (athlete, row_id)) PARTITION BY LIST (athlete);
+        CREATE INDEX activity_workout ON activity(athlete, workout_row);
+        CREATE TABLE statistic(
+            athlete uuid NOT NULL, workout_row bigint NOT NULL, activity_row bigint, activity_type text NOT NULL,
+            quantity_type text NOT NULL, minimum double precision, maximum double precision,
+            average double precision, sum double precision, most_recent double precision,
+            most_recent_date double precision, start double precision NOT NULL, "end" double precision NOT NULL,
+            duration double precision NOT NULL, covered double precision NOT NULL, sample_count integer NOT NULL,
+            workout_start double precision NOT NULL, workout_uuid uuid NOT NULL) PARTITION BY LIST (athlete);
+        CREATE INDEX statistic_workout ON statistic(athlete, workout_row);
+        CREATE INDEX statistic_activity ON statistic(athlete, activity_row, quantity_type);
+        CREATE INDEX statistic_average ON statistic(quantity_type, activity_type, average, workout_start, workout_uuid)
+            WHERE activity_row IS NOT NULL;
+        CREATE INDEX statistic_minimum ON statistic(quantity_type, activity_type, minimum, workout_start, workout_uuid)
+            WHERE activity_row IS NOT NULL;
+        CREATE INDEX statistic_maximum ON statistic(quantity_type, activity_type, maximum, workout_start, workout_uuid)
+            WHERE activity_row IS NOT NULL;
+        CREATE INDEX statistic_sum ON statistic(quantity_type, activity_type, sum, workout_start, workout_uuid)
+            WHERE activity_row IS NOT NULL;
+        CREATE TABLE event(
+            athlete uuid NOT NULL, workout_row bigint NOT NULL, position integer NOT NULL, type text NOT NULL,
+            start double precision NOT NULL, duration double precision NOT NULL, metadata text NOT NULL)
+            PARTITION BY LIST (athlete);
+        CREATE INDEX event_workout ON event(athlete, workout_row);
+        CREATE TABLE sample_chunk(
+            athlete uuid NOT NULL, workout_row bigint NOT NULL, type text NOT NULL, source_name text NOT NULL,
+            source_manufacturer text, source_model text, source_identifier text, first_ordinal bigint NOT NULL,
+            last_ordinal bigint NOT NULL, count integer NOT NULL, start_min double precision NOT NULL,
+            start_max double precision NOT NULL, end_min double precision NOT NULL, end_max double precision NOT NULL,
+            value_min double precision, value_max double precision, data bytea NOT NULL,
+            PRIMARY KEY (athlete, workout_row, first_ordinal)) PARTITION BY LIST (athlete);
+        CREATE INDEX sample_chunk_type_start ON sample_chunk(athlete, type, start_min);
+        CREATE TABLE route_chunk(
+            athlete uuid NOT NULL, workout_row bigint NOT NULL, first_ordinal bigint NOT NULL,
+            last_ordinal bigint NOT NULL, count integer NOT NULL, date_min double precision NOT NULL,
+            date_max double precision NOT NULL, data bytea NOT NULL,
+            PRIMARY KEY (athlete, workout_row, first_ordinal)) PARTITION BY LIST (athlete);
+        CREATE TABLE deleted_object(
+            athlete uuid NOT NULL, anchor bigint NOT NULL, kind text NOT NULL, uuid uuid NOT NULL,
+            PRIMARY KEY (athlete, anchor)) PARTITION BY LIST (athlete);
+        CREATE TABLE journal_session(
+            athlete uuid NOT NULL, uuid uuid NOT NULL, configuration text NOT NULL, options text NOT NULL,
+            created double precision NOT NULL, workout_row bigint NOT NULL,
+            PRIMARY KEY (athlete, uuid)) PARTITION BY LIST (athlete);
+        CREATE TABLE journal_change(
+            athlete uuid NOT NULL, session uuid NOT NULL, seq bigint NOT NULL, kind text NOT NULL,
+            count integer NOT NULL, payload text,
+            PRIMARY KEY (athlete, session, seq)) PARTITION BY LIST (athlete);
+        """
+    ]
+
+    /// Brings the database to `version` (under an advisory lock: several servers may start at once).
+    /// A database written by a newer version is refused and left as it is.
+    static func migrate(_ pool: ConnectionPool) throws(StoreError) {
+        try pool.transaction { transaction in
+            try transaction.run("SELECT pg_advisory_xact_lock(7308519)")
+            try transaction.run(
+                "CREATE TABLE IF NOT EXISTS schema_migration(version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+            )
+            let current = try transaction.run("SELECT coalesce(max(version), 0)::bigint FROM schema_migration")
+                .first?.int(0) ?? 0
+            if current > Int64(version) {
+                throw StoreError.newerSchema(path: pool.url.redacted, found: Int(current), supported: version)
+            }
+            for next in (Int(current) + 1)..<(version + 1) {
+                guard let statements = migrations[next] else { continue }
+                // One statement per round trip (the extended protocol takes one); none contains a ';'.
+                for statement in statements.split(separator: ";")
+                where !statement.allSatisfy({ $0.isWhitespace }) {
+                    try transaction.run(String(statement))
+                }
+                var record = SQL()
+                record.text = "INSERT INTO schema_migration(version) VALUES (\(record.bind(.int(Int64(next)))))"
+                try transaction.run(record)
+            }
+        }
+    }
+
+    /// The partition of `table` holding `athlete`'s rows.
+    static func partition(_ table: String, athlete: UUID) -> String {
+        table + "_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
+    /// Creates `athlete`'s partitions when missing (idempotent, safe from several servers at once).
+    static func ensurePartitions(_ pool: ConnectionPool, athlete: UUID) throws(StoreError) {
+        var probe = SQL()
+        probe.text = "SELECT 1 FROM athlete_partition WHERE athlete = \(probe.bind(.uuid(athlete)))"
+        if try pool.transaction(readOnly: true, { try !$0.run(probe).isEmpty }) { return }
+        try pool.transaction { transaction in
+            try transaction.run("SELECT pg_advisory_xact_lock(7308520)")
+            if try !transaction.run(probe).isEmpty { return }
+            // The athlete's id is a UUID we format ourselves: the only text put into these statements.
+            let literal = "'\(athlete.uuidString.lowercased())'"
+            // CREATE TABLE … PARTITION OF would lock each parent exclusively and deadlock with other athletes'
+            // writes; a new table attached takes only a SHARE UPDATE EXCLUSIVE lock on the parent, which writes
+            // to other partitions do not wait for (the parent's indexes are built on the empty table).
+            for table in partitionedTables {
+                let name = partition(table, athlete: athlete)
+                try transaction.run("CREATE TABLE \(name) (LIKE \(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+                try transaction.run("ALTER TABLE \(name) ADD CONSTRAINT \(name)_athlete CHECK (athlete = \(literal))")
+                try transaction.run("ALTER TABLE \(table) ATTACH PARTITION \(name) FOR VALUES IN (\(literal))")
+            }
+            var insert = SQL()
+            insert.text = "INSERT INTO athlete_partition(athlete) VALUES (\(insert.bind(.uuid(athlete))))"
+            try transaction.run(insert)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import WorkoutServer
+
+/// Live sessions: numbered batches acknowledged after their commit, refused batches change nothing, and a
+/// client resuming after a server restart loses nothing and doubles nothing.
+@Suite("server live sessions", .serialized)
+struct LiveSessionTests {
+    static func state(_ server: TestServer, _ session: String, token: String) async throws -> (Int, Int, String) {
+        let answer = try await server.send("GET", "/v1/sessions/\(session)", token: token)
+        return (
+            answer.json["lastBatch"] as? Int ?? -1, answer.json["samples"] as? Int ?? -1,
+            answer.json["state"] as? String ?? "?"
+        )
+    }
+
+    @Test func batchesOutOfSequenceWrongUnitsAndBadItemsAreRefusedAndChangeNothing() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "ida").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date()
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "cycling"]).status == 201)
+        let again = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "cycling"])
+        #expect(again.status == 200, "opening twice is idempotent: \(again.text)")
+        let first = try await server.json("POST", path, token: token, heartRateBatch(seq: 1, start: start, count: 5, startSession: true))
+        #expect(first.status == 200 && first.json["ack"] as? Int == 1 && first.json["duplicate"] as? Bool == false)
+        #expect(try await Self.state(server, session, token: token) == (1, 5, "running"))
+
+        let skipped = try await server.json("POST", path, token: token, heartRateBatch(seq: 3, start: start.addingTimeInterval(5), count: 2))
+        #expect(skipped.status == 409 && skipped.errorCode == "out_of_sequence", "\(skipped.text)")
+        #expect((skipped.json["error"] as? [String: Any]).flatMap { $0["details"] as? [String: Any] }?["expected"] as? String == "2")
+        let zero = try await server.json("POST", path, token: token, heartRateBatch(seq: 0, start: start.addingTimeInterval(5), count: 2))
+        #expect(zero.status == 422 && zero.errorCode == "invalid_seq", "\(zero.text)")
+
+        let later = iso(start.addingTimeInterval(5))
+        let refused: [(String, [String: Any], String)] = [
+            ("wrong unit", ["seq": 2, "items": [["kind": "samples", "samples": [
+                ["type": "heartRate", "value": 150, "start": later],
+                ["type": "heartRate", "value": 150, "unit": "W", "start": later]]]]], "wrong_unit"),
+            ("unknown unit", ["seq": 2, "items": [["kind": "samples", "samples": [
+                ["type": "cyclingPower", "value": 200, "unit": "furlongs", "start": later]]]]], "unknown_unit"),
+            ("unknown type", ["seq": 2, "items": [["kind": "samples", "samples": [
+                ["type": "mood", "value": 1, "start": later]]]]], "unknown_quantity_type"),
+            ("impossible value", ["seq": 2, "items": [["kind": "samples", "samples": [
+                ["type": "heartRate", "value": -40, "start": later]]]]], "invalid_sample"),
+            ("bad date", ["seq": 2, "items": [["kind": "samples", "samples": [
+                ["type": "heartRate", "value": 150, "start": "yesterday"]]]]], "invalid_json"),
+            ("unknown kind", ["seq": 2, "items": [["kind": "explode", "at": later]]], "unknown_item_kind"),
+            ("missing date", ["seq": 2, "items": [["kind": "pause"]]], "missing_date"),
+            // Valid samples, then a call the session refuses (resume while running): the samples go too.
+            ("refused by the engine", ["seq": 2, "items": [
+                ["kind": "samples", "samples": [["type": "heartRate", "value": 150, "start": later]]],
+                ["kind": "resume", "at": later]]], "rejected_by_engine"),
+            ("no seq", ["items": []], "invalid_json"),
+        ]
+        for (name, body, code) in refused {
+            let answer = try await server.json("POST", path, token: token, body)
+            #expect(answer.status >= 400 && answer.status < 500 && answer.errorCode == code, "\(name): \(answer.status) \(answer.text)")
+            #expect(try await Self.state(server, session, token: token) == (1, 5, "running"), "\(name) changed the session")
+        }
+        let malformed = try await server.send("POST", path, token: token, body: Data("{\"seq\": 2, \"items\": [".utf8))
+        #expect(malformed.status == 400 && malformed.errorCode == "invalid_json")
+
+        let second = try await server.json("POST", path, token: token, heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 2))
+        #expect(second.status == 200 && second.json["ack"] as? Int == 2, "\(second.text)")
+        let resent = try await server.json("POST", path, token: token, heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 2))
+        #expect(resent.status == 200 && resent.json["duplicate"] as? Bool == true)
+        #expect(try await Self.state(server, session, token: token) == (2, 7, "running"))
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_batches_total 2"), "\(metrics.text)")
+        await server.stop()
+    }
+
+    @Test(arguments: Backend.available)
+    func aClientResumingAfterAServerRestartLosesNothingAndDoublesNothing(_ backend: Backend) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var server = try await TestServer.start(folder: folder, backend: backend)
+        let token = try server.directory.addAthlete(name: "jo").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        for seq in 1...3 {
+            let batch = heartRateBatch(
+                seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, first: 100 + Double(seq),
+                startSession: seq == 1)
+            #expect(try await server.json("POST", path, token: token, batch).json["ack"] as? Int == seq)
+        }
+        await server.stop()  // the server goes away; the client only knows its last acknowledgement (3)
+
+        server = try await TestServer.start(folder: folder, backend: backend)
+        let reopened = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
+        #expect(reopened.status == 200 && reopened.json["lastBatch"] as? Int == 3, "\(reopened.text)")
+        // The client did not hear the ack of batch 3 in time: it sends it again, then goes on.
+        let resent = heartRateBatch(seq: 3, start: start.addingTimeInterval(20), count: 10, first: 103)
+        #expect(try await server.json("POST", path, token: token, resent).json["duplicate"] as? Bool == true)
+        var last = heartRateBatch(seq: 4, start: start.addingTimeInterval(30), count: 10, first: 104)
+        var items = last["items"] as? [[String: Any]] ?? []
+        items.append(["kind": "stop", "at": iso(start.addingTimeInterval(40))])
+        items.append(["kind": "end", "at": iso(start.addingTimeInterval(40))])
+        last["items"] = items
+        let ended = try await server.json("POST", path, token: token, last)
+        #expect(ended.json["ack"] as? Int == 4, "\(ended.text)")
+        let finished = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(finished.status == 200, "\(finished.text)")
+        let samples = try await server.send("GET", "/v1/samples?workout=\(session)&type=heartRate", token: token)
+        let values = ((samples.json["samples"] as? [[String: Any]]) ?? []).compactMap {
+            (($0["sample"] as? [String: Any])?["quantity"] as? [String: Any])?["value"] as? Double
+        }
+        let expected = (1...4).flatMap { seq in (0..<10).map { Double(100 + seq + $0) } }
+        #expect(values == expected, "every acknowledged sample once, in order")
+        let again = try await server.json("POST", path, token: token, heartRateBatch(seq: 5, start: start.addingTimeInterval(50), count: 1))
+        #expect(again.status == 409 && again.errorCode == "session_finished", "\(again.text)")
+        await server.stop()
+    }
+}

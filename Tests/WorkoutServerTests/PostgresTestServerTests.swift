@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// The throw-away PostgreSQL cluster of scripts/test.sh (scripts/test-postgres.sh).
+///
+/// Without WORKOUT_TEST_POSTGRES_URL the PostgreSQL tests cannot run: under CI=true that is a failure,
+/// never a silent skip; elsewhere (a developer's `swift test`) they are skipped with the reason.
+enum TestPostgres {
+    static var url: String? {
+        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    /// Run the test when there is a server, or when there is none under CI (where it must fail).
+    static var available: Bool { url != nil || inCI }
+}
+
+@Suite("test PostgreSQL")
+struct PostgresTestServerTests {
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func theTestClusterAnswersOnLoopback() throws {
+        let url = try #require(TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: scripts/test.sh starts the test PostgreSQL")
+        #expect(url.hasPrefix("postgres://") && url.contains("@127.0.0.1:"))
+        let psql = Process()
+        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        psql.arguments = ["psql", url, "-Atc", "SELECT current_database() || ' ' || current_setting('listen_addresses')"]
+        let output = Pipe()
+        psql.standardOutput = output
+        try psql.run()
+        psql.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(psql.terminationStatus == 0)
+        #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == "workout_test 127.0.0.1")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import WorkoutServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The shared recordings (../shared/data, or $WORKOUT_SHARED_DATA).
+enum SharedData {
+    static let directory: String = {
+        if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty { return path }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return repository.deletingLastPathComponent().appendingPathComponent("shared/data").path
+    }()
+
+    static func bytes(_ name: String) throws -> Data {
+        let path = directory + "/fit/" + name + ".fit"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TestFailure("missing shared recording \(path)")
+        }
+        return data
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// An HTTP answer: status, body and the body's JSON when it has one.
+struct Answer: Sendable {
+    var status: Int
+    var body: Data
+
+    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
+    /// The typed error's code (`{"error": {"code": …}}`), nil when the body is not one.
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    var errorMessage: String? { (json["error"] as? [String: Any])?["message"] as? String }
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A real server on a free loopback port with its own data folder, stopped by `stop()`.
+final class TestServer: Sendable {
+    let folder: String
+    let base: String
+    let directory: ServerDirectory
+    private let task: Task<Void, any Error>
+
+    private init(folder: String, base: String, directory: ServerDirectory, task: Task<Void, any Error>) {
+        self.folder = folder
+        self.base = base
+        self.directory = directory
+        self.task = task
+    }
+
+    /// Starts a server (on `folder`, a new one by default) keeping workouts in SQLite files or in the test PostgreSQL.
+    static func start(
+        folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024, backend: Backend = .sqlite
+    ) async throws -> TestServer {
+        let folder =
+            folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
+        var postgresURL: String?
+        if backend == .postgres {
+            let url: String = try #require(
+                TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+            postgresURL = url
+        }
+        let server = try WorkoutServer(
+            configuration: ServerConfiguration(
+                dataFolder: folder, postgresURL: postgresURL, poolSize: 4, port: 0, bodyLimit: bodyLimit,
+                logLevel: .critical))
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run(handleSignals: false) { port in continuation.yield(port) }
+        }
+        guard let port = await ports.first(where: { _ in true }), port > 0 else {
+            throw TestFailure("the server did not start")
+        }
+        return TestServer(
+            folder: folder, base: "http://127.0.0.1:\(port)", directory: try ServerDirectory(folder: folder), task: task)
+    }
+
+    /// Stops the server (as abruptly as a crash for the live sessions: nothing is committed on the way out).
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Sends a request; `token` nil sends no Authorization header.
+    func send(
+        _ method: String, _ path: String, token: String?, body: Data? = nil, authorization: String? = nil
+    ) async throws -> Answer {
+        guard let url = URL(string: base + path) else { throw TestFailure("bad test URL \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        if body != nil { request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw TestFailure("no HTTP response for \(path)") }
+        return Answer(status: http.statusCode, body: data)
+    }
+
+    func json(_ method: String, _ path: String, token: String?, _ object: Any) async throws -> Answer {
+        try await send(method, path, token: token, body: try JSONSerialization.data(withJSONObject: object))
+    }
+}
+
+/// Where a test server keeps its workouts.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+    /// SQLite always; PostgreSQL when the test server is there, or under CI (where its absence fails).
+    static var available: [Backend] { TestPostgres.available ? [.sqlite, .postgres] : [.sqlite] }
+}
+
+/// ISO 8601 with milliseconds, as the API writes dates.
+func iso(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: date)
+}
+
+/// A batch of `count` heart-rate samples one second apart from `start` (optionally starting the session).
+func heartRateBatch(seq: Int, start: Date, count: Int, first value: Double = 120, startSession: Bool = false)
+    -> [String: Any]
+{
+    var items: [[String: Any]] = []
+    if startSession { items.append(["kind": "start", "at": iso(start)]) }
+    let samples: [[String: Any]] = (0..<count).map { index in
+        ["type": "heartRate", "value": value + Double(index), "start": iso(start.addingTimeInterval(Double(index)))]
+    }
+    items.append(["kind": "samples", "samples": samples])
+    return ["seq": seq, "items": items]
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import WorkoutServer
+
+/// FIT uploads: imported through the live engine, one workout per file content, bad files refused with a typed
+/// error and nothing stored.
+@Suite("server uploads", .serialized)
+struct UploadTests {
+    static func workoutIDs(_ server: TestServer, token: String) async throws -> [String] {
+        let listed = try await server.send("GET", "/v1/workouts", token: token)
+        return ((listed.json["workouts"] as? [[String: Any]]) ?? []).compactMap {
+            ($0["workout"] as? [String: Any])?["id"] as? String
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theSameFileUploadedTwiceIsOneWorkoutWithTheEnginesStatistics(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "erin").token
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        let first = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(first.status == 201, "\(first.text)")
+        #expect(first.json["duplicate"] as? Bool == false)
+        let workout = try #require(first.json["workout"] as? [String: Any])
+        let id = try #require(workout["id"] as? String)
+        // The engine's figures: a heart-rate average computed from the file's samples.
+        let heartRate = (workout["statistics"] as? [String: Any])?["heartRate"] as? [String: Any]
+        #expect((heartRate?["average"] as? [String: Any])?["value"] as? Double ?? 0 > 40)
+        let second = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(second.status == 200 && second.json["duplicate"] as? Bool == true, "\(second.text)")
+        #expect((second.json["workout"] as? [String: Any])?["id"] as? String == id)
+        #expect(try await Self.workoutIDs(server, token: token) == [id])
+        let samples = try await server.send("GET", "/v1/samples?workout=\(id)&type=heartRate&limit=5", token: token)
+        #expect((samples.json["samples"] as? [Any])?.count == 5)
+        let shown = try await server.send("GET", "/v1/workouts/\(id)", token: token)
+        #expect(shown.status == 200 && (shown.json["workout"] as? [String: Any])?["id"] as? String == id)
+        #expect(try await server.send("DELETE", "/v1/workouts/\(id)", token: token).status == 204)
+        #expect(try await server.send("GET", "/v1/workouts/\(id)", token: token).status == 404)
+        #expect(try await server.send("DELETE", "/v1/workouts/\(id)", token: token).status == 404)
+        await server.stop()
+    }
+
+    @Test(arguments: Backend.available)
+    func truncatedRandomAndEmptyFilesAreRefusedAndNothingIsStored(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "finn").token
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        var generator = SystemRandomNumberGenerator()
+        let random = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        for (name, body, code) in [
+            ("truncated", fit.prefix(fit.count / 2), "invalid_fit"), ("random", random, "invalid_fit"),
+            ("header only", fit.prefix(14), "invalid_fit"), ("empty", Data(), "empty_upload"),
+        ] {
+            let answer = try await server.send("POST", "/v1/workouts", token: token, body: Data(body))
+            #expect(answer.status >= 400 && answer.status < 500 && answer.errorCode == code, "\(name): \(answer.text)")
+            #expect(answer.errorMessage?.isEmpty == false)
+        }
+        #expect(try await Self.workoutIDs(server, token: token).isEmpty)
+        #expect(try await server.send("GET", "/health", token: nil).status == 200)
+        await server.stop()
+    }
+
+    @Test func aBodyOverTheLimitIsRefusedWith413AndTheServerKeepsServing() async throws {
+        let server = try await TestServer.start(bodyLimit: 10_000)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "gus").token
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        #expect(fit.count > 10_000)
+        let answer = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(answer.status == 413 && answer.errorCode == "body_too_large", "\(answer.text)")
+        #expect(answer.errorMessage?.contains("10000") == true)
+        #expect(try await Self.workoutIDs(server, token: token).isEmpty)
+        #expect(try await server.send("GET", "/ready", token: nil).status == 200)
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_bodies_too_large_total 1"), "\(metrics.text)")
+        await server.stop()
+    }
+
+    @Test func unknownEndpointsAndMethodsAnswerWithTypedJSONErrors() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "hal").token
+        let missing = try await server.send("GET", "/v1/nothing", token: token)
+        #expect(missing.status == 404 && missing.errorCode == "not_found", "\(missing.text)")
+        let unknownParameter = try await server.send("GET", "/v1/workouts?colour=red", token: token)
+        #expect(unknownParameter.status == 400 && unknownParameter.errorCode == "unknown_parameter")
+        #expect(try await server.send("GET", "/health", token: nil).json["status"] as? String == "ok")
+        await server.stop()
+    }
+}

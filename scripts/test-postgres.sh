@@ -1,0 +1,84 @@
+# Sourced by scripts/test.sh: a throw-away PostgreSQL cluster for the tests that need a real server.
+#
+# `start_test_postgres` installs Debian's `postgresql` when no server binaries are found, creates a cluster
+# in a new temporary folder (as the `postgres` user when running as root: PostgreSQL refuses to run as
+# root), starts it on 127.0.0.1 on a free port with its socket in that folder, creates the database
+# `workout_test` and exports its URL as WORKOUT_TEST_POSTGRES_URL. The server and the folder are removed
+# when the shell exits (trap). A URL already in WORKOUT_TEST_POSTGRES_URL is used as it is (an existing
+# server of the developer's); nothing is started then.
+#
+# Tests that need PostgreSQL fail when the variable is missing and CI=true (never skip silently in CI).
+
+_test_postgres_dir=""
+_test_postgres_bin=""
+_test_postgres_user=""
+
+_test_postgres_as() {
+  # Runs a server binary as the cluster's owner.
+  if [ -n "$_test_postgres_user" ]; then
+    runuser -u "$_test_postgres_user" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+_test_postgres_find_bin() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] && [ -x "$dir/initdb" ] && echo "$dir"
+}
+
+stop_test_postgres() {
+  if [ -n "$_test_postgres_dir" ] && [ -d "$_test_postgres_dir" ]; then
+    _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$_test_postgres_dir"
+  fi
+  _test_postgres_dir=""
+}
+
+start_test_postgres() {
+  if [ -n "${WORKOUT_TEST_POSTGRES_URL:-}" ]; then
+    echo "PostgreSQL for the tests: $WORKOUT_TEST_POSTGRES_URL (given)" >&2
+    return 0
+  fi
+  _test_postgres_bin=$(_test_postgres_find_bin || true)
+  if [ -z "$_test_postgres_bin" ]; then
+    echo "installing PostgreSQL (Debian's postgresql) for the tests" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    # The package's own cluster is not used (nor started here): policy-rc.d may refuse it in containers.
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >&2
+    _test_postgres_bin=$(_test_postgres_find_bin)
+  fi
+  _test_postgres_user=""
+  if [ "$(id -u)" -eq 0 ]; then
+    _test_postgres_user=postgres
+    id -u postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/sh postgres
+  fi
+  _test_postgres_dir=$(mktemp -d /tmp/workout-test-pg.XXXXXX)
+  chmod 700 "$_test_postgres_dir"
+  [ -z "$_test_postgres_user" ] || chown "$_test_postgres_user" "$_test_postgres_dir"
+  trap stop_test_postgres EXIT
+  _test_postgres_as "$_test_postgres_bin/initdb" -D "$_test_postgres_dir/data" -U postgres -A trust \
+    --no-locale -E UTF8 --no-sync >"$_test_postgres_dir/initdb.log" 2>&1 || {
+    cat "$_test_postgres_dir/initdb.log" >&2
+    return 1
+  }
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+  # Durability is not what these tests measure (the fault tests restart the server, not the machine):
+  # fsync off keeps a shared 2-core machine quick. Enough connections for the pool tests, and locks for
+  # statements that touch every athlete's partition (scripts/scale-generate.sql).
+  _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/data" -l "$_test_postgres_dir/server.log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir -c fsync=off -c synchronous_commit=off -c max_connections=200 -c max_locks_per_transaction=256" \
+    start >/dev/null || {
+    cat "$_test_postgres_dir/server.log" >&2
+    return 1
+  }
+  _test_postgres_as "$_test_postgres_bin/createdb" -h 127.0.0.1 -p "$port" -U postgres workout_test
+  export WORKOUT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/workout_test"
+  export WORKOUT_TEST_POSTGRES_DATA="$_test_postgres_dir/data"
+  export WORKOUT_TEST_POSTGRES_BIN="$_test_postgres_bin"
+  echo "PostgreSQL for the tests: $WORKOUT_TEST_POSTGRES_URL (throw-away cluster in $_test_postgres_dir)" >&2
+}
