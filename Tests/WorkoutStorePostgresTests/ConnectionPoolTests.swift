@@ -44,8 +44,8 @@ struct ConnectionPoolTests {
                 result.withLock { $0 = outcome }
                 answered.signal()
             }
-            guard answered.wait(timeout: .now() + 30) == .success else {
-                Issue.record("call \(attempt) did not return within 30 s after PostgreSQL ended the connections")
+            guard answered.wait(timeout: .now() + 60) == .success else {
+                Issue.record("call \(attempt) did not return within 60 s after PostgreSQL ended the connections")
                 return
             }
             if attempt == 2 {
