@@ -62,8 +62,11 @@ enum Tokens {
         }
     }
 
-    static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    static func hash(_ token: String) -> String { hash(Array(token.utf8)) }
+
+    /// SHA-256 in hex.
+    static func hash(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }
 

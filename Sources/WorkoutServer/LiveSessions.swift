@@ -85,6 +85,9 @@ final class LiveSession: Sendable {
     private let queue: DispatchQueue
     /// Touched only on `queue`.
     private let current: Mutex<(recording: JournaledRecording?, lastBatch: Int)>
+    /// Set when the session could not be read back from its journal (the database did not answer): its
+    /// `recording` is nil but the session is not finished; the next call reads it back first.
+    private let stale = Atomic<Bool>(false)
 
     init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
         self.athlete = athlete
@@ -112,6 +115,7 @@ final class LiveSession: Sendable {
 
     func state() async throws(APIError) -> State {
         try await Offload.run(on: queue) { () throws(APIError) -> State in
+            try self.recoverIfStale()
             let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
             return State(
                 id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
@@ -129,6 +133,7 @@ final class LiveSession: Sendable {
     }
 
     private func applyOnQueue(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+        try recoverIfStale()
         let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
         guard let recording else {
             throw .conflict("session_finished", "session \(id) is finished; start a new session with a new id")
@@ -174,16 +179,37 @@ final class LiveSession: Sendable {
 
     /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal.
     private func rebuild() {
-        let recovered = try? store.recoverActiveSession(id: id, commitInterval: 0)
+        try? recover()
+    }
+
+    private func recoverIfStale() throws(APIError) {
+        if stale.load(ordering: .acquiring) { try recover() }
+    }
+
+    /// Reads the session back from its journal. A journal that is gone leaves the session finished; one that
+    /// cannot be read now (the database is away) leaves it stale, read back again on the next call.
+    private func recover() throws(APIError) {
+        let recovered: JournaledRecording?
+        do {
+            recovered = try store.recoverActiveSession(id: id, commitInterval: 0)
+        } catch .sessionNotFound {
+            recovered = nil
+        } catch {
+            current.withLock { $0.recording = nil }
+            stale.store(true, ordering: .releasing)
+            throw .unavailable("session \(id) cannot be read back from its journal now (\(error)); send the batch again")
+        }
         current.withLock { current in
             current.recording = recovered
             if let recovered { current.lastBatch = Self.lastBatch(of: recovered) }
         }
+        stale.store(false, ordering: .releasing)
     }
 
     /// Saves the workout; the session must have ended (an `end` item).
     func finish() async throws(APIError) -> Workout {
         try await Offload.run(on: queue) { () throws(APIError) -> Workout in
+            try self.recoverIfStale()
             guard let recording = self.current.withLock({ $0.recording }) else {
                 if let workout = try? self.store.workout(id: self.id) { return workout }
                 throw .notFound("session \(self.id) is not known")

@@ -62,6 +62,8 @@ public final class WorkoutServer: Sendable {
     let sessions = LiveSessions()
     let metrics: ServerMetrics
     let shuttingDown = Atomic<Bool>(false)
+    /// The files being imported now, as "athlete id/SHA-256 of the bytes": the same file twice at once is a 409.
+    let uploadsInFlight = Mutex<Set<String>>([])
 
     public init(configuration: ServerConfiguration) throws(ServerSetupError) {
         self.configuration = configuration
@@ -257,11 +259,38 @@ public final class WorkoutServer: Sendable {
             var workout: Workout
             var anomalies: [String]?
         }
+        let key = "\(athlete.id)/" + Tokens.hash(bytes)
+        guard uploadsInFlight.withLock({ $0.insert(key).inserted }) else {
+            throw APIError.conflict(
+                "upload_in_progress", "the same file is being imported for athlete \(athlete.name) now; wait for that answer")
+        }
+        defer { _ = uploadsInFlight.withLock { $0.remove(key) } }
+        let directory = directory
+        let athletePrefix = "\(athlete.id)/"
+        let alone = { @Sendable [self] in
+            self.uploadsInFlight.withLock { $0.filter { $0.hasPrefix(athletePrefix) }.count == 1 }
+        }
         let imported = try await Offload.run { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.
                 return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
+            } catch .alreadyImported(_, let id)
+                where (try? store.workout(id: id)) == nil && (try? directory.sessionOwner(id)) == .some(nil) && alone()
+            {
+                // The file's id is held by a journal that is no live session's while no other upload of the athlete
+                // is in flight: an import cut short (the server stopped mid-upload). It is discarded and the file
+                // imported again (before, every later upload of the file answered 404 "vanished").
+                do throws(StoreError) {
+                    try store.recoverActiveSession(id: id, commitInterval: 0)?.discard()
+                } catch {
+                    return .failure(.store(path: path, error))
+                }
+                do throws(FileImportError) {
+                    return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
+                } catch {
+                    return .failure(error)
+                }
             } catch {
                 return .failure(error)
             }

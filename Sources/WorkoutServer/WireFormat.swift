@@ -155,6 +155,17 @@ struct SampleBody: Decodable {
                     + "(e.g. \(quantityType.canonicalUnit.symbol)), not in \(quantityUnit.symbol) "
                     + "(\(quantityUnit.dimension.rawValue))")
         }
+        if let source {
+            // A NUL cannot be stored in PostgreSQL text (the commit failed with a 503 the client retried forever),
+            // and control characters in a device name would reach terminals: refused on every backend alike.
+            for field in [source.name, source.manufacturer, source.model, source.identifier].compactMap({ $0 })
+            where field.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw .unprocessable(
+                    "invalid_source",
+                    "sample \(index): the source's name, manufacturer, model and identifier must not contain control "
+                        + "characters (such as U+0000)")
+            }
+        }
         let sample = QuantitySample(
             type: quantityType, quantity: Quantity(value, quantityUnit), start: start, end: end,
             source: source ?? defaultSource)

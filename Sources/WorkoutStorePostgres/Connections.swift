@@ -77,11 +77,25 @@ struct Transaction {
     func run(_ sql: SQL) throws -> [Record] {
         var sql = sql
         if team { sql.text = sql.text.replacingOccurrences(of: "athlete = $1", with: "athlete = ANY($1)") }
-        return try connection.query(sql.query(), logger: logger).wait().rows.map(Record.init)
+        let query = sql.query()
+        // postgres-nio writes a query to its channel without a promise: on a channel the server already closed
+        // (a terminated backend, a PostgreSQL restart) the query's future never completes and `wait()` would
+        // block forever. Checked and sent on the channel's event loop, so the channel cannot close in between.
+        let (connection, logger) = (connection, logger)
+        let future = connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+            guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
+            return connection.query(query, logger: logger)
+        }
+        return try future.wait().rows.map(Record.init)
     }
 
     @discardableResult
     func run(_ text: String) throws -> [Record] { try run(SQL(text)) }
+}
+
+/// A pooled connection the server has closed (it is dropped; the next transaction connects again).
+struct ConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the connection was closed by the server (PostgreSQL restarted or ended it)" }
 }
 
 /// The connection settings from a `postgres://user[:password]@host[:port]/database` URL.
@@ -138,7 +152,10 @@ final class ConnectionPool: Sendable {
         defer { slots.signal() }
         let connection: PostgresConnection
         do {
-            if let pooled = idle.withLock({ $0.popLast() }) {
+            // Connections the server closed while idle are dropped, not handed out.
+            var pooled = idle.withLock { $0.popLast() }
+            while let closed = pooled, closed.isClosed { pooled = idle.withLock { $0.popLast() } }
+            if let pooled {
                 connection = pooled
             } else {
                 connection = try PostgresConnection.connect(

@@ -277,7 +277,8 @@ final class PostgresBackend: StoreBackend {
     }
 
     func updateWorkout(
-        _ id: UUID, replacing type: QuantityType,
+        _ id: UUID, replacing types: Set<QuantityType>,
+        where isReplaced: (SampleChunk) throws(StoreError) -> Bool,
         _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
     ) throws(StoreError) {
         try write { t in
@@ -291,10 +292,24 @@ final class PostgresBackend: StoreBackend {
             next.text =
                 "SELECT coalesce(max(last_ordinal) + 1, 0) FROM sample_chunk WHERE athlete = $1 AND workout_row = \(next.bind(.int(row)))"
             let nextOrdinal = try t.run(next).first?.int(0) ?? 0
-            var remove = scoped()
-            remove.text =
-                "DELETE FROM sample_chunk WHERE athlete = $1 AND workout_row = \(remove.bind(.int(row))) AND type = \(remove.bind(.text(type.rawValue)))"
-            try t.run(remove)
+            // Only the chunks of `types` that `isReplaced` picks go (as in the SQLite backend): attaching a
+            // recovery again replaces its readings' chunks and keeps the exercise's heart rate.
+            for type in types.sorted(by: { $0.rawValue < $1.rawValue }) {
+                var select = scoped()
+                select.text = """
+                    SELECT \(Self.chunkColumns)
+                    FROM sample_chunk c
+                    WHERE c.athlete = $1 AND c.workout_row = \(select.bind(.int(row))) AND c.type = \(select.bind(.text(type.rawValue)))
+                    """
+                for record in try t.run(select) {
+                    let chunk = try decodeChunk(record, workout: id)
+                    guard try isReplaced(chunk) else { continue }
+                    var remove = scoped()
+                    remove.text =
+                        "DELETE FROM sample_chunk WHERE athlete = $1 AND workout_row = \(remove.bind(.int(row))) AND first_ordinal = \(remove.bind(.int(chunk.firstOrdinal)))"
+                    try t.run(remove)
+                }
+            }
             let (newMetadata, chunks) = try update(metadata, nextOrdinal)
             for chunk in chunks { try writeChunk(t, chunk, workout: row) }
             var store = scoped()

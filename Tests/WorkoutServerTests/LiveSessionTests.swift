@@ -116,4 +116,76 @@ struct LiveSessionTests {
         #expect(again.status == 409 && again.errorCode == "session_finished", "\(again.text)")
         await server.stop()
     }
+
+    /// Runs each statement with psql on the test cluster (each `-c` on its own, outside a transaction block).
+    static func psql(_ url: String, _ statements: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-q"] + statements.flatMap { ["-c", $0] }
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestFailure("psql failed: \(statements)") }
+    }
+
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func aSessionWhoseCommitAndRecoveryFailWhilePostgreSQLIsAwayResumesOnceItIsBack() async throws {
+        let base = try #require(TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        // A database of this test's own: cutting its connections disturbs no other suite.
+        let name = "live_outage_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let url = try #require(components.string)
+        try Self.psql(base, "CREATE DATABASE \(name)")
+        defer { try? Self.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let server = try await TestServer.start(postgresURL: url)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "kim").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        let first = try await server.json("POST", path, token: token, heartRateBatch(seq: 1, start: start, count: 5, startSession: true))
+        #expect(first.json["ack"] as? Int == 1, "\(first.text)")
+
+        // PostgreSQL goes away: the commit of batch 2 fails, and so does reading the session back from the journal.
+        try Self.psql(
+            base, "ALTER DATABASE \(name) ALLOW_CONNECTIONS false",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
+        let second = heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 5, first: 130)
+        let refused = try await server.json("POST", path, token: token, second)
+        #expect(refused.status == 503, "\(refused.status) \(refused.text)")
+
+        // PostgreSQL is back: the client sends batch 2 again and the session goes on from its journal.
+        try Self.psql(base, "ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+        let resent = try await server.json("POST", path, token: token, second)
+        #expect(resent.status == 200 && resent.json["ack"] as? Int == 2, "\(resent.status) \(resent.text)")
+        #expect(try await Self.state(server, session, token: token) == (2, 10, "running"))
+        await server.stop()
+    }
+
+    @Test(arguments: Backend.available)
+    func aSampleSourceWithAControlCharacterIsRefusedAndChangesNothing(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "lou").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        #expect(try await server.json("POST", path, token: token, heartRateBatch(seq: 1, start: start, count: 3, startSession: true)).status == 200)
+        let later = iso(start.addingTimeInterval(5))
+        for source in [["name": "strap\u{0}"], ["name": "strap", "model": "H\u{0}10"], ["name": "a\u{7}b"]] {
+            let batch: [String: Any] = [
+                "seq": 2,
+                "items": [["kind": "samples", "samples": [["type": "heartRate", "value": 140, "start": later, "source": source]]]],
+            ]
+            let answer = try await server.json("POST", path, token: token, batch)
+            #expect(answer.status == 422 && answer.errorCode == "invalid_source", "\(source): \(answer.status) \(answer.text)")
+            #expect(try await Self.state(server, session, token: token) == (1, 3, "running"))
+        }
+        let good = heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 2)
+        #expect(try await server.json("POST", path, token: token, good).json["ack"] as? Int == 2)
+        await server.stop()
+    }
 }

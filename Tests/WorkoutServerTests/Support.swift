@@ -57,12 +57,13 @@ final class TestServer: Sendable {
 
     /// Starts a server (on `folder`, a new one by default) keeping workouts in SQLite files or in the test PostgreSQL.
     static func start(
-        folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024, backend: Backend = .sqlite
+        folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024, backend: Backend = .sqlite,
+        postgresURL givenURL: String? = nil
     ) async throws -> TestServer {
         let folder =
             folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
-        var postgresURL: String?
-        if backend == .postgres {
+        var postgresURL = givenURL
+        if backend == .postgres, postgresURL == nil {
             let url: String = try #require(
                 TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
             postgresURL = url

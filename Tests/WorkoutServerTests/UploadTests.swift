@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+import WorkoutEngine
+import WorkoutModel
 import WorkoutServer
+import WorkoutStore
 
 /// FIT uploads: imported through the live engine, one workout per file content, bad files refused with a typed
 /// error and nothing stored.
@@ -87,6 +90,30 @@ struct UploadTests {
         let unknownParameter = try await server.send("GET", "/v1/workouts?colour=red", token: token)
         #expect(unknownParameter.status == 400 && unknownParameter.errorCode == "unknown_parameter")
         #expect(try await server.send("GET", "/health", token: nil).json["status"] as? String == "ok")
+        await server.stop()
+    }
+
+    @Test func anImportCutShortByAStopDoesNotBlockTheSameFileForever() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        // The file's workout id (the same for every athlete: it comes from the file).
+        let other = try server.directory.addAthlete(name: "gil").token
+        let uploaded = try await server.send("POST", "/v1/workouts", token: other, body: fit)
+        let id = try #require(UUID(uuidString: (uploaded.json["workout"] as? [String: Any])?["id"] as? String ?? ""))
+        // What a server stopped in the middle of an upload leaves in the athlete's store: the import's journal.
+        let (athlete, token) = try server.directory.addAthlete(name: "hal")
+        let store = try WorkoutStore(path: server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite")
+        let cut = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), options: BuilderOptions(workoutID: id),
+            commitInterval: 0)
+        try cut.close()
+
+        let first = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(first.status == 201 && first.json["duplicate"] as? Bool == false, "\(first.status) \(first.text)")
+        let second = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(second.status == 200 && second.json["duplicate"] as? Bool == true, "\(second.status) \(second.text)")
+        #expect(try await Self.workoutIDs(server, token: token) == [id.uuidString])
         await server.stop()
     }
 }

@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import WorkoutModel
+import WorkoutStore
+import WorkoutStorePostgres
+
+/// The pool's connections when PostgreSQL ends them (a restart, `pg_terminate_backend`): the next call connects
+/// again instead of waiting forever on a closed connection.
+@Suite("PostgreSQL connection pool", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
+struct ConnectionPoolTests {
+    /// Runs each statement with psql (each `-c` on its own, outside a transaction block).
+    static func psql(_ url: String, _ statements: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-q"] + statements.flatMap { ["-c", $0] }
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "psql: \(statements)")
+    }
+
+    @Test func aStoreAnswersAgainAfterPostgreSQLEndedItsIdleConnections() throws {
+        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        // A database of this test's own: ending its connections disturbs no other suite.
+        let name = "pool_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let url = try #require(components.string)
+        try Self.psql(base, "CREATE DATABASE \(name)")
+        defer { try? Self.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let store = try PostgresWorkoutDatabase(url: url, poolSize: 4).store(athlete: UUID())
+        #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
+
+        try Self.psql(base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
+        // Each call runs on its own thread: before the fix the first never returned (a query on the closed
+        // connection). One call may still fail (the server's notice can arrive while it runs); the next answers.
+        for attempt in 1...2 {
+            let answered = DispatchSemaphore(value: 0)
+            let result = Mutex<Result<Int, StoreError>?>(nil)
+            DispatchQueue.global().async {
+                let outcome = Result { () throws(StoreError) -> Int in try store.workouts(matching: WorkoutQuery()).count }
+                result.withLock { $0 = outcome }
+                answered.signal()
+            }
+            guard answered.wait(timeout: .now() + 60) == .success else {
+                Issue.record("call \(attempt) did not return within 60 s after PostgreSQL ended the connections")
+                return
+            }
+            if attempt == 2 {
+                let count = try #require(result.withLock { $0 })
+                #expect(try count.get() == 0, "the store connects again and answers")
+            }
+        }
+    }
+}
