@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -138,7 +139,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
-            dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel"],
+            dependencies: [
+                "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],

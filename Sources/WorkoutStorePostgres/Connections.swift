@@ -139,7 +139,10 @@ final class ConnectionPool: Sendable {
     }
 
     deinit {
-        for connection in idle.withLock({ $0 }) { try? connection.close().wait() }
+        // The last reference may go on an event loop thread (a server's handler finishing as it shuts down),
+        // where waiting on a future traps: the idle connections are told to close, not waited for. Each stays
+        // referenced by its completion handler until it is closed (PostgresNIO asserts on an open one's deinit).
+        for connection in idle.withLock({ $0 }) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
     }
 
     /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.

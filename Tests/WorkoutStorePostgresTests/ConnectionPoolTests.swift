@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 import WorkoutModel
@@ -53,5 +54,26 @@ struct ConnectionPoolTests {
                 #expect(try count.get() == 0, "the store connects again and answers")
             }
         }
+    }
+
+    /// Holds a database and its store so that the last references can be dropped on a chosen thread.
+    final class Holder: Sendable {
+        let slot: Mutex<(PostgresWorkoutDatabase, WorkoutStore)?>
+        init(_ value: (PostgresWorkoutDatabase, WorkoutStore)) { slot = Mutex(value) }
+    }
+
+    @Test func aStoreReleasedOnAnEventLoopThreadDoesNotWaitThere() async throws {
+        let url = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        let holder = try { () throws -> Holder in
+            let database = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+            let store = try database.store(athlete: UUID())
+            // One call leaves an idle connection in the pool, which its deinit must close.
+            #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
+            return Holder((database, store))
+        }()
+        // A server's last reference can go on an event loop thread (a handler finishing during shutdown); the
+        // pool's deinit waited on the close there, which NIO traps on, ending the whole test process.
+        try await MultiThreadedEventLoopGroup.singleton.next().submit { holder.slot.withLock { $0 = nil } }.get()
+        #expect(holder.slot.withLock { $0 == nil })
     }
 }
