@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WorkoutServer
 
-/// Setting the server up: its data folder is private.
+/// Setting the server up: its data folder is private, and its errors never print a secret.
 @Suite("server setup", .serialized)
 struct ServerSetupTests {
     static func mode(_ path: String) throws -> Int {
@@ -46,5 +46,20 @@ struct ServerSetupTests {
         await server.stop()
         #expect(try Self.mode(folder) == 0o755 && Self.mode(folder + "/uploads") == 0o755)
         #expect(try Self.mode(folder + "/directory.sqlite") == 0o644)
+    }
+
+    @Test func aMalformedPostgresURLIsReportedWithoutItsPassword() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-setup-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for url in ["postgres://ida:s3cret-pw@/workouts", "postgres://ida:s3cret-pw@db example/workouts"] {
+            do {
+                _ = try WorkoutServer(configuration: ServerConfiguration(dataFolder: folder, postgresURL: url))
+                Issue.record("\(url) was accepted")
+            } catch {
+                let message = "\(error)"
+                #expect(!message.contains("s3cret-pw"), "\(message)")
+                #expect(message.contains("postgres://ida:***@"), "\(message)")
+            }
+        }
     }
 }
