@@ -127,9 +127,10 @@ public final class WorkoutStore: Sendable {
 
 /// JSON for the store's text columns: sorted keys, so equal values store equal text.
 /// Non-finite numbers, which the engine refuses, are still written as strings rather than making
-/// a commit fail.
-enum JSON {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
+/// a commit fail. Every backend writes its JSON columns with it, so equal values store equal text in
+/// SQLite and PostgreSQL alike.
+package enum JSON {
+    package static func encode<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Metadata keeps its kind: an integral double stays a double, a date a date.
@@ -139,7 +140,7 @@ enum JSON {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")

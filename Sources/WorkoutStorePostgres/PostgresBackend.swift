@@ -3,26 +3,6 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutStore
 
-/// JSON text columns, written and read as the SQLite backend does (sorted keys, non-finite numbers as text).
-enum JSONText {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Metadata keeps its kind (an integral double stays a double), as the SQLite backend writes it.
-        encoder.userInfo[MetadataValue.typedCoding] = true
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-        return try decoder.decode(T.self, from: Data(text.utf8))
-    }
-}
-
 /// The PostgreSQL backend of `WorkoutStore`, scoped to one athlete (reads and writes) or to a team (reads only):
 /// every statement names the athletes, so it touches only their partitions.
 final class PostgresBackend: StoreBackend {
@@ -113,8 +93,8 @@ final class PostgresBackend: StoreBackend {
             sql.bind(.uuid(workout.id)), sql.bind(.text(workout.activityType.rawValue)),
             sql.bind(.double(workout.start.timeIntervalSinceReferenceDate)),
             sql.bind(.double(workout.end.timeIntervalSinceReferenceDate)), sql.bind(.double(workout.duration)),
-            sql.bind(.double(workout.elapsed)), sql.bind(.text(try JSONText.encode(workout.configuration))),
-            sql.bind(.text(try JSONText.encode(workout.metadata))), sql.bind(.text(try JSONText.encode(workout.counters))),
+            sql.bind(.double(workout.elapsed)), sql.bind(.text(try JSON.encode(workout.configuration))),
+            sql.bind(.text(try JSON.encode(workout.metadata))), sql.bind(.text(try JSON.encode(workout.counters))),
             sql.bind(.int(anchor)),
         ]
         if let recordingRow {
@@ -158,8 +138,8 @@ final class PostgresBackend: StoreBackend {
                         \(insert.bind(.double(activity.start.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(activity.end?.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(activity.duration))),
-                        \(insert.bind(.text(try JSONText.encode(activity.configuration)))),
-                        \(insert.bind(.text(try JSONText.encode(activity.metadata)))))
+                        \(insert.bind(.text(try JSON.encode(activity.configuration)))),
+                        \(insert.bind(.text(try JSON.encode(activity.metadata)))))
                 RETURNING row_id
                 """
             let activityRow = try t.run(insert).first?.int(0)
@@ -173,7 +153,7 @@ final class PostgresBackend: StoreBackend {
                 VALUES ($1, \(insert.bind(.int(row))), \(insert.bind(.int(Int64(position))))::integer,
                         \(insert.bind(.text(event.type.rawValue))),
                         \(insert.bind(.double(event.start.timeIntervalSinceReferenceDate))),
-                        \(insert.bind(.double(event.duration))), \(insert.bind(.text(try JSONText.encode(event.metadata)))))
+                        \(insert.bind(.double(event.duration))), \(insert.bind(.text(try JSON.encode(event.metadata)))))
                 """
             try t.run(insert)
         }
@@ -287,7 +267,7 @@ final class PostgresBackend: StoreBackend {
                 "SELECT row_id, metadata FROM workout WHERE athlete = $1 AND uuid = \(select.bind(.uuid(id))) AND NOT recording FOR UPDATE"
             guard let found = try t.run(select).first else { throw StoreError.workoutNotFound(id) }
             let row = try found.int(0)
-            let metadata = try JSONText.decode(Metadata.self, try found.text(1))
+            let metadata = try JSON.decode(Metadata.self, try found.text(1))
             var next = scoped()
             next.text =
                 "SELECT coalesce(max(last_ordinal) + 1, 0) FROM sample_chunk WHERE athlete = $1 AND workout_row = \(next.bind(.int(row)))"
@@ -314,7 +294,7 @@ final class PostgresBackend: StoreBackend {
             for chunk in chunks { try writeChunk(t, chunk, workout: row) }
             var store = scoped()
             store.text =
-                "UPDATE workout SET metadata = \(store.bind(.text(try JSONText.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
+                "UPDATE workout SET metadata = \(store.bind(.text(try JSON.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
             try t.run(store)
         }
     }
@@ -352,10 +332,10 @@ final class PostgresBackend: StoreBackend {
             """
         let activities = try t.run(activitySQL).map { a -> WorkoutActivity in
             WorkoutActivity(
-                id: try a.uuid(1), configuration: try JSONText.decode(WorkoutConfiguration.self, try a.text(2)),
+                id: try a.uuid(1), configuration: try JSON.decode(WorkoutConfiguration.self, try a.text(2)),
                 start: Date(timeIntervalSinceReferenceDate: try a.double(3)),
                 end: try a.optionalDouble(4).map { Date(timeIntervalSinceReferenceDate: $0) },
-                metadata: try JSONText.decode(Metadata.self, try a.text(5)), duration: try a.double(6),
+                metadata: try JSON.decode(Metadata.self, try a.text(5)), duration: try a.double(6),
                 statistics: byActivity[try a.int(0)] ?? [:])
         }
         var eventSQL = scoped()
@@ -365,14 +345,14 @@ final class PostgresBackend: StoreBackend {
             guard let type = WorkoutEventType(rawValue: try e.text(0)) else { return nil }
             return WorkoutEvent(
                 type: type, start: Date(timeIntervalSinceReferenceDate: try e.double(1)), duration: try e.double(2),
-                metadata: try JSONText.decode(Metadata.self, try e.text(3)))
+                metadata: try JSON.decode(Metadata.self, try e.text(3)))
         }
         return Workout(
-            id: try record.uuid(1), configuration: try JSONText.decode(WorkoutConfiguration.self, try record.text(2)),
+            id: try record.uuid(1), configuration: try JSON.decode(WorkoutConfiguration.self, try record.text(2)),
             start: Date(timeIntervalSinceReferenceDate: try record.double(3)),
             end: Date(timeIntervalSinceReferenceDate: try record.double(4)), duration: try record.double(5),
-            activities: activities, events: events, metadata: try JSONText.decode(Metadata.self, try record.text(6)),
-            statistics: byActivity[nil] ?? [:], counters: try JSONText.decode(IngestCounters.self, try record.text(7)))
+            activities: activities, events: events, metadata: try JSON.decode(Metadata.self, try record.text(6)),
+            statistics: byActivity[nil] ?? [:], counters: try JSON.decode(IngestCounters.self, try record.text(7)))
     }
 
     func workout(id: UUID) throws(StoreError) -> Workout? {
@@ -610,7 +590,7 @@ final class PostgresBackend: StoreBackend {
                 VALUES ($1, \(insert.bind(.uuid(session.id))), \(insert.bind(.text(configuration.activityType.rawValue))),
                         \(insert.bind(.double(start.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(start.timeIntervalSinceReferenceDate))), 0, 0,
-                        \(insert.bind(.text(try JSONText.encode(configuration)))), '{}', '{}', 0, true)
+                        \(insert.bind(.text(try JSON.encode(configuration)))), '{}', '{}', 0, true)
                 RETURNING row_id
                 """
             guard let row = try t.run(insert).first?.int(0) else {
