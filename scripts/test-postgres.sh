@@ -22,6 +22,11 @@ _test_postgres_as() {
   fi
 }
 
+_test_postgres_shown() {
+  # The URL for messages: its password (user:password@) as ***.
+  printf '%s' "$1" | sed -E 's#^([^:/]*://[^:@/]*):.*@#\1:***@#'
+}
+
 _test_postgres_find_bin() {
   local dir
   dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -38,7 +43,7 @@ stop_test_postgres() {
 
 start_test_postgres() {
   if [ -n "${WORKOUT_TEST_POSTGRES_URL:-}" ]; then
-    echo "PostgreSQL for the tests: $WORKOUT_TEST_POSTGRES_URL (given)" >&2
+    echo "PostgreSQL for the tests: $(_test_postgres_shown "$WORKOUT_TEST_POSTGRES_URL") (given)" >&2
     return 0
   fi
   _test_postgres_bin=$(_test_postgres_find_bin || true)
@@ -80,5 +85,5 @@ start_test_postgres() {
   export WORKOUT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/workout_test"
   export WORKOUT_TEST_POSTGRES_DATA="$_test_postgres_dir/data"
   export WORKOUT_TEST_POSTGRES_BIN="$_test_postgres_bin"
-  echo "PostgreSQL for the tests: $WORKOUT_TEST_POSTGRES_URL (throw-away cluster in $_test_postgres_dir)" >&2
+  echo "PostgreSQL for the tests: $(_test_postgres_shown "$WORKOUT_TEST_POSTGRES_URL") (throw-away cluster in $_test_postgres_dir)" >&2
 }

@@ -39,7 +39,18 @@ struct ServerDataOptions: ParsableArguments {
         return (chosen ?? data ?? Self.defaultFolder(), nil)
     }
 
-    func folder() -> String { locations().folder }
+    /// The data folder, after a warning on standard error when other users can read it (never a chmod).
+    func folder() -> String {
+        let folder = locations().folder
+        Self.warnIfReadableByOthers(folder)
+        return folder
+    }
+
+    static func warnIfReadableByOthers(_ folder: String) {
+        if let warning = ServerDirectory.permissionWarning(folder: folder) {
+            FileHandle.standardError.write(Data((warning + "\n").utf8))
+        }
+    }
 }
 
 /// `workout serve`: the HTTP server for many athletes (uploads, queries, live sessions).
@@ -86,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }
         let (folder, postgresURL) = data.locations()
+        ServerDataOptions.warnIfReadableByOthers(folder)
         let configuration = ServerConfiguration(
             dataFolder: folder, postgresURL: postgresURL, poolSize: poolSize, host: host, port: port,
             bodyLimit: bodyLimit, logLevel: level)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import WorkoutStore
 
 /// An athlete known to the server: every workout belongs to one.
 public struct Athlete: Sendable, Hashable, Codable {
@@ -78,14 +79,38 @@ public final class ServerDirectory: Sendable {
     public let folder: String
     let queue: DatabaseQueue
 
+    /// A warning when the data folder (it, `athletes/`, `uploads/`, the directory's and the athletes' SQLite
+    /// files) can be read by other users, with the command that makes it private; nil when it is private.
+    ///
+    /// Check before opening the directory (an open SQLite file has WAL files that go away on close). A new
+    /// data folder is created private (0700 folders, 0600 files); an existing one is never chmodded.
+    public static func permissionWarning(folder: String) -> String? {
+        func inside(_ name: String) -> String { (folder as NSString).appendingPathComponent(name) }
+        let directory = inside("directory.sqlite")
+        var files = [directory, directory + "-wal", directory + "-shm", directory + "-journal"]
+        let athletes = inside("athletes")
+        let stores = (try? FileManager.default.contentsOfDirectory(atPath: athletes)) ?? []
+        files += stores.filter { $0.contains(".sqlite") }.sorted().map { (athletes as NSString).appendingPathComponent($0) }
+        return StoreFiles.permissionWarning(
+            subject: "the server's data folder", files: files, folders: [folder, athletes, inside("uploads")])
+    }
+
     /// Opens (creating when missing) the directory in `folder`.
     public init(folder: String) throws(ServerSetupError) {
         self.folder = folder
         let path = (folder as NSString).appendingPathComponent("directory.sqlite")
+        do throws(StoreError) {
+            // The folder 0700 and the file 0600 before SQLite opens it (its WAL files get the file's mode).
+            try StoreFiles.createPrivate(path: path)
+        } catch {
+            throw .storage(path: path, detail: error.description)
+        }
         do {
-            try FileManager.default.createDirectory(
-                atPath: (folder as NSString).appendingPathComponent("athletes"), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
+            for name in ["athletes", "uploads"] {
+                try FileManager.default.createDirectory(
+                    atPath: (folder as NSString).appendingPathComponent(name), withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: StoreFiles.folderMode])
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             configuration.foreignKeysEnabled = true

@@ -149,6 +149,13 @@ final class LiveSession: Sendable {
         do throws(EngineError) {
             for step in steps { try apply(step, to: recording) }
             try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
+        } catch .builderState(_, .notStarted) {
+            // Samples, events or the batch number before the session started (an empty batch 1, say).
+            rebuild()
+            throw .conflict(
+                "session_not_started",
+                "batch \(seq) was refused and nothing of it was kept: session \(id) has not started; "
+                    + "send a 'start' item ({\"kind\": \"start\", \"at\": …}) first, in this batch or an earlier one")
         } catch {
             rebuild()
             throw .unprocessable("rejected_by_engine", "batch \(seq) was refused and nothing of it was kept: \(error)")

@@ -247,12 +247,17 @@ public final class WorkoutServer: Sendable {
         }
         let store = try stores.store(for: athlete)
         let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            // 0600 in a 0700 folder (created so when missing), like the stores' files.
+            try StoreFiles.createPrivate(path: path)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            try handle.write(contentsOf: Data(bytes))
+        } catch {
             throw APIError.unavailable("the upload could not be written to \(folder); check the data folder's space")
         }
-        defer { try? FileManager.default.removeItem(atPath: path) }
         struct Uploaded: Encodable {
             var duplicate: Bool
             var athlete: String

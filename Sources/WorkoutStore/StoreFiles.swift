@@ -22,9 +22,10 @@ public enum StoreFiles {
 
     /// Creates the store's folder (0700, with any missing parents) and an empty database file (0600).
     ///
-    /// Called where the store creates a new file. An existing folder is left as it is (it may be a
-    /// shared place such as /tmp that the user chose).
-    static func createPrivate(path: String) throws(StoreError) {
+    /// Called where the store creates a new file (and by the server for its own files). An existing
+    /// folder is left as it is (it may be a shared place such as /tmp that the user chose); an existing
+    /// file too.
+    public static func createPrivate(path: String) throws(StoreError) {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             do {
@@ -54,21 +55,28 @@ public enum StoreFiles {
     /// read by other users, with the command that makes it private; nil when it is private already.
     public static func permissionWarning(path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
-        var exposed: [String] = []
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
-            if let mode = mode(of: file), mode & 0o077 != 0 { exposed.append(file) }
-        }
-        var folderExposed = false
         // Only the store's own folder counts: a shared folder (/tmp) holds other people's files too.
-        if !folder.isEmpty, let mode = mode(of: folder), mode & 0o077 != 0, isStoreFolder(folder, of: path) {
-            folderExposed = true
-        }
-        guard !exposed.isEmpty || folderExposed else { return nil }
+        let folders = !folder.isEmpty && isStoreFolder(folder, of: path) ? [folder] : []
+        return permissionWarning(
+            subject: "the workout store", files: [path, path + "-wal", path + "-shm", path + "-journal"],
+            folders: folders)
+    }
+
+    /// A warning when any of `files` or `folders` (missing ones are skipped) can be read by other users,
+    /// naming them and the `chmod 600` / `chmod 700` command that makes them private; nil when none can.
+    ///
+    /// `subject` starts the message ("the workout store can be read by other users …"). Nothing is chmodded.
+    public static func permissionWarning(subject: String, files: [String], folders: [String]) -> String? {
+        let exposedFiles = files.filter { file in mode(of: file).map { $0 & 0o077 != 0 } ?? false }
+        let exposedFolders = folders.filter { folder in mode(of: folder).map { $0 & 0o077 != 0 } ?? false }
+        guard !exposedFiles.isEmpty || !exposedFolders.isEmpty else { return nil }
         var commands: [String] = []
-        if !exposed.isEmpty { commands.append("chmod 600 " + exposed.map(shellQuoted).joined(separator: " ")) }
-        if folderExposed { commands.append("chmod 700 " + shellQuoted(folder)) }
-        let what = (exposed + (folderExposed ? [folder] : [])).joined(separator: ", ")
-        return "warning: the workout store can be read by other users (\(what)); to make it private, run: "
+        if !exposedFiles.isEmpty { commands.append("chmod 600 " + exposedFiles.map(shellQuoted).joined(separator: " ")) }
+        if !exposedFolders.isEmpty {
+            commands.append("chmod 700 " + exposedFolders.map(shellQuoted).joined(separator: " "))
+        }
+        let what = (exposedFiles + exposedFolders).joined(separator: ", ")
+        return "warning: \(subject) can be read by other users (\(what)); to make it private, run: "
             + commands.joined(separator: " && ")
     }
 

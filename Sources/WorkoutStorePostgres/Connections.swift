@@ -110,7 +110,8 @@ struct PostgresURL: Sendable {
             !host.isEmpty
         else {
             throw .database(
-                path: "PostgreSQL", detail: "'\(text.prefix(80))' is not a postgres://user@host[:port]/database URL")
+                path: "PostgreSQL",
+                detail: "'\(Self.withoutPassword(text).prefix(80))' is not a postgres://user@host[:port]/database URL")
         }
         let user = components.user ?? "postgres"
         let database = String(components.path.drop(while: { $0 == "/" }))
@@ -119,6 +120,17 @@ struct PostgresURL: Sendable {
             host: host, port: port, username: user, password: components.password,
             database: database.isEmpty ? user : database, tls: .disable)
         redacted = "postgres://\(user)@\(host):\(port)/\(database.isEmpty ? user : database)"
+    }
+
+    /// `text` (a URL, well formed or not) with the password of its `user:password@` replaced by `***`.
+    ///
+    /// The user part runs from after `://` to the last `@`, so a password holding `/`, `:` or `@` is hidden
+    /// whole; text without a password is returned as it is.
+    static func withoutPassword(_ text: String) -> String {
+        let userStart = text.range(of: "://").map(\.upperBound) ?? text.startIndex
+        guard let at = text[userStart...].lastIndex(of: "@"), let colon = text[userStart..<at].firstIndex(of: ":")
+        else { return text }
+        return String(text[...colon]) + "***" + String(text[at...])
     }
 }
 

@@ -188,4 +188,25 @@ struct LiveSessionTests {
         #expect(try await server.json("POST", path, token: token, good).json["ack"] as? Int == 2)
         await server.stop()
     }
+
+    @Test func aBatchBeforeTheStartSaysToSendAStartItemAndChangesNothing() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "max").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        let before = try await Self.state(server, session, token: token)
+        for batch in [["seq": 1, "items": [[String: Any]]()], heartRateBatch(seq: 1, start: start, count: 2)] {
+            let answer = try await server.json("POST", path, token: token, batch)
+            let message = answer.errorMessage ?? ""
+            #expect(answer.status == 409 && answer.errorCode == "session_not_started", "\(answer.status) \(answer.text)")
+            #expect(message.contains("'start'") && !message.contains("builder") && !message.contains("metadata"), "\(message)")
+            #expect(try await Self.state(server, session, token: token) == before)
+        }
+        let started = try await server.json("POST", path, token: token, heartRateBatch(seq: 1, start: start, count: 2, startSession: true))
+        #expect(started.status == 200 && started.json["ack"] as? Int == 1, "\(started.text)")
+        await server.stop()
+    }
 }
