@@ -68,12 +68,8 @@ extension SQLiteBackend {
                         WHERE c.workout_id = ? AND c.type = ?
                         """, arguments: [rowID, type.rawValue])
                 for chunkRow in rows {
-                    let data: Data = chunkRow[10]
-                    let chunk = SampleChunk(
-                        type: type, source: Self.source(chunkRow, offset: 11, cache: &sourceCache),
-                        count: chunkRow[1], firstOrdinal: chunkRow[2], lastOrdinal: chunkRow[3],
-                        startMin: chunkRow[4], startMax: chunkRow[5], endMin: chunkRow[6], endMax: chunkRow[7],
-                        valueMin: chunkRow[8], valueMax: chunkRow[9], payload: [UInt8](data))
+                    let chunk = Self.sampleChunk(
+                        chunkRow, type: type, source: Self.source(chunkRow, offset: 11, cache: &sourceCache))
                     if try isReplaced(chunk) {
                         try db.execute(sql: "DELETE FROM sample_chunk WHERE id = ?", arguments: [chunkRow[0] as Int64])
                     }
@@ -127,6 +123,15 @@ extension SQLiteBackend {
         return try read { db in
             try String.fetchAll(db, sql: sql, arguments: arguments).map(Self.uuid)
         }
+    }
+
+    /// A sample chunk from a row whose columns 1 to 10 are the chunk's count, first and last ordinal, start
+    /// and end bounds, value bounds and data, in that order (every chunk query here selects them so).
+    static func sampleChunk(_ row: Row, type: QuantityType, source: SourceDevice) -> SampleChunk {
+        let data: Data = row[10]
+        return SampleChunk(
+            type: type, source: source, count: row[1], firstOrdinal: row[2], lastOrdinal: row[3], startMin: row[4],
+            startMax: row[5], endMin: row[6], endMax: row[7], valueMin: row[8], valueMax: row[9], payload: [UInt8](data))
     }
 
     package func sampleChunks(_ filter: ChunkFilter) throws(StoreError) -> [StoredChunk<SampleChunk>] {
@@ -185,14 +190,10 @@ extension SQLiteBackend {
                     workouts[workoutRow] = workout
                 }
                 let source = Self.source(row, offset: 13, cache: &sourceCache)
-                let data: Data = row[10]
                 result.append(
                     StoredChunk(
                         workout: workout, workoutOrder: workoutRow,
-                        chunk: SampleChunk(
-                            type: type, source: source, count: row[1], firstOrdinal: row[2], lastOrdinal: row[3],
-                            startMin: row[4], startMax: row[5], endMin: row[6], endMax: row[7], valueMin: row[8],
-                            valueMax: row[9], payload: [UInt8](data))))
+                        chunk: Self.sampleChunk(row, type: type, source: source)))
             }
             return result
         }
@@ -350,13 +351,8 @@ extension SQLiteBackend {
                 guard let type = QuantityType(rawValue: chunk[0]) else {
                     throw StoreError.corruptChunk(workout: session.id, detail: "unknown quantity type \(chunk[0] as String)")
                 }
-                let data: Data = chunk[10]
                 samples.append(
-                    SampleChunk(
-                        type: type, source: Self.source(chunk, offset: 11, cache: &sourceCache), count: chunk[1],
-                        firstOrdinal: chunk[2], lastOrdinal: chunk[3], startMin: chunk[4], startMax: chunk[5],
-                        endMin: chunk[6], endMax: chunk[7], valueMin: chunk[8], valueMax: chunk[9],
-                        payload: [UInt8](data)))
+                    Self.sampleChunk(chunk, type: type, source: Self.source(chunk, offset: 11, cache: &sourceCache)))
             }
             let route = try Row.fetchAll(
                 db,
