@@ -167,6 +167,26 @@ struct ChunkStorageTests {
         }
     }
 
+    @Test("a chunk row of a quantity type this build does not know is a typed error, never skipped silently")
+    func chunkOfAnUnknownTypeIsATypedError() throws {
+        let (store, folder) = try freshStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let id = UUID()
+        let samples = (0..<10).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) }
+        try store.save(minimalWorkout(id, start: t(0), end: t(10)), samples: samples)
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE sample_chunk SET type = 'bogusType'")
+        }
+        try queue.close()
+        #expect {
+            try store.samples(workout: id)
+        } throws: { error in
+            guard case .corruptChunk(let workout, let detail) = error as? StoreError else { return false }
+            return workout == id && detail.contains("bogusType")
+        }
+    }
+
     @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable")
     func corruptChunkIsATypedError() throws {
         let (store, folder) = try freshStore()

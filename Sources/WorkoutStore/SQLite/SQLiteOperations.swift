@@ -180,7 +180,6 @@ extension SQLiteBackend {
             var sourceCache: [String: SourceDevice] = [:]
             let rows = try Row.fetchCursor(db, sql: finalSQL, arguments: StatementArguments(arguments))
             while let row = try rows.next() {
-                guard let type = QuantityType(rawValue: row[0]) else { continue }
                 let workoutRow: Int64 = row[12]
                 let workout: UUID
                 if let known = workouts[workoutRow] {
@@ -188,6 +187,10 @@ extension SQLiteBackend {
                 } else {
                     workout = try Self.uuid(row[11])
                     workouts[workoutRow] = workout
+                }
+                // Never skipped silently: a type this build does not know is a damaged (or foreign) chunk row.
+                guard let type = QuantityType(rawValue: row[0]) else {
+                    throw StoreError.corruptChunk(workout: workout, detail: "unknown quantity type \(row[0] as String)")
                 }
                 let source = Self.source(row, offset: 13, cache: &sourceCache)
                 result.append(
