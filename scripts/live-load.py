@@ -13,14 +13,71 @@ what was acknowledged: lost = acknowledged but missing, doubled = stored twice. 
                        [--uploads 20] [--fit-dir DIR]
 
 FILE holds one athlete token a line (`workout athletes add` output); sessions and uploads go round-robin over
-them. Uploads cycle over the .fit files of DIR and the athletes so that each (file, athlete) is new while
-there are enough of them (a repeat is a duplicate the server recognises, and counted as such).
+them. Uploads cycle over the .fit files of DIR; each upload is made a new file (the header's profile version
+set to a running number, both CRCs computed again), so the server's deduplication by content never answers
+one from an earlier import: every upload is a full import (a duplicate answer is counted as such).
 """
 import argparse, asyncio, json, os, statistics, sys, time, uuid
 from datetime import datetime, timedelta, timezone
 
 STREAMS = [("heartRate", 140, "count/min"), ("cyclingPower", 200, "W"), ("cyclingCadence", 85, "count/min"),
            ("cyclingSpeed", 9.5, "m/s"), ("distanceCycling", 9.5, "m")]
+
+
+def fit_crc(data, crc=0):
+    """The FIT protocol's CRC-16 (nibble table, as its protocol document gives it)."""
+    table = [0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
+             0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400]
+    for byte in data:
+        tmp = table[crc & 0xF]
+        crc = ((crc >> 4) & 0x0FFF) ^ tmp ^ table[byte & 0xF]
+        tmp = table[crc & 0xF]
+        crc = ((crc >> 4) & 0x0FFF) ^ tmp ^ table[(byte >> 4) & 0xF]
+    return crc
+
+
+def zero_bytes_operator(count):
+    """The CRC state change of `count` zero bytes, a linear map on 16 bits: its 16 columns."""
+    def apply(columns, state):
+        result = 0
+        for bit in range(16):
+            if state >> bit & 1:
+                result ^= columns[bit]
+        return result
+    one = [fit_crc(b"\0", 1 << bit) for bit in range(16)]
+    result = [1 << bit for bit in range(16)]  # identity
+    while count:
+        if count & 1:
+            result = [apply(one, column) for column in result]
+        one = [apply(one, column) for column in one]
+        count >>= 1
+    return lambda state: apply(result, state)
+
+
+def unique_fit(content, number, cache={}):
+    """`content` (a FIT file) as a different file: profile version `number`, header and file CRCs redone.
+
+    The decoder does not interpret the profile version, so the import is the same workout, yet the bytes (and
+    so the server's content hash and the workout's ids) are new. Only the first file of a chained file changes.
+    The CRC is linear: the file CRC changes by the CRC of the changed header bytes carried over the rest of the
+    file as zeros (an operator computed once a file), so a large file costs no more than a small one.
+    """
+    data = bytearray(content)
+    header_size, data_size = data[0], int.from_bytes(data[4:8], "little")
+    end = header_size + data_size
+    if header_size < 12 or len(data) < end + 2:
+        return bytes(data)
+    old = bytes(data[:header_size])
+    data[2:4] = (number & 0xFFFF).to_bytes(2, "little")
+    if header_size >= 14 and data[12:14] != b"\0\0":
+        data[12:14] = fit_crc(data[0:12]).to_bytes(2, "little")
+    key = (len(content), end, header_size)
+    if key not in cache:
+        cache[key] = zero_bytes_operator(end - header_size)
+    delta = cache[key](fit_crc(bytes(a ^ b for a, b in zip(old, data[:header_size]))))
+    stored = int.from_bytes(data[end:end + 2], "little")
+    data[end:end + 2] = (stored ^ delta).to_bytes(2, "little")
+    return bytes(data)
 
 
 class Connection:
@@ -73,7 +130,9 @@ async def session(args, token, host, port, results, stop_at):
     if status not in (200, 201):
         results["errors"].append(f"open {status}")
         return
-    acked, seq, latencies = 0, 0, results["latencies"]
+    # acked: the server's last committed batch as this recorder knows it; highest: the highest number it ever
+    # had acknowledged (a server that comes back with less than that has lost acknowledged batches).
+    acked, highest, seq, latencies = 0, 0, 0, results["latencies"]
     while time.monotonic() < stop_at:
         seq = acked + 1
         at = start + timedelta(seconds=seq - 1)
@@ -88,6 +147,7 @@ async def session(args, token, host, port, results, stop_at):
             if status == 200:
                 latencies.append(time.monotonic() - sent)
                 acked = json.loads(data)["ack"]
+                highest = max(highest, acked)
             else:
                 results["errors"].append(f"batch {status} {data[:120]!r}")
                 status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
@@ -104,50 +164,97 @@ async def session(args, token, host, port, results, stop_at):
                 pass
             continue
         await asyncio.sleep(max(0, 1 - (time.monotonic() - sent)))
-    results["sessions"].append((sid, acked, start, token))
+    results["sessions"].append((sid, highest, acked, start, token))
     conn.close()
 
 
-async def finish(args, token, host, port, sid, acked, start, results):
+async def finish(args, token, host, port, sid, highest, acked, start, results):
+    """Ends and saves the session, then reads the saved workout back: every sample of batches 1…highest must be
+    there once (lost: missing; doubled: stored more than once)."""
     conn = Connection(host, port)
-    end = iso(start + timedelta(seconds=acked + 1))
-    body = json.dumps({"seq": acked + 1, "items": [{"kind": "stop", "at": end}, {"kind": "end", "at": end}]}).encode()
-    await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
-    status, _ = await conn.request("POST", f"/v1/sessions/{sid}/finish", token)
-    status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", token)
-    stored = json.loads(data).get("samples", []) if status == 200 else []
+    try:
+        status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
+        if status == 200:
+            acked = json.loads(data)["lastBatch"]
+        end = iso(start + timedelta(seconds=acked + 1))
+        body = json.dumps({"seq": acked + 1, "items": [{"kind": "stop", "at": end}, {"kind": "end", "at": end}]}).encode()
+        status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
+        if status != 200:
+            results["errors"].append(f"end {status} {data[:120]!r}")
+        status, data = await conn.request("POST", f"/v1/sessions/{sid}/finish", token)
+        if status != 200:
+            results["errors"].append(f"finish {status} {data[:120]!r}")
+        status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", token)
+        if status != 200:
+            results["errors"].append(f"samples {status} {data[:120]!r}")
+        stored = json.loads(data).get("samples", []) if status == 200 else []
+    except Exception as error:
+        results["errors"].append(f"finish {type(error).__name__}")
+        stored = []
+    finally:
+        conn.close()
     keys = [(s["sample"]["type"], s["sample"]["start"]) for s in stored]
-    expected = acked * len(STREAMS)
-    results["lost"] += max(0, expected - len(set(keys)))
-    results["doubled"] += len(keys) - len(set(keys))
-    conn.close()
+    present = set(keys)
+    for seq in range(1, highest + 1):
+        at = iso(start + timedelta(seconds=seq - 1))
+        results["lost"] += sum(1 for t, _, _ in STREAMS if (t, at) not in present)
+    results["doubled"] += len(keys) - len(present)
+    results["stored"] += len(keys)
 
 
 async def uploads(args, tokens, host, port, results, stop_at):
+    """FIT uploads at a fixed rate, at most --upload-connections at once (a late one is counted as missed)."""
     if args.uploads <= 0 or not args.fit_dir:
         return
     files = sorted(os.path.join(args.fit_dir, name) for name in os.listdir(args.fit_dir) if name.endswith(".fit"))
     contents = [open(path, "rb").read() for path in files]
-    conn = Connection(host, port)
-    interval = 1 / args.uploads
-    index = 0
-    while time.monotonic() < stop_at:
+    # Made unique before the clock starts (the CRCs cost CPU that would slow the load generator): enough
+    # distinct files for the whole run, each sent once.
+    count = min(65536, int(args.uploads * args.duration) + 1)
+    prepared = [unique_fit(contents[i % len(contents)], args.first_profile + i // len(contents)) for i in range(count)]
+    idle = [Connection(host, port) for _ in range(args.upload_connections)]
+
+    async def one(index):
+        conn = idle.pop()
         sent = time.monotonic()
-        body = contents[index % len(contents)]
-        token = tokens[(index // len(contents)) % len(tokens)]
-        index += 1
         try:
-            status, _ = await conn.request("POST", "/v1/workouts", token, body)
+            status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], prepared[index % len(prepared)])
             results["uploads"].append((status, time.monotonic() - sent))
+            if status not in (200, 201):
+                results["upload_errors"].append(f"{status} {data[:160]!r}")
         except Exception as error:
-            results["errors"].append(f"upload {type(error).__name__}")
-        await asyncio.sleep(max(0, interval - (time.monotonic() - sent)))
+            results["upload_errors"].append(f"{type(error).__name__}")
+            results["uploads"].append((0, time.monotonic() - sent))
+        finally:
+            idle.append(conn)
+
+    interval = 1 / args.uploads
+    began = time.monotonic()
+    index, running = 0, set()
+    while time.monotonic() < stop_at:
+        if idle:
+            task = asyncio.ensure_future(one(index))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        else:
+            results["uploads_missed"] += 1
+        index += 1
+        await asyncio.sleep(max(0, began + index * interval - time.monotonic()))
+    if running:
+        await asyncio.gather(*running)
 
 
 async def memory(args, results, stop_at):
     while time.monotonic() < stop_at:
+        pid = args.pid
         try:
-            with open(f"/proc/{args.pid}/status") as status:
+            if args.pid_file:
+                with open(args.pid_file) as file:
+                    pid = int(file.read().strip() or pid)
+        except (OSError, ValueError):
+            pass
+        try:
+            with open(f"/proc/{pid}/status") as status:
                 for line in status:
                     if line.startswith("VmRSS:"):
                         results["rss"].append((time.monotonic(), int(line.split()[1])))
@@ -161,20 +268,28 @@ async def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--tokens", required=True, help="a file of athlete tokens, one a line")
     parser.add_argument("--pid", type=int, default=0)
+    parser.add_argument("--pid-file", help="a file holding the server's pid (read at each sample: a restarted server)")
+    parser.add_argument("--upload-connections", type=int, default=16, help="the most uploads in flight at once")
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--duration", type=float, default=600)
     parser.add_argument("--uploads", type=float, default=20)
     parser.add_argument("--fit-dir")
+    parser.add_argument("--first-profile", type=int, default=None,
+                        help="the first profile version written into uploads (default: random, so reruns are new files)")
     args = parser.parse_args()
     host, _, port = args.url.removeprefix("http://").rstrip("/").partition(":")
     if host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("loopback only: --url must be http://127.0.0.1:PORT")
     if not (0 < args.sessions <= 5000 and 0 < args.duration <= 3600 and 0 <= args.uploads <= 100):
         sys.exit("bounded: --sessions 1…5000, --duration 1…3600 s, --uploads 0…100 per second")
+    if args.first_profile is None:
+        args.first_profile = int.from_bytes(os.urandom(2), "little")
     tokens = [line.strip() for line in open(args.tokens) if line.strip()]
     if not tokens:
         sys.exit(f"no tokens in {args.tokens}")
-    results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0}
+    results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
+               "upload_errors": [], "uploads_missed": 0, "lag": [],
+               "stored": 0}
     began = time.monotonic()
     stop_at = began + args.duration
     tasks = [session(args, tokens[i % len(tokens)], host, int(port), results, stop_at) for i in range(args.sessions)]
@@ -182,23 +297,40 @@ async def main():
     async def staggered(index, task):
         await asyncio.sleep(index % 1000 / 1000)
         await task
+    async def lag():
+        # How late the generator's own event loop wakes up: latencies include it, so a busy generator shows here.
+        while time.monotonic() < stop_at:
+            before = time.monotonic()
+            await asyncio.sleep(0.1)
+            results["lag"].append(time.monotonic() - before - 0.1)
     await asyncio.gather(*(staggered(i, t) for i, t in enumerate(tasks)), uploads(args, tokens, host, int(port), results, stop_at),
-                         memory(args, results, stop_at))
+                         memory(args, results, stop_at), lag())
     for i in range(0, len(results["sessions"]), 100):
-        await asyncio.gather(*(finish(args, token, host, int(port), sid, acked, start, results)
-                               for sid, acked, start, token in results["sessions"][i:i + 100]))
-    latencies = sorted(results["latencies"])
-    def pct(p):
-        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] * 1000 if latencies else float("nan")
-    acked = sum(a for _, a, _, _ in results["sessions"])
-    print(f"sessions {len(results['sessions'])}/{args.sessions}, {args.duration:.0f} s, batches acknowledged {acked} "
-          f"({acked * len(STREAMS)} samples, {acked * len(STREAMS) / args.duration:.0f} samples/s)")
-    print(f"ack latency: p50 {pct(0.5):.1f} ms, p99 {pct(0.99):.1f} ms, max {pct(1.0):.1f} ms")
+        await asyncio.gather(*(finish(args, token, host, int(port), sid, highest, acked, start, results)
+                               for sid, highest, acked, start, token in results["sessions"][i:i + 100]))
+    report(args, results)
+
+
+def report(args, results):
+    def pct(values, p):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(len(values) * p))] * 1000 if values else float("nan")
+    latencies = results["latencies"]
+    acked = sum(highest for _, highest, _, _, _ in results["sessions"])
+    samples = acked * len(STREAMS)
+    print(f"sessions: {len(results['sessions'])} of {args.sessions} ran {args.duration:.0f} s; batches acknowledged {acked} "
+          f"({samples} samples, {samples / args.duration:.0f} samples/s)")
+    print(f"ack latency: p50 {pct(latencies, 0.5):.1f} ms, p99 {pct(latencies, 0.99):.1f} ms, max {pct(latencies, 1.0):.1f} ms "
+          f"({len(latencies)} acknowledgements; generator's own lag p99 {pct(results['lag'], 0.99):.1f} ms)")
     ok_uploads = [t for s, t in results["uploads"] if s in (200, 201)]
     duplicates = sum(1 for s, _ in results["uploads"] if s == 200)
-    print(f"uploads: {len(ok_uploads)} ok ({duplicates} duplicates) of {len(results['uploads'])} "
-          f"({len(results['uploads']) / args.duration:.1f}/s), median {statistics.median(ok_uploads) * 1000 if ok_uploads else float('nan'):.0f} ms")
-    print(f"acknowledged samples lost: {results['lost']}, stored twice: {results['doubled']}, errors: {len(results['errors'])}"
+    print(f"uploads: {len(ok_uploads)} imported ({duplicates} answered as duplicates), {len(ok_uploads) / args.duration:.1f}/s "
+          f"of {args.uploads:g}/s asked; failed {len(results['uploads']) - len(ok_uploads)}, not sent (all "
+          f"{args.upload_connections} connections busy) {results['uploads_missed']}; latency p50 "
+          f"{pct(ok_uploads, 0.5):.0f} ms, p99 {pct(ok_uploads, 0.99):.0f} ms"
+          + (f" (first failure: {results['upload_errors'][0]})" if results["upload_errors"] else ""))
+    print(f"acknowledged samples: {samples}, read back {results['stored']}, lost {results['lost']}, "
+          f"stored twice {results['doubled']}; batch errors {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))
     rss = results["rss"]
     if len(rss) >= 2:

@@ -75,8 +75,15 @@ start_test_postgres() {
   # Durability is not what these tests measure (the fault tests restart the server, not the machine):
   # fsync off keeps a shared 2-core machine quick. Enough connections for the pool tests, and locks for
   # statements that touch every athlete's partition (scripts/scale-generate.sql).
+  # WORKOUT_TEST_POSTGRES_DURABLE=1 (the live load figures, scripts/live-load.sh) keeps PostgreSQL's durable
+  # defaults (fsync on, synchronous_commit on: a commit is on disk when acknowledged) and sizes the cluster for
+  # a sustained write load: more shared buffers and WAL between checkpoints.
+  local settings="-c fsync=off -c synchronous_commit=off"
+  if [ "${WORKOUT_TEST_POSTGRES_DURABLE:-}" = 1 ]; then
+    settings="-c fsync=on -c synchronous_commit=on -c shared_buffers=512MB -c max_wal_size=4GB -c checkpoint_timeout=15min -c wal_compression=on${WORKOUT_TEST_POSTGRES_SETTINGS:+ $WORKOUT_TEST_POSTGRES_SETTINGS}"
+  fi
   _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/data" -l "$_test_postgres_dir/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir -c fsync=off -c synchronous_commit=off -c max_connections=200 -c max_locks_per_transaction=256" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir $settings -c max_connections=200 -c max_locks_per_transaction=256" \
     start >/dev/null || {
     cat "$_test_postgres_dir/server.log" >&2
     return 1

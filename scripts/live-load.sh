@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Issue 12's load and fault figures (docs/live-load.md): a release `workout serve` on a throw-away PostgreSQL
+# cluster with durable settings (fsync on, synchronous_commit on), live sessions and FIT uploads from
+# scripts/live-load.py, optionally with faults injected mid-run.
+#
+#   scripts/live-load.sh [--sessions 1000] [--duration 600] [--uploads 20] [--athletes 100] [--pool-size N]
+#                        [--sqlite] [--fault] [--debug]
+#
+# --fault: PostgreSQL is restarted with `pg_ctl restart -m immediate` at a third of the run and the server is
+# `kill -9`'d and started again at two thirds; sessions resume (live-load.py counts what was lost or doubled).
+# --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
+# Prints live-load.py's figures, the machine's load average during the run, and the server's CPU time.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+sessions=1000 duration=600 uploads=20 athletes=100 pool_size="" backend=postgres fault=0 configuration=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sessions) sessions="$2"; shift 2 ;;
+    --duration) duration="$2"; shift 2 ;;
+    --uploads) uploads="$2"; shift 2 ;;
+    --athletes) athletes="$2"; shift 2 ;;
+    --pool-size) pool_size="$2"; shift 2 ;;
+    --sqlite) backend=sqlite; shift ;;
+    --fault) fault=1; shift ;;
+    --debug) configuration=debug; shift ;;
+    *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+source scripts/ensure-packages.sh
+ensure_packages
+swift build -c "$configuration" --product workout >/dev/null || exit 1
+workout="$(swift build -c "$configuration" --show-bin-path)/workout"
+data=$(mktemp -d /tmp/workout-load.XXXXXX)
+chmod 700 "$data"
+db_args=()
+if [ "$backend" = postgres ]; then
+  source scripts/test-postgres.sh
+  WORKOUT_TEST_POSTGRES_URL="" WORKOUT_TEST_POSTGRES_DURABLE=1 start_test_postgres || exit 1
+  db_args=(--db "$WORKOUT_TEST_POSTGRES_URL" --data "$data/server")
+else
+  db_args=(--db "$data/server")
+fi
+serve_args=("${db_args[@]}")
+[ -n "$pool_size" ] && serve_args+=(--pool-size "$pool_size")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+for i in $(seq 1 "$athletes"); do "$workout" athletes add "load$i" "${db_args[@]}"; done >"$data/tokens" || exit 1
+start_server() {
+  "$workout" serve "${serve_args[@]}" --port "$port" --log-level error >>"$data/serve.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "the server did not answer /health; its log:" >&2
+  cat "$data/serve.log" >&2
+  return 1
+}
+start_server || exit 1
+echo "$backend, $configuration build, $sessions sessions × 5 streams at 1 Hz, $uploads uploads/s, $duration s, $athletes athletes"
+read -r load_before _ </proc/loadavg
+python3 scripts/live-load.py --url "http://127.0.0.1:$port" --tokens "$data/tokens" --pid "$server" \
+  --pid-file "$data/server.pid" --sessions "$sessions" --duration "$duration" --uploads "$uploads" \
+  --fit-dir "${WORKOUT_FIT_DIR:-/work/shared/data/fit}" >"$data/load.out" 2>&1 &
+load=$!
+echo "$server" >"$data/server.pid"
+loads=()
+sample_load() { local one _; read -r one _ </proc/loadavg; loads+=("$one"); }
+if [ "$fault" = 1 ]; then
+  sleep $(( duration / 3 ))
+  sample_load
+  if [ "$backend" = postgres ]; then
+    echo "$(date -u +%T) pg_ctl restart -m immediate"
+    as_postgres=()
+    [ "$(id -u)" -eq 0 ] && as_postgres=(runuser -u postgres --)
+    "${as_postgres[@]}" "$WORKOUT_TEST_POSTGRES_BIN/pg_ctl" -D "$WORKOUT_TEST_POSTGRES_DATA" -m immediate -w restart >/dev/null
+  fi
+  sleep $(( duration / 3 ))
+  sample_load
+  echo "$(date -u +%T) kill -9 the server, start it again"
+  kill -9 "$server"
+  wait "$server" 2>/dev/null
+  start_server || exit 1
+  echo "$server" >"$data/server.pid"
+  echo "$(date -u +%T) the server answers again"
+fi
+while kill -0 "$load" 2>/dev/null; do
+  sample_load
+  sleep 30
+done
+wait "$load"
+cat "$data/load.out"
+echo "load average (1 min) during the run: ${loads[*]} (before: $load_before)"
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/null || true
+[ -n "${utime:-}" ] && echo "server CPU time since its (last) start: $(( (utime + stime) / $(getconf CLK_TCK) )) s"
+kill -TERM "$server"
+wait "$server"
+[ -s "$data/serve.log" ] && { echo "server log (last lines):"; tail -5 "$data/serve.log"; }
+rm -rf "$data"
