@@ -9,6 +9,7 @@
 # --fault: PostgreSQL is restarted with `pg_ctl restart -m immediate` at a third of the run and the server is
 # `kill -9`'d and started again at two thirds; sessions resume (live-load.py counts what was lost or doubled).
 # --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
+# WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
 # Prints live-load.py's figures, the machine's load average during the run, and the server's CPU time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +29,12 @@ while [ $# -gt 0 ]; do
 done
 source scripts/ensure-packages.sh
 ensure_packages
-swift build -c "$configuration" --product workout >/dev/null || exit 1
-workout="$(swift build -c "$configuration" --show-bin-path)/workout"
+if [ -n "${WORKOUT_BIN:-}" ]; then
+  workout="$WORKOUT_BIN"  # a given binary (comparing builds), not built here
+else
+  swift build -c "$configuration" --product workout >/dev/null || exit 1
+  workout="$(swift build -c "$configuration" --show-bin-path)/workout"
+fi
 data=$(mktemp -d /tmp/workout-load.XXXXXX)
 chmod 700 "$data"
 db_args=()

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Synchronization
 import WorkoutEngine
 import WorkoutModel
@@ -59,16 +60,55 @@ public let lastBatchMetadataKey = "ServerLastBatch"
 
 /// Runs blocking store work (SQLite, PostgreSQL round trips, FIT imports) off Swift's cooperative threads, so
 /// that a slow commit never stalls the HTTP connections of other requests.
+///
+/// Two fixed pools of threads, each taking work first come first served: `store` for live sessions and queries
+/// (enough threads that every pooled PostgreSQL connection can be busy while others wait their turn), and
+/// `uploads` for FIT imports, a few threads only, so that a burst of uploads never takes the threads and
+/// connections that acknowledge live batches. A fixed pool, not a concurrent DispatchQueue: blocking work on
+/// one makes libdispatch start thread after thread, and hundreds of threads on two cores delay every ack.
 enum Offload {
-    static let queue = DispatchQueue(label: "workout.serve.store", qos: .userInitiated, attributes: .concurrent)
+    /// Threads for live sessions and queries.
+    static let storeThreads = 24
+    /// Threads for FIT imports.
+    static let uploadThreads = 2
+    /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
+    static let uploadQueueLimit = 64
+
+    static let store: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: storeThreads)
+        pool.start()
+        return pool
+    }()
+    static let uploads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: uploadThreads)
+        pool.start()
+        return pool
+    }()
+    private static let uploadsWaiting = Atomic<Int>(0)
 
     static func run<T: Sendable>(
-        on queue: DispatchQueue = Offload.queue, _ body: @escaping @Sendable () throws(APIError) -> T
+        on pool: NIOThreadPool = Offload.store, _ body: @escaping @Sendable () throws(APIError) -> T
     ) async throws(APIError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, APIError>, Never>) in
-            queue.async { continuation.resume(returning: Result { () throws(APIError) -> T in try body() }) }
+        let result: Result<T, APIError>
+        do {
+            result = try await pool.runIfActive { Result { () throws(APIError) -> T in try body() } }
+        } catch {
+            // Only a pool that was shut down throws here; the pools above live as long as the process.
+            throw .unavailable("the server is stopping; try again")
         }
         return try result.get()
+    }
+
+    /// Runs a FIT import on the upload threads; 503 when too many are already waiting.
+    static func upload<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws(APIError) -> T {
+        guard uploadsWaiting.add(1, ordering: .relaxed).newValue <= uploadQueueLimit + uploadThreads else {
+            uploadsWaiting.subtract(1, ordering: .relaxed)
+            throw APIError(
+                status: 503, code: "uploads_busy",
+                message: "\(uploadQueueLimit) uploads are already waiting to be imported; send this file again later")
+        }
+        defer { uploadsWaiting.subtract(1, ordering: .relaxed) }
+        return try await run(on: uploads, body)
     }
 }
 
@@ -77,13 +117,13 @@ enum Offload {
 /// Each batch is applied and then committed together with its number (a metadata change in the same journal
 /// transaction), so after any crash the journal says exactly which batches it holds: a client resending from
 /// its last acknowledged number loses nothing and doubles nothing. A batch that fails to apply or commit is
-/// undone by rebuilding the session from the journal. Calls run one at a time on the session's own queue.
+/// undone by rebuilding the session from the journal. Calls run one at a time (a lock held on the store thread).
 final class LiveSession: Sendable {
     let athlete: Athlete
     let id: UUID
     let store: WorkoutStore
-    private let queue: DispatchQueue
-    /// Touched only on `queue`.
+    /// Held for each call's whole work on a store thread: calls of one session run one at a time, in turn.
+    private let serial = Mutex<Void>(())
     private let current: Mutex<(recording: JournaledRecording?, lastBatch: Int)>
     /// Set when the session could not be read back from its journal (the database did not answer): its
     /// `recording` is nil but the session is not finished; the next call reads it back first.
@@ -93,7 +133,6 @@ final class LiveSession: Sendable {
         self.athlete = athlete
         self.id = id
         self.store = store
-        queue = DispatchQueue(label: "workout.serve.session", target: Offload.queue)
         current = Mutex((recording, Self.lastBatch(of: recording)))
     }
 
@@ -114,8 +153,8 @@ final class LiveSession: Sendable {
     }
 
     func state() async throws(APIError) -> State {
-        try await Offload.run(on: queue) { () throws(APIError) -> State in
-            try self.recoverIfStale()
+        try await Offload.run { () throws(APIError) -> State in
+            try self.serial.withLock { _ throws(APIError) in try self.recoverIfStale() }
             let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
             return State(
                 id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
@@ -127,12 +166,14 @@ final class LiveSession: Sendable {
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
     /// without applying anything.
     func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
-        try await Offload.run(on: queue) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
-            try self.applyOnQueue(seq: seq, steps: steps)
+        try await Offload.run { () throws(APIError) -> (ack: Int, duplicate: Bool) in
+            try self.serial.withLock { _ throws(APIError) -> (ack: Int, duplicate: Bool) in
+                try self.applyLocked(seq: seq, steps: steps)
+            }
         }
     }
 
-    private func applyOnQueue(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+    private func applyLocked(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
         try recoverIfStale()
         let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
         guard let recording else {
@@ -215,31 +256,35 @@ final class LiveSession: Sendable {
 
     /// Saves the workout; the session must have ended (an `end` item).
     func finish() async throws(APIError) -> Workout {
-        try await Offload.run(on: queue) { () throws(APIError) -> Workout in
-            try self.recoverIfStale()
-            guard let recording = self.current.withLock({ $0.recording }) else {
-                if let workout = try? self.store.workout(id: self.id) { return workout }
-                throw .notFound("session \(self.id) is not known")
-            }
-            guard recording.session.state == .ended else {
-                throw .conflict(
-                    "session_not_ended",
-                    "session \(self.id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
-            }
-            do {
-                let workout = try recording.finish()
-                self.current.withLock { $0.recording = nil }
-                return workout
-            } catch {
-                throw .unavailable("session \(self.id) could not be saved (\(error)); try again")
-            }
+        try await Offload.run { () throws(APIError) -> Workout in
+            try self.serial.withLock { _ throws(APIError) -> Workout in try self.finishLocked() }
+        }
+    }
+
+    private func finishLocked() throws(APIError) -> Workout {
+        try recoverIfStale()
+        guard let recording = current.withLock({ $0.recording }) else {
+            if let workout = try? store.workout(id: id) { return workout }
+            throw .notFound("session \(id) is not known")
+        }
+        guard recording.session.state == .ended else {
+            throw .conflict(
+                "session_not_ended",
+                "session \(id) is \(recording.session.state.rawValue); send an 'end' item in a batch before finishing")
+        }
+        do {
+            let workout = try recording.finish()
+            current.withLock { $0.recording = nil }
+            return workout
+        } catch {
+            throw .unavailable("session \(id) could not be saved (\(error)); try again")
         }
     }
 
     /// Commits anything pending (graceful shutdown); the journal stays for the next start.
     func close() async {
-        _ = try? await Offload.run(on: queue) { () throws(APIError) in
-            try? self.current.withLock { $0.recording }?.close()
+        _ = try? await Offload.run { () throws(APIError) in
+            self.serial.withLock { _ in try? self.current.withLock { $0.recording }?.close() }
         }
     }
 }
@@ -255,6 +300,11 @@ actor LiveSessions {
     static func options(id: UUID) -> BuilderOptions {
         // Strict: a bad sample refuses its batch (the client hears why) instead of being dropped silently.
         BuilderOptions(invalidInput: .reject, workoutID: id)
+    }
+
+    /// The session when it is in memory (opened or recovered by `athlete`).
+    func inMemory(athlete: Athlete, id: UUID) -> LiveSession? {
+        sessions[Key(athlete: athlete.id, session: id)]
     }
 
     /// The session, from memory or recovered from the athlete's journal; nil when there is none.

@@ -275,7 +275,7 @@ public final class WorkoutServer: Sendable {
         let alone = { @Sendable [self] in
             self.uploadsInFlight.withLock { $0.filter { $0.hasPrefix(athletePrefix) }.count == 1 }
         }
-        let imported = try await Offload.run { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+        let imported = try await Offload.upload { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.
@@ -460,6 +460,8 @@ public final class WorkoutServer: Sendable {
     func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
         let athlete = try writer(request)
         let id = try pathID(context)
+        // A session in memory under this athlete was opened (claimed) by it: no directory lookup per batch.
+        if let session = await sessions.inMemory(athlete: athlete, id: id) { return session }
         try requireOwner(athlete, of: id, claim: false)
         let store = try stores.store(for: athlete)
         guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {

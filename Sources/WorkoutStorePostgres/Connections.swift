@@ -15,6 +15,12 @@ enum Bind: Sendable {
     case uuid(UUID)
     case bytes([UInt8])
     case uuids([UUID])
+    /// Arrays for `unnest($n::type[])`: one statement writes many rows (a journal commit's chunks and entries).
+    case texts([String])
+    case bools([Bool])
+    case ints([Int64])
+    case doubles([Double])
+    case byteas([[UInt8]])
 }
 
 /// Builds a statement and its parameters: `sql.bind(.text("x"))` appends the value and returns `$n`.
@@ -40,6 +46,11 @@ struct SQL {
             case .uuid(let id): bindings.append(id)
             case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             case .uuids(let ids): bindings.append(ids)
+            case .texts(let texts): bindings.append(texts)
+            case .bools(let flags): bindings.append(flags)
+            case .ints(let numbers): bindings.append(numbers)
+            case .doubles(let numbers): bindings.append(numbers)
+            case .byteas(let values): bindings.append(values.map { ByteBuffer(bytes: $0) })
             }
         }
         return PostgresQuery(unsafeSQL: text, binds: bindings)

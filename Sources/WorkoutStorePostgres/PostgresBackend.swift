@@ -608,6 +608,14 @@ final class PostgresBackend: StoreBackend {
     }
 
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
+        // A live session's commit (samples and changes, no route, not closing) is one statement: one round trip
+        // and one parse instead of one per chunk and entry, without BEGIN and COMMIT (a single statement is its
+        // own transaction). The rest takes the general path below.
+        if commit.closing == nil, commit.routeChunks.isEmpty, !isTeam {
+            let found = try pool.transaction(single: true) { t in try t.run(appendSQL(commit)).first?.int(0) }
+            guard found != nil else { throw .sessionNotFound(commit.session) }
+            return
+        }
         try write { t in
             var find = scoped()
             find.text =
@@ -642,6 +650,79 @@ final class PostgresBackend: StoreBackend {
                 try deleteJournal(t, commit.session)
             }
         }
+    }
+
+    /// One statement appending a commit's sample chunks (inserted or replacing the open tail) and journal entries
+    /// to a session's journal; it returns the session's workout row, and no row (writing nothing) when the
+    /// session's journal is gone. Rows come from arrays (`unnest`); a nullable column has a flag array beside it.
+    private func appendSQL(_ commit: JournalCommit) -> SQL {
+        var sql = scoped()
+        let chunks = commit.sampleChunks
+        func texts(_ values: [String?]) -> (values: String, present: String) {
+            (sql.bind(.texts(values.map { $0 ?? "" })), sql.bind(.bools(values.map { $0 != nil })))
+        }
+        func doubles(_ values: [Double?]) -> (values: String, present: String) {
+            (sql.bind(.doubles(values.map { $0 ?? 0 })), sql.bind(.bools(values.map { $0 != nil })))
+        }
+        let session = sql.bind(.uuid(commit.session))
+        let type = sql.bind(.texts(chunks.map(\.type.rawValue)))
+        let name = sql.bind(.texts(chunks.map(\.source.name)))
+        let manufacturer = texts(chunks.map(\.source.manufacturer))
+        let model = texts(chunks.map(\.source.model))
+        let identifier = texts(chunks.map(\.source.identifier))
+        let first = sql.bind(.ints(chunks.map(\.firstOrdinal)))
+        let last = sql.bind(.ints(chunks.map(\.lastOrdinal)))
+        let count = sql.bind(.ints(chunks.map { Int64($0.count) }))
+        let startMin = sql.bind(.doubles(chunks.map(\.startMin)))
+        let startMax = sql.bind(.doubles(chunks.map(\.startMax)))
+        let endMin = sql.bind(.doubles(chunks.map(\.endMin)))
+        let endMax = sql.bind(.doubles(chunks.map(\.endMax)))
+        let valueMin = doubles(chunks.map(\.valueMin))
+        let valueMax = doubles(chunks.map(\.valueMax))
+        let data = sql.bind(.byteas(chunks.map(\.payload)))
+        let entries = commit.entries
+        let seq = sql.bind(.ints(entries.map(\.seq)))
+        let kind = sql.bind(.texts(entries.map(\.kind.rawValue)))
+        let entryCount = sql.bind(.ints(entries.map { Int64($0.count) }))
+        let payload = texts(entries.map(\.payload))
+        sql.text = """
+            WITH s AS (
+                SELECT workout_row FROM journal_session WHERE athlete = $1 AND uuid = \(session) FOR UPDATE
+            ), c AS (
+                INSERT INTO sample_chunk(athlete, workout_row, type, source_name, source_manufacturer, source_model,
+                                         source_identifier, first_ordinal, last_ordinal, count, start_min, start_max,
+                                         end_min, end_max, value_min, value_max, data)
+                SELECT $1, s.workout_row, u.type, u.name, CASE WHEN u.has_manufacturer THEN u.manufacturer END,
+                       CASE WHEN u.has_model THEN u.model END, CASE WHEN u.has_identifier THEN u.identifier END,
+                       u.first, u.last, u.count::integer, u.start_min, u.start_max, u.end_min, u.end_max,
+                       CASE WHEN u.has_value_min THEN u.value_min END, CASE WHEN u.has_value_max THEN u.value_max END,
+                       u.data
+                FROM s, unnest(\(type)::text[], \(name)::text[], \(manufacturer.values)::text[],
+                               \(manufacturer.present)::boolean[], \(model.values)::text[], \(model.present)::boolean[],
+                               \(identifier.values)::text[], \(identifier.present)::boolean[], \(first)::bigint[],
+                               \(last)::bigint[], \(count)::bigint[], \(startMin)::float8[], \(startMax)::float8[],
+                               \(endMin)::float8[], \(endMax)::float8[], \(valueMin.values)::float8[],
+                               \(valueMin.present)::boolean[], \(valueMax.values)::float8[], \(valueMax.present)::boolean[],
+                               \(data)::bytea[])
+                    AS u(type, name, manufacturer, has_manufacturer, model, has_model, identifier, has_identifier,
+                         first, last, count, start_min, start_max, end_min, end_max, value_min, has_value_min,
+                         value_max, has_value_max, data)
+                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                    type = excluded.type, source_name = excluded.source_name,
+                    source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
+                    source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
+                    count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
+                    end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
+                    value_max = excluded.value_max, data = excluded.data
+            ), j AS (
+                INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
+                SELECT $1, \(session), e.seq, e.kind, e.count::integer, CASE WHEN e.has_payload THEN e.payload END
+                FROM s, unnest(\(seq)::bigint[], \(kind)::text[], \(entryCount)::bigint[], \(payload.values)::text[],
+                               \(payload.present)::boolean[]) AS e(seq, kind, count, payload, has_payload)
+            )
+            SELECT workout_row FROM s
+            """
+        return sql
     }
 
     private func deleteJournal(_ t: Transaction, _ id: UUID) throws {

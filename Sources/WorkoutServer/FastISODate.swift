@@ -1,0 +1,87 @@
+import Foundation
+
+/// Parses the RFC 3339 dates recorders send (`2026-05-01T07:30:00Z`, `…:00.250Z`, `…:00+02:00`) without a
+/// formatter, to the same `Date` as Foundation's `ISO8601DateFormatter` gives.
+///
+/// Only the plain form is taken: four-digit year, `T`, two-digit fields, no fraction or a fraction of one to
+/// three digits (the formatter keeps milliseconds), `Z` or a `±HH:MM` offset, every field in range (no leap
+/// second; years from 1600, where the formatter's calendar is Gregorian). Anything else returns nil and is
+/// left to the formatter, so what the wire accepts is unchanged.
+enum FastISODate {
+    static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        let count = bytes.count
+        guard count >= 20 else { return nil }
+        func digits(_ start: Int, _ length: Int) -> Int? {
+            var value = 0
+            for index in start..<(start + length) {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D,
+            let day = digits(8, 2), bytes[10] == 0x54, let hour = digits(11, 2), bytes[13] == 0x3A,
+            let minute = digits(14, 2), bytes[16] == 0x3A, let second = digits(17, 2)
+        else { return nil }
+        guard year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24,
+            minute < 60, second < 60
+        else { return nil }
+        var index = 19
+        var milliseconds = 0
+        if bytes[index] == 0x2E {
+            index += 1
+            var length = 0
+            while index < count, length < 4, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                milliseconds = milliseconds * 10 + Int(bytes[index] - 0x30)
+                index += 1
+                length += 1
+            }
+            guard (1...3).contains(length) else { return nil }
+            for _ in length..<3 { milliseconds *= 10 }
+        }
+        guard index < count else { return nil }
+        var offset = 0
+        switch bytes[index] {
+        case 0x5A:
+            index += 1
+        case 0x2B, 0x2D:
+            guard count - index == 6, let hours = digits(index + 1, 2), bytes[index + 3] == 0x3A,
+                let minutes = digits(index + 4, 2), hours < 24, minutes < 60
+            else { return nil }
+            offset = (hours * 60 + minutes) * 60 * (bytes[index] == 0x2D ? -1 : 1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == count else { return nil }
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+            - offset
+        // As ICU computes it: milliseconds since 1970 as a double, then seconds since 2001.
+        let unixMilliseconds = Double(seconds) * 1_000 + Double(milliseconds)
+        return Date(timeIntervalSinceReferenceDate: unixMilliseconds / 1_000 - Date.timeIntervalBetween1970AndReferenceDate)
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

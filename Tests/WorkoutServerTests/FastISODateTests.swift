@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@testable import WorkoutServer
+
+/// The wire's fast date parser gives exactly Foundation's ISO 8601 formatter's date, and leaves to the
+/// formatter every form it does not take.
+@Suite("wire dates")
+struct FastISODateTests {
+    @Test("random RFC 3339 dates parse to the formatter's date, to the bit")
+    func sameAsFormatter() {
+        var generator = SystemRandomNumberGenerator()
+        var checked = 0
+        for _ in 0..<3_000 {
+            let year = Int.random(in: 1600...2400, using: &generator)
+            let month = Int.random(in: 1...12, using: &generator)
+            let day = Int.random(in: 1...28, using: &generator) + (month == 1 ? Int.random(in: 0...3, using: &generator) : 0)
+            var text = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, Int.random(in: 0...23, using: &generator),
+                Int.random(in: 0...59, using: &generator), Int.random(in: 0...59, using: &generator))
+            switch Int.random(in: 0...3, using: &generator) {
+            case 0: break
+            case 1: text += "." + String(Int.random(in: 0...9, using: &generator))
+            case 2: text += String(format: ".%02d", Int.random(in: 0...99, using: &generator))
+            default: text += String(format: ".%03d", Int.random(in: 0...999, using: &generator))
+            }
+            if Bool.random(using: &generator) {
+                text += "Z"
+            } else {
+                text += String(
+                    format: "%@%02d:%02d", Bool.random(using: &generator) ? "+" : "-",
+                    Int.random(in: 0...14, using: &generator), [0, 30, 45][Int.random(in: 0...2, using: &generator)])
+            }
+            let fast = FastISODate.parse(text)
+            let reference = Wire.formatterDate(text)
+            #expect(fast != nil, "\(text)")
+            #expect(
+                fast?.timeIntervalSinceReferenceDate.bitPattern == reference?.timeIntervalSinceReferenceDate.bitPattern,
+                "\(text): \(String(describing: fast?.timeIntervalSinceReferenceDate)) vs \(String(describing: reference?.timeIntervalSinceReferenceDate))")
+            checked += 1
+        }
+        #expect(checked == 3_000)
+    }
+
+    @Test("forms it does not take are left to the formatter", arguments: [
+        "2026-05-01T07:30:00", "2026-05-01 07:30:00Z", "2026-02-30T07:30:00Z", "2026-05-01T24:00:00Z",
+        "2026-05-01T07:30:60Z", "2026-05-01T07:30:00.1234Z", "2026-05-01T07:30:00.Z", "2026-05-01T07:30:00+0200",
+        "1500-05-01T07:30:00Z", "2026-05-01T07:30:00z", "2026-5-01T07:30:00Z", "+2026-05-01T07:30:00Z",
+        "2026-05-01T07:30:00Z ", "２026-05-01T07:30:00Z", "",
+    ])
+    func leftToFormatter(_ text: String) {
+        #expect(FastISODate.parse(text) == nil)
+        // What the wire answers is the formatter's answer, whatever it is.
+        #expect(Wire.parseDate(text) == Wire.formatterDate(text))
+    }
+
+    @Test("a leap day and a non-leap year's 29 February")
+    func leapDays() {
+        #expect(FastISODate.parse("2024-02-29T12:00:00Z") == Wire.formatterDate("2024-02-29T12:00:00Z"))
+        #expect(FastISODate.parse("2024-02-29T12:00:00Z") != nil)
+        #expect(FastISODate.parse("2100-02-29T12:00:00Z") == nil)
+        #expect(FastISODate.parse("2000-02-29T00:00:00.5Z") == Date(timeIntervalSinceReferenceDate: -26_524_800 + 0.5))
+    }
+}
