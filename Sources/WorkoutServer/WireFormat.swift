@@ -49,6 +49,11 @@ enum Wire {
     }
 
     static func formatDate(_ date: Date) -> String {
+        FastISODate.format(date) ?? formatterText(date)
+    }
+
+    /// `formatDate` through Foundation's formatter only (the reference `FastISODate.format` is tested against).
+    static func formatterText(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)

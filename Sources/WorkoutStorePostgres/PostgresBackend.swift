@@ -608,30 +608,18 @@ final class PostgresBackend: StoreBackend {
     }
 
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
-        // A live session's commit (samples and changes, no route, not closing) is one statement: one round trip
-        // and one parse instead of one per chunk and entry, without BEGIN and COMMIT (a single statement is its
-        // own transaction). The rest takes the general path below.
-        if commit.closing == nil, commit.routeChunks.isEmpty, !isTeam {
+        // The commit's chunks and journal entries go in one statement (`appendSQL`): one round trip and one
+        // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
+        // session's commit (nothing closing) is that statement alone, without BEGIN and COMMIT (a single
+        // statement is its own transaction).
+        if commit.closing == nil, !isTeam {
             let found = try pool.transaction(single: true) { t in try t.run(appendSQL(commit)).first?.int(0) }
             guard found != nil else { throw .sessionNotFound(commit.session) }
             return
         }
         try write { t in
-            var find = scoped()
-            find.text =
-                "SELECT workout_row FROM journal_session WHERE athlete = $1 AND uuid = \(find.bind(.uuid(commit.session))) FOR UPDATE"
-            guard let row = try t.run(find).first?.int(0) else { throw StoreError.sessionNotFound(commit.session) }
-            for chunk in commit.sampleChunks { try writeChunk(t, chunk, workout: row) }
-            for chunk in commit.routeChunks { try writeChunk(t, chunk, workout: row) }
-            for entry in commit.entries {
-                var insert = scoped()
-                insert.text = """
-                    INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
-                    VALUES ($1, \(insert.bind(.uuid(commit.session))), \(insert.bind(.int(entry.seq))),
-                            \(insert.bind(.text(entry.kind.rawValue))), \(insert.bind(.int(Int64(entry.count))))::integer,
-                            \(insert.bind(.text(entry.payload))))
-                    """
-                try t.run(insert)
+            guard let row = try t.run(appendSQL(commit)).first?.int(0) else {
+                throw StoreError.sessionNotFound(commit.session)
             }
             switch commit.closing {
             case nil: break
@@ -652,8 +640,8 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    /// One statement appending a commit's sample chunks (inserted or replacing the open tail) and journal entries
-    /// to a session's journal; it returns the session's workout row, and no row (writing nothing) when the
+    /// One statement appending a commit's sample and route chunks (inserted or replacing the open tail) and
+    /// journal entries to a session's journal (locking the session's row first, as every commit does); it returns the session's workout row, and no row (writing nothing) when the
     /// session's journal is gone. Rows come from arrays (`unnest`); a nullable column has a flag array beside it.
     private func appendSQL(_ commit: JournalCommit) -> SQL {
         var sql = scoped()
@@ -685,6 +673,13 @@ final class PostgresBackend: StoreBackend {
         let kind = sql.bind(.texts(entries.map(\.kind.rawValue)))
         let entryCount = sql.bind(.ints(entries.map { Int64($0.count) }))
         let payload = texts(entries.map(\.payload))
+        let routes = commit.routeChunks
+        let routeFirst = sql.bind(.ints(routes.map(\.firstOrdinal)))
+        let routeLast = sql.bind(.ints(routes.map(\.lastOrdinal)))
+        let routeCount = sql.bind(.ints(routes.map { Int64($0.count) }))
+        let dateMin = sql.bind(.doubles(routes.map(\.dateMin)))
+        let dateMax = sql.bind(.doubles(routes.map(\.dateMax)))
+        let routeData = sql.bind(.byteas(routes.map(\.payload)))
         sql.text = """
             WITH s AS (
                 SELECT workout_row FROM journal_session WHERE athlete = $1 AND uuid = \(session) FOR UPDATE
@@ -714,6 +709,15 @@ final class PostgresBackend: StoreBackend {
                     count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
                     end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
                     value_max = excluded.value_max, data = excluded.data
+            ), r AS (
+                INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
+                SELECT $1, s.workout_row, u.first, u.last, u.count::integer, u.date_min, u.date_max, u.data
+                FROM s, unnest(\(routeFirst)::bigint[], \(routeLast)::bigint[], \(routeCount)::bigint[],
+                               \(dateMin)::float8[], \(dateMax)::float8[], \(routeData)::bytea[])
+                    AS u(first, last, count, date_min, date_max, data)
+                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                    last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
+                    date_max = excluded.date_max, data = excluded.data
             ), j AS (
                 INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
                 SELECT $1, \(session), e.seq, e.kind, e.count::integer, CASE WHEN e.has_payload THEN e.payload END

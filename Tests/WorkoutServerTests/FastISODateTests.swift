@@ -61,4 +61,22 @@ struct FastISODateTests {
         #expect(FastISODate.parse("2100-02-29T12:00:00Z") == nil)
         #expect(FastISODate.parse("2000-02-29T00:00:00.5Z") == Date(timeIntervalSinceReferenceDate: -26_524_800 + 0.5))
     }
+
+    @Test("dates are written as the formatter writes them, milliseconds rounded down")
+    func formatSameAsFormatter() {
+        var generator = SystemRandomNumberGenerator()
+        var dates = [
+            Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: -0.0005),
+            Date(timeIntervalSinceReferenceDate: 0.9999), Date(timeIntervalSince1970: 0),
+            Date(timeIntervalSince1970: -1.5), Date(timeIntervalSinceReferenceDate: -26_524_800 + 0.5),
+        ]
+        for _ in 0..<3_000 {
+            dates.append(Date(timeIntervalSinceReferenceDate: Double.random(in: -12_000_000_000...12_000_000_000, using: &generator)))
+        }
+        for date in dates {
+            let fast = FastISODate.format(date)
+            #expect(fast != nil)
+            #expect(fast == Wire.formatterText(date), "\(date.timeIntervalSinceReferenceDate)")
+        }
+    }
 }
