@@ -307,42 +307,61 @@ actor LiveSessions {
         sessions[Key(athlete: athlete.id, session: id)]
     }
 
-    /// The session, from memory or recovered from the athlete's journal; nil when there is none.
-    func existing(athlete: Athlete, id: UUID, store: WorkoutStore) throws(APIError) -> LiveSession? {
-        let key = Key(athlete: athlete.id, session: id)
-        if let session = sessions[key] { return session }
-        let recovered: JournaledRecording?
-        do {
-            recovered = try store.recoverActiveSession(id: id, commitInterval: 0)
-        } catch StoreError.sessionNotFound {
-            recovered = nil
-        } catch {
-            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
-        }
-        guard let recovered else { return nil }
-        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recovered)
+    /// Keeps `session` unless one with its key is already kept (opened or recovered meanwhile): the kept one.
+    private func keep(_ session: LiveSession) -> LiveSession {
+        let key = Key(athlete: session.athlete.id, session: session.id)
+        if let kept = sessions[key] { return kept }
         sessions[key] = session
         return session
     }
 
+    // The store work of `existing` and `open` (journal reads, the first commit) runs on the store threads,
+    // not on the actor: 1,000 recorders opening or resuming at once would otherwise queue every batch of
+    // every session behind their round trips.
+
+    /// The session, from memory or recovered from the athlete's journal; nil when there is none.
+    nonisolated func existing(athlete: Athlete, id: UUID, store: WorkoutStore) async throws(APIError) -> LiveSession? {
+        if let session = await inMemory(athlete: athlete, id: id) { return session }
+        let recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
+            do {
+                return try store.recoverActiveSession(id: id, commitInterval: 0)
+            } catch StoreError.sessionNotFound {
+                return nil
+            } catch {
+                throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+            }
+        }
+        guard let recovered else { return nil }
+        return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+    }
+
     /// Opens session `id` (idempotent: an existing session is returned as it is).
-    func open(
+    nonisolated func open(
         athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore
-    ) throws(APIError) -> (LiveSession, created: Bool) {
-        if let session = try existing(athlete: athlete, id: id, store: store) { return (session, false) }
-        if (try? store.workout(id: id)) != nil {
-            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+    ) async throws(APIError) -> (LiveSession, created: Bool) {
+        if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        let begun = try await Offload.run { () throws(APIError) -> Result<JournaledRecording, APIError> in
+            if (try? store.workout(id: id)) != nil {
+                throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+            }
+            do {
+                return .success(
+                    try store.beginRecording(
+                        configuration: configuration, options: Self.options(id: id), commitInterval: 0))
+            } catch {
+                return .failure(.unavailable("session \(id) cannot be started: \(error)"))
+            }
         }
-        let recording: JournaledRecording
-        do {
-            recording = try store.beginRecording(
-                configuration: configuration, options: Self.options(id: id), commitInterval: 0)
-        } catch {
-            throw .unavailable("session \(id) cannot be started: \(error)")
+        switch begun {
+        case .success(let recording):
+            let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
+            let kept = await keep(session)
+            return (kept, kept === session)
+        case .failure(let error):
+            // The same id opened at the same time by another request (a client's retry): that one is kept.
+            if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
+            throw error
         }
-        let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
-        sessions[Key(athlete: athlete.id, session: id)] = session
-        return (session, true)
     }
 
     func forget(athlete: Athlete, id: UUID) {
