@@ -1,11 +1,13 @@
 import Foundation
 
 extension FastISODate {
-    /// `date` as `yyyy-MM-ddTHH:mm:ss.SSSZ` (UTC, milliseconds), the text Foundation's `ISO8601DateFormatter`
+    /// `date` as `yyyy-MM-ddTHH:mm:ss.SSSZ` (UTC, the nearest millisecond), the text Foundation's `ISO8601DateFormatter`
     /// with fractional seconds writes, without a formatter; nil outside years 1600–9999 (left to the formatter).
     static func format(_ date: Date) -> String? {
-        // As ICU computes it: milliseconds since 1970 as a double, rounded down.
-        let milliseconds = ((date.timeIntervalSinceReferenceDate + Date.timeIntervalBetween1970AndReferenceDate) * 1_000)
+        // As CoreFoundation and ICU compute it: milliseconds since 1970 as a double plus a half, rounded down
+        // (the nearest millisecond).
+        let milliseconds =
+            ((date.timeIntervalSinceReferenceDate + Date.timeIntervalBetween1970AndReferenceDate) * 1_000 + 0.5)
             .rounded(.down)
         guard milliseconds.isFinite, milliseconds >= -11_676_096_000_000, milliseconds < 253_402_300_800_000 else {
             return nil

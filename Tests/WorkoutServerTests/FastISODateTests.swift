@@ -62,7 +62,7 @@ struct FastISODateTests {
         #expect(FastISODate.parse("2000-02-29T00:00:00.5Z") == Date(timeIntervalSinceReferenceDate: -26_524_800 + 0.5))
     }
 
-    @Test("dates are written as the formatter writes them, milliseconds rounded down")
+    @Test("dates are written as the formatter writes them, to the nearest millisecond")
     func formatSameAsFormatter() {
         var generator = SystemRandomNumberGenerator()
         var dates = [
