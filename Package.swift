@@ -118,7 +118,9 @@ let package = Package(
             name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
-            dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(

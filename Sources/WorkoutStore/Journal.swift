@@ -440,7 +440,13 @@ extension WorkoutStore {
         changes.reserveCapacity(journal.entries.count)
         var sampleCursor = 0
         var routeCursor = 0
-        for entry in journal.entries {
+        for (index, entry) in journal.entries.enumerated() {
+            // Changes are numbered 0, 1, 2 … (recovery goes on from their count): a gap or a changed number
+            // would reorder them or collide with the next commit's.
+            guard entry.seq == Int64(index) else {
+                throw .corruptChunk(
+                    workout: id, detail: "journal change \(index) is numbered \(entry.seq): the journal was changed")
+            }
             switch entry.kind {
             case .samples:
                 // A change naming samples no chunk holds: refused rather than recovered short.

@@ -18,17 +18,32 @@ final class PostgresBackend: StoreBackend {
             : "\(pool.url.redacted) (athlete \(athlete.uuidString.lowercased()))"
     }
 
-    init(pool: ConnectionPool, athlete: UUID) {
+    /// Where other writers' changes come from (LISTEN/NOTIFY), and this instance's id in its notifications.
+    let feed: ChangeFeed
+    let origin = UUID()
+
+    init(pool: ConnectionPool, feed: ChangeFeed, athlete: UUID) {
         self.pool = pool
+        self.feed = feed
         athletes = [athlete]
         isTeam = false
     }
 
     /// A team's store; `athletes` is not empty (the caller checks).
-    init(pool: ConnectionPool, team athletes: [UUID]) {
+    init(pool: ConnectionPool, feed: ChangeFeed, team athletes: [UUID]) {
         self.pool = pool
+        self.feed = feed
         self.athletes = athletes
         isTeam = true
+    }
+
+    func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
+        feed.subscribe(athletes: athletes, origin: origin, deliver)
+    }
+
+    /// Tells other stores of the athlete about `change` when the transaction commits.
+    private func notify(_ t: Transaction, _ change: StoreChange) throws {
+        for statement in ChangeFeed.notifyStatements(athlete: athlete, origin: origin, change) { try t.run(statement) }
     }
 
     private func write<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
@@ -78,6 +93,7 @@ final class PostgresBackend: StoreBackend {
             let row = try insertWorkout(t, workout, recordingRow: nil)
             for chunk in sampleChunks { try writeChunk(t, chunk, workout: row) }
             for chunk in routeChunks { try writeChunk(t, chunk, workout: row) }
+            try notify(t, .added([workout.id]))
         }
     }
 
@@ -253,6 +269,7 @@ final class PostgresBackend: StoreBackend {
             sql.text =
                 "INSERT INTO deleted_object(athlete, anchor, kind, uuid) VALUES ($1, \(sql.bind(.int(anchor))), 'workout', \(sql.bind(.uuid(id))))"
             try t.run(sql)
+            try notify(t, .deleted([id]))
         }
     }
 
@@ -296,6 +313,7 @@ final class PostgresBackend: StoreBackend {
             store.text =
                 "UPDATE workout SET metadata = \(store.bind(.text(try JSON.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
             try t.run(store)
+            try notify(t, .added([id]))
         }
     }
 
@@ -630,6 +648,7 @@ final class PostgresBackend: StoreBackend {
             case .finish(let workout):
                 _ = try insertWorkout(t, workout, recordingRow: row)
                 try deleteJournal(t, commit.session)
+                try notify(t, .added([workout.id]))
             case .discard:
                 for table in ["sample_chunk", "route_chunk"] {
                     var sql = scoped()

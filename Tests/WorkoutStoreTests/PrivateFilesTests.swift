@@ -74,6 +74,7 @@ struct PrivateFilesTests {
         #expect(StoreFiles.permissionWarning(path: path) == nil)
     }
 
+    /// SQLite only: earlier versions of the store were SQLite files.
     @Test func metadataStoredInTheFormOfEarlierVersionsIsStillRead() throws {
         let (store, folder) = try freshStore()
         defer { try? FileManager.default.removeItem(at: folder) }
