@@ -5,7 +5,7 @@ import WorkoutModel
 import WorkoutStore
 
 /// A store is private by default: folder 0700, database, WAL and shared-memory files 0600; an
-/// existing store others can read is reported with the fix, never chmodded.
+/// existing store others can read is reported with the fix, never chmodded. SQLite only (files).
 @Suite("Store: private files")
 struct PrivateFilesTests {
     func mode(_ path: String) -> Int? {

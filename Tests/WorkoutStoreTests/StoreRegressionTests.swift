@@ -87,7 +87,8 @@ struct StoreRegressionTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
-    // 5. Crashes reachable from statisticsCollection input.
+    // 5. Crashes reachable from statisticsCollection input. SQLite only: the arithmetic is the store's, the
+    // same for both backends, and each case runs in a child process (an empty store).
     @Test func tinyIntervalDoesNotCrash() async {
         await #expect(processExitsWith: .success) {
             guard let folder = try? temporaryFolder(),
