@@ -97,4 +97,26 @@ struct ChangeFeedTests {
         let workout = try recording.finish()
         #expect(await changes.value == [.added([workout.id])])
     }
+
+    @Test func theFeedListensAgainAfterPostgreSQLEndedItsConnection() async throws {
+        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        // A database of this test's own: ending its connections disturbs no other suite.
+        let name = "feed_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let url = try #require(components.string)
+        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        defer { try? ConnectionPoolTests.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let athlete = UUID()
+        let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let changes = Self.collect(reader.changes(), count: 1, within: 60)
+        try ConnectionPoolTests.psql(
+            base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
+        // The feed connects again a second after its connection closed; the writer's pool on its next call.
+        try await Task.sleep(for: .seconds(3))
+        let file = SharedData.fitPath(TwoBackendTests.files[0])
+        let saved = try (try? FileImport.run(path: file, into: writer)) ?? FileImport.run(path: file, into: writer)
+        #expect(await changes.value == [.added([saved.workout.id])])
+    }
 }
