@@ -79,8 +79,38 @@ struct RecordUploadTests {
         try await body(folder, folder.appendingPathComponent("store.sqlite").path, folder.appendingPathComponent("server").path)
     }
 
-    static func addAthlete(_ name: String, data: String) throws -> String {
-        let added = try ServeCommandTests.run(["athletes", "add", name, "--db", data])
+    /// Where a test server keeps workouts: SQLite files in its data folder, or the test PostgreSQL.
+    enum Backend: String, CaseIterable, Sendable {
+        case sqlite, postgres
+
+        /// `--db` (and `--data`) for `workout serve` and `workout athletes` with data folder `data`.
+        func arguments(data: String) throws -> [String] {
+            switch self {
+            case .sqlite: return ["--db", data]
+            case .postgres:
+                let url = try #require(
+                    ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 },
+                    "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
+                return ["--db", url, "--data", data]
+            }
+        }
+
+        /// PostgreSQL runs when there is a test server, or under CI (where a missing one fails loudly).
+        static var available: [Backend] {
+            let postgres =
+                ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].map { !$0.isEmpty } == true
+                || ProcessInfo.processInfo.environment["CI"] == "true"
+            return postgres ? [.sqlite, .postgres] : [.sqlite]
+        }
+    }
+
+    static func server(_ backend: Backend, data: String, port: Int = 0) throws -> ServeCommandTests.ServerProcess {
+        let arguments = try backend.arguments(data: data)
+        return try ServeCommandTests.ServerProcess(data: arguments[1], port: port, arguments: Array(arguments.dropFirst(2)))
+    }
+
+    static func addAthlete(_ name: String, data: String, backend: Backend = .sqlite) throws -> String {
+        let added = try ServeCommandTests.run(["athletes", "add", name] + backend.arguments(data: data))
         try #require(added.status == 0, "\(added.output)")
         return added.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -136,10 +166,11 @@ struct RecordUploadTests {
         }
     }
 
-    @Test func aServerKilledMidwayCatchesUpOnRestartWithNothingLostOrDoubled() async throws {
+    @Test(arguments: Backend.available)
+    func aServerKilledMidwayCatchesUpOnRestartWithNothingLostOrDoubled(backend: Backend) async throws {
         try await Self.withFolder { folder, db, data in
-            let token = try Self.addAthlete("ben", data: data)
-            var server = try ServeCommandTests.ServerProcess(data: data)
+            let token = try Self.addAthlete("ben", data: data, backend: backend)
+            var server = try Self.server(backend, data: data)
             let port = try #require(URL(string: server.base)?.port)
             let recording = try Recording(folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try recording.beat(15)
@@ -149,7 +180,7 @@ struct RecordUploadTests {
             // The recording goes on while the server is away; the uploader notices and keeps the batches.
             try recording.beat(20)
             try #require(Self.waitFor(30) { recording.output.contains("recording goes on") }, "\(recording.output)")
-            server = try ServeCommandTests.ServerProcess(data: data, port: port)
+            server = try Self.server(backend, data: data, port: port)
             defer { _ = server.signal(SIGTERM) }
             try recording.beat(10)
             try #require(Self.waitFor(30) { recording.output.contains("resuming after batch") }, "\(recording.output)")
