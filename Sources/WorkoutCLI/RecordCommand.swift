@@ -247,7 +247,11 @@ struct RecordCommand: ParsableCommand {
         guard var workout = saved else { return }
         if let result { workout.metadata.merge(result.workoutMetadata) { _, new in new } }
         let uploaded = try uploader.map { uploader in
-            try Self.endUpload(uploader, workout: workout.id, database: database, json: output.json, wait: uploadWait)
+            let requests = stops.value + (keys?.stopRequests ?? 0)
+            // Ctrl-C or SIGTERM while waiting for the server: the rest goes to the spool at once.
+            return try Self.endUpload(
+                uploader, workout: workout.id, database: database, json: output.json, wait: uploadWait
+            ) { stops.value + (keys?.stopRequests ?? 0) > requests }
         }
         if output.json {
             emitLine(try Format.json(workout))
@@ -278,10 +282,14 @@ struct RecordCommand: ParsableCommand {
     /// Waits for the server to take the rest and finish its session; says how it ended. False when the upload
     /// was refused or is incomplete (its rest is then spooled for `workout push`).
     static func endUpload(
-        _ uploader: LiveUploader, workout id: UUID, database: WorkoutStore, json: Bool, wait: TimeInterval
+        _ uploader: LiveUploader, workout id: UUID, database: WorkoutStore, json: Bool, wait: TimeInterval,
+        interrupted: () -> Bool
     ) throws -> Bool {
         let server = uploader.target.server.absoluteString
-        let outcome = uploader.waitForOutcome(timeout: wait)
+        if uploader.reachable != true, !json {
+            say("upload: waiting up to \(Int(wait)) s for \(server) to take the rest (Ctrl-C stops waiting)")
+        }
+        let outcome = uploader.waitForOutcome(timeout: wait, giveUp: interrupted)
         let route = uploader.routePointsNotSent
         if route > 0 {
             say("upload: \(route) route points stay local (the live wire format has no route)", json: json)

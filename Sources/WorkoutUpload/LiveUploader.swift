@@ -125,7 +125,9 @@ public final class LiveUploader: Sendable {
     }
 
     /// Resumes an upload from its spool (`workout push`): the batches left, then the finish.
-    public convenience init(resuming spool: UploadSpool, target: UploadTarget, settings: UploadSettings = UploadSettings()) {
+    public convenience init(
+        resuming spool: UploadSpool, target: UploadTarget, settings: UploadSettings = UploadSettings()
+    ) {
         self.init(target: target, session: spool.session, setup: spool.setup, settings: settings)
         state.withLock { state in
             state.queue = spool.batches.map { batch in
@@ -152,7 +154,9 @@ public final class LiveUploader: Sendable {
             let items = state.translator.items(for: changes)
             guard !items.isEmpty else { return false }
             let samples = items.reduce(0) { $0 + ($1.samples?.count ?? 0) }
-            if var last = state.queue.last, !last.attempted, last.sampleCount + samples <= settings.maximumSamplesPerBatch {
+            if var last = state.queue.last, !last.attempted,
+                last.sampleCount + samples <= settings.maximumSamplesPerBatch
+            {
                 last.items += items
                 last.sampleCount += samples
                 state.queue[state.queue.count - 1] = last
@@ -183,10 +187,11 @@ public final class LiveUploader: Sendable {
 
     /// Waits (blocking) until the server's session is finished or the upload refused, at most `timeout`
     /// seconds of wall clock; then stops sending. `incomplete` leaves `spool()` with what is left.
-    public func waitForOutcome(timeout: TimeInterval) -> UploadOutcome {
+    /// `giveUp` is asked as it waits: true ends the wait early (the user asked to finish now).
+    public func waitForOutcome(timeout: TimeInterval, giveUp: () -> Bool = { false }) -> UploadOutcome {
         requestFinish()
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        while Date() < deadline, !giveUp() {
             if let outcome = state.withLock({ $0.outcome }) { return outcome }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -344,10 +349,13 @@ public final class LiveUploader: Sendable {
         let (status, json) = try await request("POST", "v1/sessions/\(session.uuidString)/batches", body: body)
         switch status {
         case 200:
-            guard let ack = json["ack"] as? Int else { throw .retry("the server's answer to batch \(batch.seq) has no ack") }
+            guard let ack = json["ack"] as? Int else {
+                throw .retry("the server's answer to batch \(batch.seq) has no ack")
+            }
             return ack
         case 409 where (json["error"] as? [String: Any])?["code"] as? String == "out_of_sequence":
-            throw .retry(message(status, json, "batch \(batch.seq) is out of sequence"))  // reopen, resume from its state
+            // Reopen: the session's state says where to go on.
+            throw .retry(message(status, json, "batch \(batch.seq) is out of sequence"))
         default:
             throw classify(status, json)
         }
@@ -360,7 +368,9 @@ public final class LiveUploader: Sendable {
 
     private func classify(_ status: Int, _ json: [String: Any]) -> Failure {
         let text = message(status, json, "HTTP \(status)")
-        if status >= 500 || status == 408 || status == 429 || status == 0 { return .retry("the server answered \(text)") }
+        if status >= 500 || status == 408 || status == 429 || status == 0 {
+            return .retry("the server answered \(text)")
+        }
         if status == 401 || status == 403 { return .refuse("the server refused the token: \(text)") }
         return .refuse("the server refused the upload: \(text)")
     }

@@ -166,14 +166,17 @@ struct BatchTranslator: Sendable {
                         WireItem(
                             kind: "events",
                             events: events.map {
-                                WireEvent(type: $0.type.rawValue, start: WireDate($0.start), duration: $0.duration == 0 ? nil : $0.duration)
+                                WireEvent(
+                                    type: $0.type.rawValue, start: WireDate($0.start),
+                                    duration: $0.duration == 0 ? nil : $0.duration)
                             }))
                 }
             case .activityBegan(let activity):
                 let boundary = pendingEnd
                 pendingEnd = nil
                 defer { activities += 1 }
-                if activities == 0, !plannedLegs.isEmpty, activity.start == startDate { continue }  // the plan's first leg
+                // The plan's first leg: the server's `start` begins it.
+                if activities == 0, !plannedLegs.isEmpty, activity.start == startDate { continue }
                 if let boundary, boundary != activity.start {
                     items.append(WireItem(kind: "endActivity", at: WireDate(boundary)))
                 }
@@ -184,7 +187,8 @@ struct BatchTranslator: Sendable {
                 } else {
                     items.append(
                         WireItem(
-                            kind: "leg", at: WireDate(activity.start), activityType: activity.configuration.activityType.rawValue))
+                            kind: "leg", at: WireDate(activity.start),
+                            activityType: activity.configuration.activityType.rawValue))
                 }
             case .activityUpdated(_, let end, _):
                 if let end { pendingEnd = end }

@@ -76,7 +76,8 @@ struct RecordUploadTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-upload-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try await body(folder, folder.appendingPathComponent("store.sqlite").path, folder.appendingPathComponent("server").path)
+        try await body(
+            folder, folder.appendingPathComponent("store.sqlite").path, folder.appendingPathComponent("server").path)
     }
 
     /// Where a test server keeps workouts: SQLite files in its data folder, or the test PostgreSQL.
@@ -106,7 +107,8 @@ struct RecordUploadTests {
 
     static func server(_ backend: Backend, data: String, port: Int = 0) throws -> ServeCommandTests.ServerProcess {
         let arguments = try backend.arguments(data: data)
-        return try ServeCommandTests.ServerProcess(data: arguments[1], port: port, arguments: Array(arguments.dropFirst(2)))
+        return try ServeCommandTests.ServerProcess(
+            data: arguments[1], port: port, arguments: Array(arguments.dropFirst(2)))
     }
 
     static func addAthlete(_ name: String, data: String, backend: Backend = .sqlite) throws -> String {
@@ -140,7 +142,8 @@ struct RecordUploadTests {
             guard let sample = item["sample"] as? [String: Any], let quantity = sample["quantity"] as? [String: Any],
                 let value = quantity["value"] as? Double, let unit = quantity["unit"] as? String,
                 let type = sample["type"] as? String, let start = sample["start"] as? String,
-                let end = sample["end"] as? String, let source = (sample["source"] as? [String: Any])?["name"] as? String
+                let end = sample["end"] as? String,
+                let source = (sample["source"] as? [String: Any])?["name"] as? String
             else { return nil }
             return [type, "\(value)", unit, start, end, source].joined(separator: " ")
         }.sorted()
@@ -151,7 +154,8 @@ struct RecordUploadTests {
             let token = try Self.addAthlete("ana", data: data)
             let server = try ServeCommandTests.ServerProcess(data: data)
             defer { _ = server.signal(SIGTERM) }
-            let recording = try Recording(folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
+            let recording = try Recording(
+                folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try recording.beat(30)
             let status = try recording.stop()
             #expect(status == 0, "\(recording.output)")
@@ -161,7 +165,8 @@ struct RecordUploadTests {
             let remote = try await Self.serverSamples(server.base, id: id, token: token)
             #expect(remote == local, "server \(remote.count) samples, local \(local.count)")
             // The same workout (the local id) on the server, finished.
-            let (shown, body) = try await ServeCommandTests.send("GET", server.base + "/v1/workouts/\(id.uuidString)", token: token)
+            let (shown, body) = try await ServeCommandTests.send(
+                "GET", server.base + "/v1/workouts/\(id.uuidString)", token: token)
             #expect(shown == 200, "\(body)")
         }
     }
@@ -172,7 +177,8 @@ struct RecordUploadTests {
             let token = try Self.addAthlete("ben", data: data, backend: backend)
             var server = try Self.server(backend, data: data)
             let port = try #require(URL(string: server.base)?.port)
-            let recording = try Recording(folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
+            let recording = try Recording(
+                folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try recording.beat(15)
             try #require(Self.waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
             try recording.beat(10)
@@ -203,9 +209,12 @@ struct RecordUploadTests {
             let server = try ServeCommandTests.ServerProcess(data: data)
             defer { _ = server.signal(SIGTERM) }
             let wrong = "wk_" + String(repeating: "B", count: 32)
-            let recording = try Recording(folder: folder, db: db, arguments: ["--upload", server.base, "--token", wrong])
+            let recording = try Recording(
+                folder: folder, db: db, arguments: ["--upload", server.base, "--token", wrong])
             try recording.beat(20)
-            #expect(Self.waitFor(20) { recording.stderr.contains("upload stopped: the server refused the token") }, "\(recording.output)")
+            #expect(
+                Self.waitFor(20) { recording.stderr.contains("upload stopped: the server refused the token") },
+                "\(recording.output)")
             try recording.beat(10)
             let status = try recording.stop()
             #expect(status == 3, "exit status \(status): \(recording.output)")
@@ -233,7 +242,8 @@ struct RecordUploadTests {
             #expect(recording.stderr.contains("workout push \(id) --to \(base)"), "\(recording.stderr)")
             let spool = db + ".uploads/\(id.uuidString.lowercased()).json"
             #expect(FileManager.default.fileExists(atPath: spool))
-            #expect(!((try? String(contentsOfFile: spool, encoding: .utf8)) ?? "").contains(token), "the token was written")
+            #expect(
+                !((try? String(contentsOfFile: spool, encoding: .utf8)) ?? "").contains(token), "the token was written")
 
             server = try ServeCommandTests.ServerProcess(data: data, port: port)
             defer { _ = server.signal(SIGTERM) }
@@ -252,7 +262,8 @@ struct RecordUploadTests {
             let lines = again.stdout.split(separator: "\n").map(String.init)
             #expect(lines.count == 2, "\(again.stdout)")
             for line in lines { #expect(try schemaErrors(line, schema: "push").isEmpty, "\(line)") }
-            #expect(lines.contains { $0.contains("\"duplicate\":true") && $0.contains(id.uuidString) }, "\(again.stdout)")
+            #expect(
+                lines.contains { $0.contains("\"duplicate\":true") && $0.contains(id.uuidString) }, "\(again.stdout)")
             #expect(lines.contains { $0.contains("\"status\":201") }, "\(again.stdout)")
             let (_, listing) = try await ServeCommandTests.send("GET", base + "/v1/workouts", token: token)
             #expect((listing["workouts"] as? [Any])?.count == 2, "\(listing)")

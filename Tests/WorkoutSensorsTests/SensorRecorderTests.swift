@@ -31,7 +31,6 @@ private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async ->
     return true
 }
 
-
 /// The sensor recorder reading real pseudo-terminals into a live session. Run on their own by scripts/test.sh
 /// (they wait for frames against the wall clock).
 @Suite("Sensor recorder over pseudo-terminals", .serialized)
@@ -69,7 +68,9 @@ struct SensorRecorderTests {
         #expect(await eventually { frames(0) == 3 })
         try await Task.sleep(for: .milliseconds(300))
         let distance = session.builder.snapshot(at: at(4)).statistics[.distanceWalkingRunning]?.sum?.value ?? 0
-        #expect(abs(distance - 20) < 0.5, "distance \(distance) m; status \(recorder.status.map { ($0.samplesAdded, $0.refused) })")
+        #expect(
+            abs(distance - 20) < 0.5,
+            "distance \(distance) m; status \(recorder.status.map { ($0.samplesAdded, $0.refused) })")
     }
 
     /// The watch's NEXT (swim → T1) and T1's first distance in one chunk (a batching BLE bridge): the
@@ -124,11 +125,13 @@ struct SensorRecorderTests {
         defer { recorder.stop() }
         clock.set(at(30))
         try watch.write(
-            WatchLink.length(endMilliseconds: 30_000, durationMilliseconds: 30_000, kind: .active, style: .freestyle, strokes: 15))
+            WatchLink.length(
+                endMilliseconds: 30_000, durationMilliseconds: 30_000, kind: .active, style: .freestyle, strokes: 15))
         #expect(await eventually { session.builder.events.count == 1 })
         clock.set(at(60))
         try watch.write(
-            WatchLink.length(endMilliseconds: 58_000, durationMilliseconds: 28_000, kind: .active, style: .freestyle, strokes: 14))
+            WatchLink.length(
+                endMilliseconds: 58_000, durationMilliseconds: 28_000, kind: .active, style: .freestyle, strokes: 14))
         #expect(await eventually { session.builder.events.count == 2 })
         clock.set(at(61))
         try watch.write(WatchLink.button(milliseconds: 61_000, .next))
@@ -161,13 +164,17 @@ struct SensorRecorderTests {
         // A length from -5 s to 20 s, and one from 20 s to 45 s, read together at 45 s.
         clock.set(at(45))
         try watch.write(
-            WatchLink.length(endMilliseconds: 20_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 12)
-                + WatchLink.length(endMilliseconds: 45_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 13))
+            WatchLink.length(
+                endMilliseconds: 20_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 12)
+                + WatchLink.length(
+                    endMilliseconds: 45_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 13
+                ))
         #expect(await eventually { recorder.status[0].decoder.framesDecoded == 3 })
         try await Task.sleep(for: .milliseconds(300))
         let laps = session.builder.events.filter { $0.type == .lap }
         #expect(
             laps.contains { abs($0.end.timeIntervalSince(at(45))) < 0.01 },
-            "laps \(laps.map { ($0.start.timeIntervalSince(origin), $0.end.timeIntervalSince(origin)) }); refused \(recorder.status[0].refused)")
+            "laps \(laps.map { ($0.start.timeIntervalSince(origin), $0.end.timeIntervalSince(origin)) }); refused \(recorder.status[0].refused)"
+        )
     }
 }

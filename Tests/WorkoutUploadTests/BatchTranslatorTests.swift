@@ -32,7 +32,8 @@ private func replay(_ items: [WireItem], configuration: WorkoutConfiguration) th
             let samples = try (item.samples ?? []).map { body in
                 QuantitySample(
                     type: try #require(QuantityType(rawValue: body.type)),
-                    quantity: Quantity(body.value, try #require(QuantityUnit(symbol: body.unit))), start: try parse(body.start),
+                    quantity: Quantity(body.value, try #require(QuantityUnit(symbol: body.unit))),
+                    start: try parse(body.start),
                     end: try body.end.map(parse),
                     source: SourceDevice(
                         name: body.source.name, manufacturer: body.source.manufacturer, model: body.source.model,
@@ -48,7 +49,8 @@ private func replay(_ items: [WireItem], configuration: WorkoutConfiguration) th
                 })
         case "leg":
             try session.beginNewActivity(
-                configuration: WorkoutConfiguration(activityType: try #require(WorkoutActivityType(rawValue: item.activityType ?? ""))),
+                configuration: WorkoutConfiguration(
+                    activityType: try #require(WorkoutActivityType(rawValue: item.activityType ?? ""))),
                 at: date(item))
         case "nextLeg": try session.advanceToNextLeg(at: date(item))
         case "endActivity": try session.endCurrentActivity(at: date(item))
@@ -67,7 +69,8 @@ struct BatchTranslatorTests {
         let configuration = WorkoutConfiguration(activityType: .running, locationType: .outdoor)
         let session = try WorkoutSession(configuration: configuration, clock: ManualClock(t(0)), sink: sink)
         try session.start(at: t(0))
-        _ = try session.builder.add((0..<30).map { QuantitySample(.heartRate, 120 + Double($0), at: t(Double($0)), source: strap) })
+        _ = try session.builder.add(
+            (0..<30).map { QuantitySample(.heartRate, 120 + Double($0), at: t(Double($0)), source: strap) })
         try session.pause(at: t(30))
         try session.resume(at: t(40))
         try session.builder.add([WorkoutEvent(type: .lap, start: t(0), duration: 45)])
@@ -96,7 +99,8 @@ struct BatchTranslatorTests {
         let sink = InMemoryRecording()
         let configuration = WorkoutConfiguration(activityType: .swimBikeRun, locationType: .outdoor)
         let options = BuilderOptions(automaticTransitions: TransitionDetectionOptions(enabled: false))
-        let session = try WorkoutSession(configuration: configuration, clock: ManualClock(t(0)), options: options, sink: sink)
+        let session = try WorkoutSession(
+            configuration: configuration, clock: ManualClock(t(0)), options: options, sink: sink)
         try session.start(at: t(0))
         try session.advanceToNextLeg(at: t(100))
         try session.advanceToNextLeg(at: t(130))
@@ -110,7 +114,9 @@ struct BatchTranslatorTests {
         let items = sink.changes.flatMap { translator.items(for: [$0]) }
         #expect(items.map(\.kind) == ["start", "nextLeg", "nextLeg", "endActivity", "stop", "end"])
         let rebuilt = try replay(items, configuration: configuration)
-        #expect(rebuilt.activities.map(\.configuration.activityType) == original.activities.map(\.configuration.activityType))
+        #expect(
+            rebuilt.activities.map(\.configuration.activityType)
+                == original.activities.map(\.configuration.activityType))
         #expect(rebuilt.activities.map(\.start) == original.activities.map(\.start))
         #expect(rebuilt.activities.map(\.end) == original.activities.map(\.end))
     }
