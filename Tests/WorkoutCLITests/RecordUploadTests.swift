@@ -203,6 +203,33 @@ struct RecordUploadTests {
         }
     }
 
+    /// A server that stops answering (SIGSTOP: connections accepted, nothing answered) makes requests time out
+    /// (10 s); the recording goes on, and once the server answers again the batches it may have taken while
+    /// frozen are acknowledged as duplicates, not stored twice.
+    @Test func aServerThatHangsTimesOutAndCatchesUpWithoutDoubles() async throws {
+        try await Self.withFolder { folder, db, data in
+            let token = try Self.addAthlete("eva", data: data)
+            let server = try ServeCommandTests.ServerProcess(data: data)
+            defer { _ = server.signal(SIGTERM) }
+            let recording = try Recording(
+                folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
+            try recording.beat(10)
+            try #require(Self.waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
+            kill(server.process.processIdentifier, SIGSTOP)
+            try recording.beat(40)
+            let noticed = Self.waitFor(30) { recording.output.contains("recording goes on") }
+            kill(server.process.processIdentifier, SIGCONT)
+            try #require(noticed, "no timeout noticed: \(recording.output)")
+            try recording.beat(5)
+            let status = try recording.stop()
+            #expect(status == 0, "\(recording.output)")
+            let (id, local) = try Self.localSamples(db: db)
+            #expect(local.count >= recording.beats - 5, "\(local.count) samples recorded of \(recording.beats) beats")
+            let remote = try await Self.serverSamples(server.base, id: id, token: token)
+            #expect(remote == local, "server \(remote.count) samples, local \(local.count)")
+        }
+    }
+
     @Test func aWrongTokenStopsTheUploadButNotTheRecording() async throws {
         try await Self.withFolder { folder, db, data in
             _ = try Self.addAthlete("cat", data: data)
