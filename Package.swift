@@ -82,6 +82,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // `workout record --upload`: streams a journaled recording to a server's live session (Foundation's URLSession).
+        .target(name: "WorkoutUpload", dependencies: ["WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         // scripts/scale-bench.sh: times the activity query on a generated PostgreSQL store (not shipped).
         .executableTarget(
             name: "ScaleBench", dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutModel"],
@@ -108,6 +110,7 @@ let package = Package(
                 "WorkoutFormats",
                 "WorkoutServer",
                 "WorkoutReport",
+                "WorkoutUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -153,6 +156,9 @@ let package = Package(
             name: "WorkoutReportTests",
             dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
             exclude: ["Snapshots"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
+            swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
