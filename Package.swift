@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
+        // `workout record --upload`: streams a journaled recording to a server's live session (Foundation's URLSession).
+        .target(name: "WorkoutUpload", dependencies: ["WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         // scripts/scale-bench.sh: times the activity query on a generated PostgreSQL store (not shipped).
         .executableTarget(
             name: "ScaleBench", dependencies: ["WorkoutStorePostgres", "WorkoutStore", "WorkoutModel"],
@@ -109,6 +111,7 @@ let package = Package(
                 "WorkoutFormats",
                 "WorkoutServer",
                 "WorkoutReport",
+                "WorkoutUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -119,7 +122,9 @@ let package = Package(
             name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
-            dependencies: ["WorkoutStore", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
@@ -152,6 +157,9 @@ let package = Package(
             name: "WorkoutReportTests",
             dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
             exclude: ["Snapshots"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
+            swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],

@@ -33,5 +33,10 @@ psql "$url" -Atc "EXPLAIN (ANALYZE, COSTS OFF) SELECT w.uuid FROM workout w WHER
   AND w.row_id IN (SELECT s0.workout_row FROM statistic s0 WHERE s0.athlete = '$one' AND s0.activity_row IS NOT NULL
   AND s0.quantity_type = 'heartRate' AND s0.activity_type = 'cycling' AND s0.average > 150)
   ORDER BY w.start DESC, w.uuid DESC"
+team=$(head -n 50 "$data/ids.txt" | sed "s/.*/'&'/" | paste -sd,)
+echo "plan for a team of 50 (the teams' table):"
+psql "$url" -Atc "EXPLAIN (ANALYZE, COSTS OFF) SELECT DISTINCT s0.workout_start, s0.workout_uuid FROM team_statistic s0
+  WHERE s0.athlete = ANY(ARRAY[$team]::uuid[]) AND s0.activity_row IS NOT NULL AND s0.quantity_type = 'heartRate'
+  AND s0.activity_type = 'cycling' AND s0.average > 150"
 .build/release/workout-scale-bench "$url" "$data/ids.txt" "$runs"
 rm -rf "$data"

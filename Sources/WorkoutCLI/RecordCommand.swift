@@ -5,6 +5,7 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutSensors
 import WorkoutStore
+import WorkoutUpload
 
 #if canImport(Glibc)
     import Glibc
@@ -22,6 +23,14 @@ struct RecordCommand: ParsableCommand {
             rate of the recovery window is collected (Ctrl-C again skips it), the workout is saved and \
             the heart-rate recovery attached. Keys (when standard input is a terminal): n next leg (a lap \
             in single sports), l lap, p pause/resume, s stop.
+
+            With --upload URL --token T the session also streams live to a `workout serve` server: each \
+            local commit (every second) becomes the next numbered batch. A server that is away never stops \
+            or slows the recording: batches wait, are sent again with back-off and the server catches up \
+            on reconnect. At the end the command waits up to --upload-wait seconds for the server to take \
+            the rest; what it did not take is kept beside the store and `workout push ID` sends it. Exit \
+            status 3: the workout is saved locally but the upload was refused (a wrong token, say) or is \
+            incomplete.
             """)
 
     @Option(
@@ -43,6 +52,16 @@ struct RecordCommand: ParsableCommand {
             valueName: "rate"))
     var timeScale: Double = 1
     @Option(help: .hidden) var commitInterval: Double = 1
+    @Option(
+        help: ArgumentHelp(
+            "Also stream the session live to a `workout serve` server, e.g. http://127.0.0.1:8080.", valueName: "url"))
+    var upload: String?
+    @Option(help: ArgumentHelp("The athlete's token for --upload (`workout athletes add` printed it).", valueName: "token"))
+    var token: String?
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait at the end for the server to take the rest of the upload (default 30).", valueName: "s"))
+    var uploadWait: Double = 30
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
@@ -59,6 +78,23 @@ struct RecordCommand: ParsableCommand {
         guard timeScale.isFinite, timeScale >= 0.01, timeScale <= 10_000 else {
             throw ValidationError("--time-scale must be 0.01...10000, got \(timeScale)")
         }
+        _ = try uploadTarget()
+        guard uploadWait.isFinite, uploadWait >= 0, uploadWait <= 3600 else {
+            throw ValidationError("--upload-wait must be 0...3600 s, got \(uploadWait)")
+        }
+    }
+
+    /// The server of `--upload` with its `--token`; nil without `--upload`.
+    func uploadTarget() throws -> UploadTarget? {
+        guard let upload else {
+            if token != nil { throw ValidationError("--token goes with --upload URL") }
+            return nil
+        }
+        guard let token, !token.isEmpty else { throw ValidationError("--upload needs --token (the athlete's token)") }
+        guard let target = UploadTarget(server: upload, token: token) else {
+            throw ValidationError("--upload '\(upload)' is not an http:// or https:// server address")
+        }
+        return target
     }
 
     /// Parses `PATH:PROTOCOL[@SETTINGS]`; the protocol follows the last colon (paths may contain colons).
@@ -102,9 +138,32 @@ struct RecordCommand: ParsableCommand {
         var options = BuilderOptions(autoPause: autoPause ? .standard : nil)
         options.heartRateRecovery.enabled = recovery > 0
         options.heartRateRecovery.window = recovery
+        var uploader: LiveUploader?
+        if let target = try uploadTarget() {
+            // The server's session has the local workout's id: both are the same workout.
+            let id = UUID()
+            options.workoutID = id
+            uploader = LiveUploader(
+                target: target, session: id, setup: SessionSetup(configuration),
+                plannedLegs: configuration.plannedLegs.map(\.activityType)
+            ) { [json = output.json, server = target.server.absoluteString] event in
+                switch event {
+                case .connected(let last):
+                    Self.say("upload: \(server) answers" + (last > 0 ? ", resuming after batch \(last)" : ""), json: json)
+                case .unreachable(let problem):
+                    Self.say("upload: \(problem); recording goes on, batches wait and are sent again", json: json)
+                case .refused(let problem):
+                    FileHandle.standardError.write(
+                        Data("upload stopped: \(problem); recording goes on, saved locally only\n".utf8))
+                }
+            }
+        }
+        var observer: CommitObserver?
+        if let uploader { observer = { changes in uploader.committed(changes) } }
         let recording = try userFacing { () throws(StoreError) in
             try database.beginRecording(
-                configuration: configuration, clock: clock, options: options, commitInterval: commitInterval)
+                configuration: configuration, clock: clock, options: options, commitInterval: commitInterval,
+                observer: observer)
         }
         let interactive = isatty(STDERR_FILENO) == 1 && !output.json
         // Reconnect back-off runs on the recording's time: faster when a simulator plays faster.
@@ -126,6 +185,7 @@ struct RecordCommand: ParsableCommand {
             try? recording.discard()
             throw UserFacingError(error)
         }
+        uploader?.start()
         let (stops, signalSources) = Self.installSignalHandlers()
         defer {
             for source in signalSources { source.cancel() }
@@ -154,6 +214,7 @@ struct RecordCommand: ParsableCommand {
                 let workout = try userFacing { () throws(StoreError) in try recording.finish() }
                 saved = workout
                 requestsAtSave = requests
+                uploader?.requestFinish()
                 Self.say("saved \(workout.id)", json: output.json)
                 if let end = session.heartRateRecoveryWindowEnd, !output.json {
                     Self.say("collecting heart-rate recovery until \(Format.timestamp(end)) (Ctrl-C skips)")
@@ -185,8 +246,16 @@ struct RecordCommand: ParsableCommand {
         if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         guard var workout = saved else { return }
         if let result { workout.metadata.merge(result.workoutMetadata) { _, new in new } }
+        let uploaded = try uploader.map { uploader in
+            let requests = stops.value + (keys?.stopRequests ?? 0)
+            // Ctrl-C or SIGTERM while waiting for the server: the rest goes to the spool at once.
+            return try Self.endUpload(
+                uploader, workout: workout.id, database: database, json: output.json, wait: uploadWait
+            ) { stops.value + (keys?.stopRequests ?? 0) > requests }
+        }
         if output.json {
             emitLine(try Format.json(workout))
+            if uploaded == false { throw ExitCode(3) }
             return
         }
         emitLine(Format.workoutDetail(workout).joined(separator: "\n"))
@@ -207,6 +276,41 @@ struct RecordCommand: ParsableCommand {
             emitLine("\(unusable) readings unusable (invalid fix, bogus device time), \(failures) detected changes refused")
         }
         emitLine("saved \(workout.id) to \(database.path)")
+        if uploaded == false { throw ExitCode(3) }
+    }
+
+    /// Waits for the server to take the rest and finish its session; says how it ended. False when the upload
+    /// was refused or is incomplete (its rest is then spooled for `workout push`).
+    static func endUpload(
+        _ uploader: LiveUploader, workout id: UUID, database: WorkoutStore, json: Bool, wait: TimeInterval,
+        interrupted: () -> Bool
+    ) throws -> Bool {
+        let server = uploader.target.server.absoluteString
+        if uploader.reachable != true, !json {
+            say("upload: waiting up to \(Int(wait)) s for \(server) to take the rest (Ctrl-C stops waiting)")
+        }
+        let outcome = uploader.waitForOutcome(timeout: wait, giveUp: interrupted)
+        let route = uploader.routePointsNotSent
+        if route > 0 {
+            say("upload: \(route) route points stay local (the live wire format has no route)", json: json)
+        }
+        switch outcome {
+        case .finished(let batches):
+            say("uploaded \(id) to \(server) (\(batches) batches)", json: json)
+            return true
+        case .refused(let problem):
+            FileHandle.standardError.write(
+                Data("the upload to \(server) was refused (\(problem)); \(id) is saved locally only\n".utf8))
+            return false
+        case .incomplete(let acknowledged, let pending, let problem):
+            try UploadSpoolFiles.write(uploader.spool(), store: database)
+            FileHandle.standardError.write(
+                Data(
+                    ("the server at \(server) has \(acknowledged) batches of \(id); \(pending) more did not reach it"
+                        + (problem.map { " (\($0))" } ?? "") + ". The workout is saved locally; send the rest with: "
+                        + "workout push \(id) --to \(server) --token TOKEN --db \(database.path)\n").utf8))
+            return false
+        }
     }
 
     /// Saves a recording a previous run left in the journal (killed, crashed, power lost): recovered

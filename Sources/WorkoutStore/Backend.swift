@@ -254,6 +254,22 @@ package protocol StoreBackend: Sendable {
     func journalSessions() throws(StoreError) -> [JournalSessionRecord]
     /// The session `id` (the newest when nil), nil when there is none.
     func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal?
+
+    // MARK: changes made elsewhere
+
+    /// Starts delivering the changes that other writers make to this backend's data (other store instances,
+    /// other processes on the same database) as they commit; `deliver` runs on any thread. The changes made
+    /// through this backend instance are not delivered (the store publishes those itself).
+    ///
+    /// Returns what keeps the feed going (dropping it ends the feed), or nil when the backend cannot see
+    /// other writers: the default, and SQLite's answer (observers see their own store instance's changes only).
+    func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)?
+}
+
+extension StoreBackend {
+    package func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
+        nil
+    }
 }
 
 /// A compact binary form of a commit's journal entries, for backends that store one row per commit

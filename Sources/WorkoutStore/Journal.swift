@@ -71,6 +71,8 @@ final class JournalWriter: WorkoutRecordingSink {
         var pendingRouteClosed: [RouteChunk] = []
         var pendingRouteTouched = false
         var pendingSamples = 0
+        /// The changes of the prepared entries, for the commit observer once they are durable.
+        var pendingChanges: [RecordingChange] = []
     }
 
     private struct State: Sendable {
@@ -91,14 +93,17 @@ final class JournalWriter: WorkoutRecordingSink {
     private let commitLock: Mutex<Tails>
     /// Called after each commit with the total number of samples committed so far.
     let onCommit: (@Sendable (Int) -> Void)?
+    /// Called after each commit with the changes it made durable (see `CommitObserver`).
+    let observer: CommitObserver?
 
     init(
         store: WorkoutStore, session: UUID, nextSeq: Int64, committedSamples: Int, tails: Tails,
-        replaying: Bool, onCommit: (@Sendable (Int) -> Void)?
+        replaying: Bool, onCommit: (@Sendable (Int) -> Void)?, observer: CommitObserver? = nil
     ) {
         self.store = store
         self.session = session
         self.onCommit = onCommit
+        self.observer = observer
         state = Mutex(State(nextSeq: nextSeq, replaying: replaying, committedSamples: committedSamples))
         commitLock = Mutex(tails)
     }
@@ -144,6 +149,7 @@ final class JournalWriter: WorkoutRecordingSink {
         guard !closed else { return nil }
         guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
         Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
+        if observer != nil { tails.pendingChanges += changes }
         var sampleChunks = tails.pendingClosed
         var written: [Series.StreamKey] = []
         for (key, tail) in tails.samples where tail.touched && tail.count > 0 {
@@ -172,6 +178,12 @@ final class JournalWriter: WorkoutRecordingSink {
         tails.pendingRouteClosed.removeAll()
         tails.pendingRouteTouched = false
         tails.pendingSamples = 0
+        if let observer, !tails.pendingChanges.isEmpty {
+            // Under the commit lock: the observer sees commits in the order they were made.
+            let durable = tails.pendingChanges
+            tails.pendingChanges.removeAll(keepingCapacity: true)
+            observer(durable)
+        }
         return state.withLock { state in
             state.nextSeq += entries
             state.committedSamples += samples
@@ -222,6 +234,15 @@ final class JournalWriter: WorkoutRecordingSink {
         }
     }
 }
+
+/// Told, after each journal commit, which changes it made durable: every accepted change exactly once, in the
+/// order the session accepted them, only after the transaction holding it succeeded (a failed commit's changes
+/// come with the commit that writes them). The last call comes with `finish()`'s commit.
+///
+/// Called on the committing thread while the journal's commit lock is held, so that calls arrive in commit
+/// order: do little (hand the changes to a queue) and never commit, finish or discard the same recording
+/// from it, which would deadlock. A live upload to a server is built on this (WorkoutUpload).
+public typealias CommitObserver = @Sendable ([RecordingChange]) -> Void
 
 /// A background thread that commits a journal at a fixed interval until stopped.
 final class PeriodicCommitter: Sendable {
@@ -346,10 +367,11 @@ extension WorkoutStore {
     /// - Parameters:
     ///   - commitInterval: the longest time between group commits (seconds; 0 = only explicit commits).
     ///   - onCommit: called after each commit with the number of samples committed so far.
+    ///   - observer: called after each commit with the changes it made durable (`CommitObserver`).
     public func beginRecording(
         configuration: WorkoutConfiguration, clock: any WorkoutClock = SystemClock(),
         options: BuilderOptions = BuilderOptions(), commitInterval: TimeInterval = 1,
-        onCommit: (@Sendable (Int) -> Void)? = nil
+        onCommit: (@Sendable (Int) -> Void)? = nil, observer: CommitObserver? = nil
     ) throws(StoreError) -> JournaledRecording {
         let writerBox = WriterBox()
         let session: WorkoutSession
@@ -371,7 +393,7 @@ extension WorkoutStore {
         try backend.beginJournal(record, configuration: configuration, start: now)
         let writer = JournalWriter(
             store: self, session: id, nextSeq: 0, committedSamples: 0, tails: JournalWriter.Tails(),
-            replaying: false, onCommit: onCommit)
+            replaying: false, onCommit: onCommit, observer: observer)
         writerBox.set(writer)
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)
     }
@@ -440,7 +462,13 @@ extension WorkoutStore {
         changes.reserveCapacity(journal.entries.count)
         var sampleCursor = 0
         var routeCursor = 0
-        for entry in journal.entries {
+        for (index, entry) in journal.entries.enumerated() {
+            // Changes are numbered 0, 1, 2 … (recovery goes on from their count): a gap or a changed number
+            // would reorder them or collide with the next commit's.
+            guard entry.seq == Int64(index) else {
+                throw .corruptChunk(
+                    workout: id, detail: "journal change \(index) is numbered \(entry.seq): the journal was changed")
+            }
             switch entry.kind {
             case .samples:
                 // A change naming samples no chunk holds: refused rather than recovered short.

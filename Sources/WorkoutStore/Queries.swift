@@ -428,7 +428,7 @@ extension WorkoutStore {
     private func live<Value: Sendable, State: Sendable>(
         initial: State, _ compute: @escaping @Sendable (State) throws(StoreError) -> (Value, State)
     ) -> AsyncThrowingStream<Value, any Error> {
-        let changes = broadcaster.subscribe()
+        let changes = subscribeToChanges()
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {

@@ -14,6 +14,14 @@ public final class WorkoutStore: Sendable {
     public let path: String
     let backend: any StoreBackend
     let broadcaster = AsyncBroadcaster<StoreChange>()
+    /// The backend's feed of other writers' changes into `broadcaster`, started by the first observer.
+    private let otherWriters = Mutex<OtherWriters>(.notStarted)
+
+    private enum OtherWriters: Sendable {
+        case notStarted
+        /// The backend's handle (nil: the backend sees no other writers).
+        case started((any AnyObject & Sendable)?)
+    }
 
     /// Opens (creating when missing) the SQLite store at `path`.
     ///
@@ -30,6 +38,17 @@ public final class WorkoutStore: Sendable {
     package init(backend: any StoreBackend) {
         self.backend = backend
         path = backend.location
+    }
+
+    /// A new stream of every change from now on: this instance's, and other writers' when the backend sees
+    /// them (PostgreSQL's LISTEN/NOTIFY); the first one starts the backend's feed.
+    func subscribeToChanges() -> AsyncStream<StoreChange> {
+        otherWriters.withLock { state in
+            guard case .notStarted = state else { return }
+            let broadcaster = broadcaster
+            state = .started(backend.observeOtherWriters { broadcaster.publish($0) })
+        }
+        return broadcaster.subscribe()
     }
 
     /// Opens the store at `--db`, else `$WORKOUT_DB`, else the XDG default.

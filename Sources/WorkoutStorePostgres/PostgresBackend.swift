@@ -18,17 +18,32 @@ final class PostgresBackend: StoreBackend {
             : "\(pool.url.redacted) (athlete \(athlete.uuidString.lowercased()))"
     }
 
-    init(pool: ConnectionPool, athlete: UUID) {
+    /// Where other writers' changes come from (LISTEN/NOTIFY), and this instance's id in its notifications.
+    let feed: ChangeFeed
+    let origin = UUID()
+
+    init(pool: ConnectionPool, feed: ChangeFeed, athlete: UUID) {
         self.pool = pool
+        self.feed = feed
         athletes = [athlete]
         isTeam = false
     }
 
     /// A team's store; `athletes` is not empty (the caller checks).
-    init(pool: ConnectionPool, team athletes: [UUID]) {
+    init(pool: ConnectionPool, feed: ChangeFeed, team athletes: [UUID]) {
         self.pool = pool
+        self.feed = feed
         self.athletes = athletes
         isTeam = true
+    }
+
+    func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
+        feed.subscribe(athletes: athletes, origin: origin, deliver)
+    }
+
+    /// Tells other stores of the athlete about `change` when the transaction commits.
+    private func notify(_ t: Transaction, _ change: StoreChange) throws {
+        for statement in ChangeFeed.notifyStatements(athlete: athlete, origin: origin, change) { try t.run(statement) }
     }
 
     private func write<T>(_ body: (Transaction) throws -> T) throws(StoreError) -> T {
@@ -78,6 +93,7 @@ final class PostgresBackend: StoreBackend {
             let row = try insertWorkout(t, workout, recordingRow: nil)
             for chunk in sampleChunks { try writeChunk(t, chunk, workout: row) }
             for chunk in routeChunks { try writeChunk(t, chunk, workout: row) }
+            try notify(t, .added([workout.id]))
         }
     }
 
@@ -185,6 +201,22 @@ final class PostgresBackend: StoreBackend {
                 VALUES ($1, \(values.joined(separator: ", ")))
                 """
             try t.run(insert)
+            // An activity's statistics go into the teams' table too (migration 2).
+            guard activity != nil else { continue }
+            var team = scoped()
+            let teamValues = [
+                team.bind(.int(workout)), team.bind(.int(activity)), team.bind(.text(type.rawValue)),
+                team.bind(.text(quantityType.rawValue)), team.bind(.double(s.minimum?.value)),
+                team.bind(.double(s.maximum?.value)), team.bind(.double(s.average?.value)),
+                team.bind(.double(s.sum?.value)), team.bind(.double(workoutStart.timeIntervalSinceReferenceDate)),
+                team.bind(.uuid(workoutID)),
+            ]
+            team.text = """
+                INSERT INTO team_statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum,
+                                           maximum, average, sum, workout_start, workout_uuid)
+                VALUES ($1, \(teamValues.joined(separator: ", ")))
+                """
+            try t.run(team)
         }
     }
 
@@ -234,7 +266,7 @@ final class PostgresBackend: StoreBackend {
 
     /// Deletes a workout row and everything hanging from it.
     private func deleteRows(_ t: Transaction, workout row: Int64) throws {
-        for table in ["sample_chunk", "route_chunk", "statistic", "activity", "event"] {
+        for table in ["sample_chunk", "route_chunk", "statistic", "team_statistic", "activity", "event"] {
             var sql = scoped()
             sql.text = "DELETE FROM \(table) WHERE athlete = $1 AND workout_row = \(sql.bind(.int(row)))"
             try t.run(sql)
@@ -253,6 +285,7 @@ final class PostgresBackend: StoreBackend {
             sql.text =
                 "INSERT INTO deleted_object(athlete, anchor, kind, uuid) VALUES ($1, \(sql.bind(.int(anchor))), 'workout', \(sql.bind(.uuid(id))))"
             try t.run(sql)
+            try notify(t, .deleted([id]))
         }
     }
 
@@ -296,6 +329,7 @@ final class PostgresBackend: StoreBackend {
             store.text =
                 "UPDATE workout SET metadata = \(store.bind(.text(try JSON.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
             try t.run(store)
+            try notify(t, .added([id]))
         }
     }
 
@@ -396,7 +430,7 @@ final class PostgresBackend: StoreBackend {
         for predicate in query.activities {
             var sql = scoped()
             let condition = try matchSQL(predicate, &sql)
-            sql.text = "SELECT DISTINCT s0.workout_start, s0.workout_uuid FROM statistic s0 WHERE \(condition)"
+            sql.text = "SELECT DISTINCT s0.workout_start, s0.workout_uuid FROM \(statisticTable) s0 WHERE \(condition)"
             statements.append(sql)
         }
         let found = try read(single: statements.count == 1) { t -> [Match] in
@@ -446,13 +480,18 @@ final class PostgresBackend: StoreBackend {
                 }
                 continue
             }
-            conditions.append("w.row_id IN (SELECT s0.workout_row FROM statistic s0 WHERE \(try matchSQL(predicate, &sql)))")
+            conditions.append(
+                "w.row_id IN (SELECT s0.workout_row FROM \(statisticTable) s0 WHERE \(try matchSQL(predicate, &sql)))")
         }
         sql.text = "SELECT \(columns) FROM workout w WHERE " + conditions.joined(separator: " AND ")
         sql.text += query.ascending ? " ORDER BY w.start, w.uuid" : " ORDER BY w.start DESC, w.uuid DESC"
         if let limit = query.limit { sql.text += " LIMIT \(sql.bind(.int(Int64(max(0, limit)))))" }
         return sql
     }
+
+    /// Where activity predicates look: an athlete's `statistic` partition, or for a team the unpartitioned
+    /// `team_statistic` (one index scan for all the athletes instead of a scan planned per partition).
+    private var statisticTable: String { isTeam ? "team_statistic" : "statistic" }
 
     /// Statistics row `s0` of an activity matching every condition. Columns and operators come from enums.
     private func matchSQL(_ predicate: ActivityPredicate, _ sql: inout SQL) throws(StoreError) -> String {
@@ -472,7 +511,7 @@ final class PostgresBackend: StoreBackend {
         for (index, condition) in predicate.conditions.dropFirst().enumerated() {
             let alias = "s\(index + 1)"
             text += """
-                 AND EXISTS (SELECT 1 FROM statistic \(alias) WHERE \(alias).athlete = $1
+                 AND EXISTS (SELECT 1 FROM \(statisticTable) \(alias) WHERE \(alias).athlete = $1
                  AND \(alias).activity_row = s0.activity_row AND \(alias).quantity_type = \(sql.bind(.text(condition.quantityType.rawValue)))
                  AND \(alias).\(condition.aggregate.rawValue) \(condition.comparison.rawValue) \(sql.bind(.double(try value(condition)))))
                 """
@@ -626,6 +665,7 @@ final class PostgresBackend: StoreBackend {
             case .finish(let workout):
                 _ = try insertWorkout(t, workout, recordingRow: row)
                 try deleteJournal(t, commit.session)
+                try notify(t, .added([workout.id]))
             case .discard:
                 for table in ["sample_chunk", "route_chunk"] {
                     var sql = scoped()
@@ -641,8 +681,9 @@ final class PostgresBackend: StoreBackend {
     }
 
     /// One statement appending a commit's sample and route chunks (inserted or replacing the open tail) and
-    /// journal entries to a session's journal (locking the session's row first, as every commit does); it returns the session's workout row, and no row (writing nothing) when the
-    /// session's journal is gone. Rows come from arrays (`unnest`); a nullable column has a flag array beside it.
+    /// journal entries to a session's journal, locking the session's row first as every commit does. It returns
+    /// the session's workout row, and no row (writing nothing) when the session's journal is gone. Rows come
+    /// from arrays (`unnest`); a nullable column has a flag array beside it.
     private func appendSQL(_ commit: JournalCommit) -> SQL {
         var sql = scoped()
         let chunks = commit.sampleChunks

@@ -10,7 +10,7 @@ import WorkoutStore
 /// only that partition. Dates are seconds since 2001-01-01 UTC as in the SQLite backend; sample and route
 /// chunks are `bytea` holding the same chunk format (WKC).
 enum PostgresSchema {
-    static let version = 1
+    static let version = 2
 
     /// The tables partitioned by athlete, in creation order.
     static let partitionedTables = [
@@ -85,7 +85,33 @@ enum PostgresSchema {
             athlete uuid NOT NULL, session uuid NOT NULL, seq bigint NOT NULL, kind text NOT NULL,
             count integer NOT NULL, payload text,
             PRIMARY KEY (athlete, session, seq)) PARTITION BY LIST (athlete);
-        """
+        """,
+        // A team's query ("any cycling activity of these 50 athletes averaging > 150 bpm") over the
+        // partitioned `statistic` spent most of its time planning one scan per athlete's partition. The
+        // activities' statistics are kept a second time in one unpartitioned table whose indexes lead with
+        // the quantity and activity types, then the athlete: a team's query is one index scan per
+        // aggregate, planned once, whatever the number of athletes or partitions.
+        2: """
+        CREATE TABLE team_statistic(
+            athlete uuid NOT NULL, workout_row bigint NOT NULL, activity_row bigint NOT NULL,
+            activity_type text NOT NULL, quantity_type text NOT NULL, minimum double precision,
+            maximum double precision, average double precision, sum double precision,
+            workout_start double precision NOT NULL, workout_uuid uuid NOT NULL);
+        CREATE INDEX team_statistic_workout ON team_statistic(athlete, workout_row);
+        CREATE INDEX team_statistic_average ON team_statistic(quantity_type, activity_type, athlete, average)
+            INCLUDE (workout_start, workout_uuid, workout_row, activity_row);
+        CREATE INDEX team_statistic_minimum ON team_statistic(quantity_type, activity_type, athlete, minimum)
+            INCLUDE (workout_start, workout_uuid, workout_row, activity_row);
+        CREATE INDEX team_statistic_maximum ON team_statistic(quantity_type, activity_type, athlete, maximum)
+            INCLUDE (workout_start, workout_uuid, workout_row, activity_row);
+        CREATE INDEX team_statistic_sum ON team_statistic(quantity_type, activity_type, athlete, sum)
+            INCLUDE (workout_start, workout_uuid, workout_row, activity_row);
+        INSERT INTO team_statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum,
+                                   average, sum, workout_start, workout_uuid)
+            SELECT athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum, average, sum,
+                   workout_start, workout_uuid
+            FROM statistic WHERE activity_row IS NOT NULL
+        """,
     ]
 
     /// Brings the database to `version` (under an advisory lock: several servers may start at once).

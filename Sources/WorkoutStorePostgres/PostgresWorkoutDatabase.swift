@@ -8,19 +8,24 @@ import WorkoutStore
 /// athlete's partitions, with the same API and semantics as a SQLite store.
 public final class PostgresWorkoutDatabase: Sendable {
     let pool: ConnectionPool
+    /// The LISTEN connection that brings other writers' changes to this database's stores (opened by the
+    /// first observer).
+    let feed: ChangeFeed
     /// The URL without its password.
     public var location: String { pool.url.redacted }
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) with at most `poolSize` connections.
     public init(url: String, poolSize: Int = 16) throws(StoreError) {
-        pool = ConnectionPool(url: try PostgresURL(url), size: poolSize)
+        let url = try PostgresURL(url)
+        pool = ConnectionPool(url: url, size: poolSize)
+        feed = ChangeFeed(url: url, logger: pool.logger)
         try PostgresSchema.migrate(pool)
     }
 
     /// The store of one athlete (its partitions are created on first use).
     public func store(athlete: UUID) throws(StoreError) -> WorkoutStore {
         try PostgresSchema.ensurePartitions(pool, athlete: athlete)
-        return WorkoutStore(backend: PostgresBackend(pool: pool, athlete: athlete))
+        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, athlete: athlete))
     }
 
     /// A store that reads the workouts of several athletes at once (a coach's team) and writes nothing: one
@@ -28,11 +33,27 @@ public final class PostgresWorkoutDatabase: Sendable {
     public func teamStore(athletes: [UUID]) throws(StoreError) -> WorkoutStore {
         guard !athletes.isEmpty else { throw .invalidQuery("a team store needs at least one athlete") }
         for athlete in athletes { try PostgresSchema.ensurePartitions(pool, athlete: athlete) }
-        return WorkoutStore(backend: PostgresBackend(pool: pool, team: athletes))
+        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, team: athletes))
     }
 
     /// Whether the database answers (readiness).
     public func ping() -> Bool {
         (try? pool.transaction(readOnly: true) { try $0.run("SELECT 1") }) != nil
+    }
+}
+
+extension PostgresWorkoutDatabase {
+    /// Test support: runs `statement` as it is, unscoped (`$n` bound to `binds[n-1]` as text; cast in the
+    /// statement, e.g. `$1::bytea` with `\x…` hex), and returns every row's columns as text.
+    ///
+    /// For the store's tests that damage rows on purpose, as they do with a SQLite file. Never for the server.
+    package func executeForTests(_ statement: String, _ binds: [String] = []) throws(StoreError) -> [[String?]] {
+        var sql = SQL(statement)
+        sql.binds = binds.map { .text($0) }
+        return try pool.transaction { transaction in
+            try transaction.run(sql).map { record in
+                try (0..<record.row.count).map { try record.row[$0].decode(String?.self) }
+            }
+        }
     }
 }

@@ -2,6 +2,18 @@ import Foundation
 import Testing
 import WorkoutModel
 import WorkoutSensors
+import WorkoutStore
+
+/// The folder holding the built `workout` executable.
+func workoutExecutable() -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
+        directory.pathComponents.count > 1
+    {
+        directory.deleteLastPathComponent()
+    }
+    return directory.appendingPathComponent("workout")
+}
 
 @Suite("workout record: bad input")
 struct RecordCommandTests {
@@ -67,5 +79,189 @@ struct RecordCommandTests {
             // No recording was left behind: a list still shows the two rides only.
             #expect(try runCommand(["list", "--db", db]).lines.count == 2)
         }
+    }
+
+    /// A tiny `--time-scale` (the reconnect back-off divides by it) is refused or works, never a crash: the
+    /// message names the missing device or the option.
+    @Test func aTinyTimeScaleIsRefusedOrWorksButNeverCrashes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = "/dev/ttyUSB-not-there-\(getpid())"
+        let result = try runCommand([
+            "record", "--sensor", "\(missing):ant", "--activity", "cycling", "--time-scale", "1e-17",
+            "--db", folder.appendingPathComponent("store.sqlite").path,
+        ])
+        #expect(result.status == 1 || result.status == 64, "status \(result.status)")
+        #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+        #expect(result.stderr.contains(missing) || result.stderr.contains("--time-scale"), "\(result.stderr)")
+    }
+}
+
+/// `workout record` from a watch on a pseudo-terminal (the test writes its frames): stop, recovery, crash.
+@Suite("workout record: a session from a watch", .serialized)
+struct RecordSessionTests {
+    /// After the watch's STOP the command collects the heart-rate recovery ("Ctrl-C skips"): one Ctrl-C
+    /// skips the rest of the window (here 10 minutes) and the command ends.
+    @Test func oneCtrlCSkipsTheRecoveryWindowAfterTheWatchsStop() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let watch = try PseudoTerminal()
+        let outURL = folder.appendingPathComponent("stdout")
+        try Data().write(to: outURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        defer { try? out.close() }
+        let process = Process()
+        process.executableURL = workoutExecutable()
+        process.arguments = [
+            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "600",
+            "--db", folder.appendingPathComponent("store.sqlite").path,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        try #require(waitFor(10) { output().contains("connected") }, "\(output())")
+        Thread.sleep(forTimeInterval: 0.5)
+        try watch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 1000, .stop))
+        try #require(waitFor(10) { output().contains("Ctrl-C skips") }, "\(output())")
+        process.interrupt()  // one SIGINT
+        let exited = waitFor(10) { !process.isRunning }
+        #expect(exited, "still collecting 10 s after Ctrl-C: \(output())")
+    }
+
+    /// `workout record` stores the heart rate of the recovery window with the workout, marked as
+    /// recovery readings: after the watch's STOP, what the strap sends until the window (here 4 s)
+    /// closes; the exercise's own readings stay unmarked.
+    @Test func recordStoresTheRecoveryWindowsReadings() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = folder.appendingPathComponent("store.sqlite").path
+        let watch = try PseudoTerminal()
+        let outURL = folder.appendingPathComponent("stdout")
+        try Data().write(to: outURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        defer { try? out.close() }
+        let process = Process()
+        process.executableURL = workoutExecutable()
+        process.arguments = [
+            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "4", "--db", db,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        try #require(waitFor(10) { output().contains("connected") }, "\(output())")
+        try watch.write(WatchLink.hello(device: "test watch"))
+        func beat(_ tick: Int, _ bpm: UInt8) throws {
+            try watch.write(
+                WatchLink.gatt(milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, bpm]))
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        for tick in 1...15 { try beat(tick, 150) }
+        try watch.write(WatchLink.button(milliseconds: 3100, .stop))
+        for tick in 16...45 where process.isRunning { try beat(tick, UInt8(150 - (tick - 15))) }
+        try #require(waitFor(20) { !process.isRunning }, "\(output())")
+        #expect(process.terminationStatus == 0, "\(output())")
+        let store = try WorkoutStore(path: db)
+        let workout = try #require(try store.workouts(matching: WorkoutQuery()).first)
+        let samples = try store.samples(workout: workout.id).filter { $0.type == .heartRate }
+        let recovery = samples.filter(\.isHeartRateRecoveryReading)
+        #expect(recovery.count >= 5, "\(recovery.count) recovery readings of \(samples.count)")
+        // Only the beats sent after STOP fall below 150 bpm.
+        #expect(recovery.allSatisfy { $0.quantity.value < 150 })
+        let exercise = samples.filter { !$0.isHeartRateRecoveryReading }
+        #expect(exercise.count >= 10 && exercise.allSatisfy { $0.quantity.value == 150 })
+        #expect(workout.statistics[.heartRate]?.minimum?.value == 150)
+    }
+
+    /// README: "the journal is committed every second, so a crash loses at most the last second and the
+    /// session is recovered on the next start": a recording killed mid-race is saved by the next
+    /// `workout record` and listed.
+    @Test func aRecordingKilledMidRaceIsRecoveredByTheNextStart() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = folder.appendingPathComponent("store.sqlite").path
+        func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { return false }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return true
+        }
+        func launch(_ watch: PseudoTerminal, _ name: String) throws -> (Process, () -> String) {
+            let outURL = folder.appendingPathComponent(name)
+            try Data().write(to: outURL)
+            let out = try FileHandle(forWritingTo: outURL)
+            let process = Process()
+            process.executableURL = workoutExecutable()
+            process.arguments = [
+                "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "0", "--db", db,
+            ]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (process, { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" })
+        }
+
+        // First recording: heart rate for 3 s, then the machine dies (SIGKILL).
+        let firstWatch = try PseudoTerminal()
+        let (first, firstOutput) = try launch(firstWatch, "first")
+        defer { if first.isRunning { first.terminate() } }
+        try #require(waitFor(10) { firstOutput().contains("connected") }, "\(firstOutput())")
+        try firstWatch.write(WatchLink.hello(device: "test watch"))
+        for tick in 1...15 {
+            try firstWatch.write(
+                WatchLink.gatt(milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, 140]))
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        Thread.sleep(forTimeInterval: 1.5)  // past a group commit
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let crash = Date()
+        // The journal holds the killed session.
+        let journaled = try WorkoutStore(path: db).journaledSessions()
+        try #require(journaled.count == 1, "journal: \(journaled)")
+
+        // Next start: the watch stops at once.
+        let secondWatch = try PseudoTerminal()
+        let (second, secondOutput) = try launch(secondWatch, "second")
+        defer { if second.isRunning { second.terminate() } }
+        try #require(waitFor(10) { secondOutput().contains("connected") }, "\(secondOutput())")
+        Thread.sleep(forTimeInterval: 0.3)
+        try secondWatch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 500, .stop))
+        try #require(waitFor(20) { !second.isRunning }, "\(secondOutput())")
+        #expect(second.terminationStatus == 0)
+
+        let listed = try decodeJSON([Workout].self, try runCommand(["list", "--db", db, "--json"]).stdout)
+        #expect(
+            listed.contains { $0.start < crash.addingTimeInterval(-2) },
+            "workouts after the restart: \(listed.map { ($0.start, $0.statistics[.heartRate]?.average?.value as Double?) }); crash at \(crash)"
+        )
     }
 }

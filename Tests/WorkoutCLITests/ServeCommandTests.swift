@@ -32,9 +32,10 @@ struct ServeCommandTests {
         let output = Pipe()
         var base = ""
 
-        init(data: String) throws {
+        /// `port` 0 takes a free port; a given port starts a server again where clients expect it.
+        init(data: String, port: Int = 0, arguments: [String] = []) throws {
             process.executableURL = try ServeCommandTests.executable()
-            process.arguments = ["serve", "--db", data, "--port", "0", "--log-level", "critical"]
+            process.arguments = ["serve", "--db", data, "--port", "\(port)", "--log-level", "critical"] + arguments
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -26,6 +26,7 @@ private func populatedStore(in folder: URL) throws -> String {
     return path
 }
 
+/// SQLite only: damaged, foreign, newer, read-only and locked database files.
 @Suite("Store: bad files")
 struct BadInputTests {
     @Test func aFileThatIsNotSQLite() throws {

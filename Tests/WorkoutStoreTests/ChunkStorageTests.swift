@@ -23,9 +23,9 @@ private func minimalWorkout(_ id: UUID, start: Date, end: Date) -> Workout {
 
 @Suite("Store: chunked series")
 struct ChunkStorageTests {
-    @Test("irregular samples (gaps, out of order, odd doubles, units, metadata) come back bit-identical")
-    func irregularSamplesRoundTripExactly() throws {
-        let (store, folder) = try freshStore()
+    @Test("irregular samples (gaps, out of order, odd doubles, units, metadata) come back bit-identical", arguments: Backend.testable)
+    func irregularSamplesRoundTripExactly(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var generator = SystemRandomNumberGenerator()
         var samples: [QuantitySample] = []
@@ -58,9 +58,9 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
-    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical")
-    func metadataDifferingOnlyInTheSignOfZeroStaysExact() throws {
-        let (store, folder) = try freshStore()
+    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical", arguments: Backend.testable)
+    func metadataDifferingOnlyInTheSignOfZeroStaysExact(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let variants: [Metadata] = [
             ["x": .double(0.0)], ["x": .double(-0.0)],
@@ -96,9 +96,9 @@ struct ChunkStorageTests {
         #expect(back.map { metadataBits($0.metadata) } == samples.map { metadataBits($0.metadata) })
     }
 
-    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)")
-    func mixedScalesStayExact() throws {
-        let (store, folder) = try freshStore()
+    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)", arguments: Backend.testable)
+    func mixedScalesStayExact(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         // 1e15 is exact at scale 0 only (10 × 1e15 > 2^53); 163.5 needs scale 1.
         let values = [1e15, 163.5, 7, 1e15 + 1, 0.25]
@@ -110,9 +110,9 @@ struct ChunkStorageTests {
         #expect(try store.samples(workout: id).map(\.quantity.value) == values)
     }
 
-    @Test("route points come back exactly, in time order")
-    func routeRoundTrips() throws {
-        let (store, folder) = try freshStore()
+    @Test("route points come back exactly, in time order", arguments: Backend.testable)
+    func routeRoundTrips(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var generator = SystemRandomNumberGenerator()
         var route: [RoutePoint] = []
@@ -137,9 +137,9 @@ struct ChunkStorageTests {
         #expect(try store.route(workout: id) == expected)
     }
 
-    @Test("a date-range query returns the samples the row-per-sample store did, for every option")
-    func dateRangeQueriesMatchTheRowSemantics() throws {
-        let (store, folder) = try freshStore()
+    @Test("a date-range query returns the samples the row-per-sample store did, for every option", arguments: Backend.testable)
+    func dateRangeQueriesMatchTheRowSemantics(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var samples: [QuantitySample] = []
         for second in 0..<4000 {
@@ -167,18 +167,17 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("a chunk row of a quantity type this build does not know is a typed error, never skipped silently")
-    func chunkOfAnUnknownTypeIsATypedError() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a chunk row of a quantity type this build does not know is a typed error, never skipped silently", arguments: Backend.testable)
+    func chunkOfAnUnknownTypeIsATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let id = UUID()
         let samples = (0..<10).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) }
         try store.save(minimalWorkout(id, start: t(0), end: t(10)), samples: samples)
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in
-            try db.execute(sql: "UPDATE sample_chunk SET type = 'bogusType'")
-        }
-        try queue.close()
+        try fixture.execute(
+            sqlite: "UPDATE sample_chunk SET type = 'bogusType'",
+            postgres: "UPDATE sample_chunk SET type = 'bogusType' WHERE athlete = \(fixture.athleteLiteral)")
         #expect {
             try store.samples(workout: id)
         } throws: { error in
@@ -187,10 +186,11 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable")
-    func corruptChunkIsATypedError() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable", arguments: Backend.testable)
+    func corruptChunkIsATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let damaged = UUID()
         let intact = UUID()
         let samples = (0..<100).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) }
@@ -202,15 +202,15 @@ struct ChunkStorageTests {
             return copy
         }
         try store.save(minimalWorkout(intact, start: t(10_000), end: t(10_100)), samples: later)
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE sample_chunk SET data = substr(data, 1, 12)
-                    WHERE workout_id = (SELECT id FROM workout WHERE uuid = ?)
-                    """, arguments: [damaged.uuidString])
-        }
-        try queue.close()
+        try fixture.execute(
+            sqlite: """
+                UPDATE sample_chunk SET data = substr(data, 1, 12)
+                WHERE workout_id = (SELECT id FROM workout WHERE uuid = ?)
+                """, [damaged.uuidString],
+            postgres: """
+                UPDATE sample_chunk SET data = substring(data from 1 for 12) WHERE athlete = \(fixture.athleteLiteral)
+                AND workout_row = (SELECT row_id FROM workout WHERE athlete = \(fixture.athleteLiteral) AND uuid = $1::uuid)
+                """, [damaged.uuidString])
         #expect {
             try store.samples(workout: damaged)
         } throws: { error in
@@ -221,10 +221,11 @@ struct ChunkStorageTests {
         #expect(try store.workout(id: damaged) != nil)
     }
 
-    @Test("a recording rewrites only the open tail of each stream; recovery gives every committed sample")
-    func journalWritesTailsNotWholeStreams() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a recording rewrites only the open tail of each stream; recovery gives every committed sample", arguments: Backend.testable)
+    func journalWritesTailsNotWholeStreams(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
@@ -245,9 +246,10 @@ struct ChunkStorageTests {
         }
         try recording.commit()
         // Two streams of 5,000 samples: one closed chunk and one open tail each, whatever the commits.
-        let queue = try DatabaseQueue(path: store.path)
-        let counts = try queue.read { db in try Int.fetchAll(db, sql: "SELECT count FROM sample_chunk ORDER BY first_ordinal") }
-        try queue.close()
+        let counts = try fixture.execute(
+            sqlite: "SELECT count FROM sample_chunk",
+            postgres: "SELECT count::text FROM sample_chunk WHERE athlete = \(fixture.athleteLiteral)"
+        ).compactMap { $0.first.flatMap { $0 }.flatMap { Int($0) } }
         #expect(counts.sorted() == [904, 904, 4096, 4096])
         #expect(try recording.committedSamples() == added)
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
@@ -255,9 +257,9 @@ struct ChunkStorageTests {
         #expect(recovered.builder.counters.accepted == added.count)
     }
 
-    @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical")
-    func adversarialStreamsAtChunkEdgesRoundTripExactly() throws {
-        let (store, folder) = try freshStore()
+    @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical", arguments: Backend.testable)
+    func adversarialStreamsAtChunkEdgesRoundTripExactly(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let odd: [Double] = [
             -0.0, 0, .leastNonzeroMagnitude, -Double.leastNonzeroMagnitude, .leastNormalMagnitude, 1e300, -1e300,
@@ -300,9 +302,9 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("route points at chunk edges (4,096 and 4,097) with missing altitude, speed and course come back exactly")
-    func routeAtChunkEdgesRoundTripsExactly() throws {
-        let (store, folder) = try freshStore()
+    @Test("route points at chunk edges (4,096 and 4,097) with missing altitude, speed and course come back exactly", arguments: Backend.testable)
+    func routeAtChunkEdgesRoundTripsExactly(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         func routeBits(_ point: RoutePoint) -> [UInt64?] {
             [
@@ -330,6 +332,8 @@ struct ChunkStorageTests {
         }
     }
 
+    /// SQLite only: the chunk bytes are the store's (ChunkCodec), the same for both backends; PostgreSQL's
+    /// path for damaged bytes is `corruptChunkIsATypedError`. Thousands of rewrites stay on a local file.
     @Test("every one-byte change, truncation or extension of a chunk decodes or is a typed error naming the workout")
     func everyDamagedChunkIsATypedErrorOrDecodes() throws {
         let (store, folder) = try freshStore()

@@ -62,6 +62,7 @@ struct CrashRecoveryTests {
         return try session.builder.finishWorkout()
     }
 
+    /// SQLite only: kills a process writing a file (PostgreSQL's kill and restart faults: scripts/live-fault.sh).
     @Test("SIGKILL at random points (24, or $WORKOUT_KILL_TRIALS): recovery has exactly the committed samples")
     func killedRecorderRecovers() throws {
         var generator = SystemRandomNumberGenerator()
@@ -137,8 +138,8 @@ struct CrashRecoveryTests {
         )
     }
 
-    @Test func journalCommitsAndRecoversInProcess() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func journalCommitsAndRecoversInProcess(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let ride = SyntheticRide(seed: 5)
         let clock = ManualClock(ride.start)
@@ -171,9 +172,9 @@ struct CrashRecoveryTests {
 
     /// The issue-13 builder options (interpolation, rests out of the averages, open-water SWOLF)
     /// are journaled: a recovered session rebuilds the statistics the crashed one had.
-    @Test(arguments: [SwimmingLocationType.pool, .openWater])
-    func recoveryRebuildsTheStatisticsOfTheRecordingConventions(location: SwimmingLocationType) throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable, [SwimmingLocationType.pool, .openWater])
+    func recoveryRebuildsTheStatisticsOfTheRecordingConventions(_ backend: Backend, location: SwimmingLocationType) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let start = Date(timeIntervalSinceReferenceDate: 700_000_000)
         func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
@@ -221,9 +222,9 @@ struct CrashRecoveryTests {
         try recovered.discard()
     }
 
-    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart")
-    func twoInterleavedSessionsRecoverApart() throws {
-        let (store, folder) = try freshStore()
+    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart", arguments: Backend.testable)
+    func twoInterleavedSessionsRecoverApart(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let clock = ManualClock(t(0))
         let options = BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate]))
@@ -276,10 +277,11 @@ struct CrashRecoveryTests {
         #expect(try store.journaledSessions().isEmpty)
     }
 
-    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short")
-    func journalMissingAChunkIsATypedError() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short", arguments: Backend.testable)
+    func journalMissingAChunkIsATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
@@ -292,9 +294,9 @@ struct CrashRecoveryTests {
                 QuantitySample(.distanceCycling, 8, at: t(Double($0)), end: t(Double($0 + 1)), source: bike)
             })
         try recording.commit()
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in try db.execute(sql: "DELETE FROM sample_chunk WHERE type = 'heartRate'") }
-        try queue.close()
+        try fixture.execute(
+            sqlite: "DELETE FROM sample_chunk WHERE type = 'heartRate'",
+            postgres: "DELETE FROM sample_chunk WHERE athlete = \(fixture.athleteLiteral) AND type = 'heartRate'")
         #expect {
             try store.recoverActiveSession(clock: clock, commitInterval: 0)
         } throws: { error in
@@ -303,20 +305,25 @@ struct CrashRecoveryTests {
         }
     }
 
-    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap")
-    func journalChangeNumberOverflowIsATypedError() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap", arguments: Backend.testable)
+    func journalChangeNumberOverflowIsATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
         try recording.session.start(at: t(0))
         try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
         try recording.session.pause(at: t(10))
-        try recording.commit()  // one packed row: start, samples, pause
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in try db.execute(sql: "UPDATE journal_change SET seq = ?", arguments: [Int64.max]) }
-        try queue.close()
+        try recording.commit()  // SQLite: one packed row (start, samples, pause); PostgreSQL: a row each
+        // The last change numbered at the top of Int64: the next one recovery would number overflows.
+        try fixture.execute(
+            sqlite: "UPDATE journal_change SET seq = ?", [Int64.max],
+            postgres: """
+                UPDATE journal_change SET seq = 9223372036854775807 WHERE athlete = \(fixture.athleteLiteral)
+                AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral))
+                """)
         #expect {
             try store.recoverActiveSession(clock: clock, commitInterval: 0)
         } throws: { error in
@@ -325,26 +332,29 @@ struct CrashRecoveryTests {
         }
     }
 
-    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap")
-    func journalChunkAtTheLastOrdinalIsATypedError() throws {
-        let (store, folder) = try freshStore()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap", arguments: Backend.testable)
+    func journalChunkAtTheLastOrdinalIsATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
         try recording.session.start(at: t(0))
         try recording.builder.add([QuantitySample(.heartRate, 140, at: t(1), source: strap)])
         try recording.commit()
-        let queue = try DatabaseQueue(path: store.path)
-        try queue.write { db in
-            let data = try #require(try Data.fetchOne(db, sql: "SELECT data FROM sample_chunk"))
-            // "WKC", version, kind, count 1, then the first ordinal (0, one byte): made Int64.max.
-            var bytes = [UInt8](data)
-            #expect(bytes[5] == 1 && bytes[6] == 0)
-            bytes.replaceSubrange(6...6, with: [UInt8](repeating: 0xFF, count: 8) + [0x7F])
-            try db.execute(sql: "UPDATE sample_chunk SET data = ?", arguments: [Data(bytes)])
-        }
-        try queue.close()
+        let stored = try fixture.execute(
+            sqlite: "SELECT hex(data) FROM sample_chunk",
+            postgres: "SELECT encode(data, 'hex') FROM sample_chunk WHERE athlete = \(fixture.athleteLiteral)")
+        // "WKC", version, kind, count 1, then the first ordinal (0, one byte): made Int64.max.
+        let text = try #require(stored.first?.first ?? nil)
+        var bytes = try #require(Hex.bytes(text))
+        #expect(bytes[5] == 1 && bytes[6] == 0)
+        bytes.replaceSubrange(6...6, with: [UInt8](repeating: 0xFF, count: 8) + [0x7F])
+        try fixture.execute(
+            sqlite: "UPDATE sample_chunk SET data = ?", [Data(bytes)],
+            postgres: "UPDATE sample_chunk SET data = $1::bytea WHERE athlete = \(fixture.athleteLiteral)",
+            ["\\x" + Hex.string(bytes)])
         #expect {
             try store.recoverActiveSession(clock: clock, commitInterval: 0)
         } throws: { error in
@@ -353,6 +363,7 @@ struct CrashRecoveryTests {
         }
     }
 
+    /// SQLite only: the failure is another connection holding the file's write lock.
     @Test("a commit that failed (file locked) writes its streams' tails with the next commit")
     func failedCommitKeepsItsTailsForTheNextCommit() throws {
         let folder = try temporaryFolder()
@@ -384,12 +395,85 @@ struct CrashRecoveryTests {
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == heartRate + distance)
     }
+
+@Suite("Review 6: detectors and recovery after a crash")
+struct Review6StoreTests {
+    /// After an explicit leg change detection is off for the session ("the first explicit leg
+    /// change turns detection off for the session"), also in the session recovered from the journal:
+    /// the same input gives the same legs with and without a crash.
+    @Test(arguments: Backend.testable) func aRecoveredSessionKeepsTransitionDetectionOffAfterAnExplicitLegChange(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .swimBikeRun), clock: ManualClock(t(0)),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.session.advanceToNextLeg(at: t(600))  // T1 by the button
+        #expect(!recording.session.detectsTransitions)
+        try recording.close()
+
+        let recovered = try #require(try store.recoverActiveSession(clock: ManualClock(t(650)), commitInterval: 0))
+        #expect(!recovered.session.detectsTransitions)
+        try recovered.builder.add([QuantitySample(.cyclingCadence, 90, at: t(700), source: bike)])
+        #expect(recovered.session.currentLegIndex == 1, "a riding cue began a leg by itself")
+        try recovered.discard()
+    }
+
+    /// Motion-paused when the app crashed: the recovered auto-pause detector knows it is paused, so
+    /// moving again emits motionResumed and the rest of the ride counts as active time.
+    @Test(arguments: Backend.testable) func aMotionPauseOpenAtTheCrashResumesWhenMovingAgain(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: ManualClock(t(0)),
+            options: BuilderOptions(autoPause: .standard), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        for s in 0..<70 {
+            try recording.builder.add([QuantitySample(.cyclingSpeed, s < 60 ? 8 : 0, at: t(Double(s)), source: bike)])
+        }
+        #expect(recording.builder.events.map(\.type) == [.motionPaused])
+        try recording.close()
+
+        let recovered = try #require(try store.recoverActiveSession(clock: ManualClock(t(70)), commitInterval: 0))
+        for s in 70..<150 {
+            try recovered.builder.add([QuantitySample(.cyclingSpeed, 8, at: t(Double(s)), source: bike)])
+        }
+        try recovered.session.stop(at: t(150))
+        try recovered.session.end(at: t(150))
+        let workout = try recovered.finish()
+        #expect(workout.events.map(\.type) == [.motionPaused, .motionResumed])
+        #expect(workout.duration == 140)
+    }
+
+    /// Stopped, then the app crashed during the recovery window: the recovered session knows it
+    /// stopped, takes the window's readings and finishes the recovery (a result, never "exercise has
+    /// not stopped yet", which could not be acted on once stopped).
+    @Test(arguments: Backend.testable) func aSessionRecoveredInTheRecoveryWindowTakesReadingsAndFinishesTheRecovery(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<600).map { pulse(160, at: Double($0)) })
+        try recording.session.stop(at: t(600))
+        try recording.close()
+
+        let recovered = try #require(try store.recoverActiveSession(clock: ManualClock(t(610)), commitInterval: 0))
+        #expect(recovered.session.stopDate == t(600))
+        #expect(recovered.session.heartRateRecoveryWindowEnd == t(730))
+        let kept = recovered.session.addRecoveryHeartRate(
+            (10...130).map { pulse(160 - 0.5 * Double($0), at: 600 + Double($0)) })
+        #expect(kept == 121)
+        #expect(throws: Never.self) { try recovered.session.finishHeartRateRecovery(at: t(730)) }
+        try recovered.discard()
+    }
+}
 }
 
 @Suite("Store: recordings in progress")
 struct RecordingInProgressTests {
-    @Test func samplesAreStoredOnceAndTheWorkoutAppearsOnlyWhenFinished() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func samplesAreStoredOnceAndTheWorkoutAppearsOnlyWhenFinished(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let ride = SyntheticRide(seed: 9)
         let recording = try store.beginRecording(

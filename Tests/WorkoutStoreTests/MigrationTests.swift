@@ -73,6 +73,7 @@ private struct V1Contents {
     }
 }
 
+/// SQLite only: schema 1 existed only as SQLite files (PostgreSQL starts at its own migration 1).
 @Suite("Store: migration from schema 1")
 struct MigrationTests {
     @Test("a v1 store migrates in place: every sample, route point, row and anchor; the v1 journal recovers")

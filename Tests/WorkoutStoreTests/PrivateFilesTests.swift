@@ -5,7 +5,7 @@ import WorkoutModel
 import WorkoutStore
 
 /// A store is private by default: folder 0700, database, WAL and shared-memory files 0600; an
-/// existing store others can read is reported with the fix, never chmodded.
+/// existing store others can read is reported with the fix, never chmodded. SQLite only (files).
 @Suite("Store: private files")
 struct PrivateFilesTests {
     func mode(_ path: String) -> Int? {
@@ -74,6 +74,7 @@ struct PrivateFilesTests {
         #expect(StoreFiles.permissionWarning(path: path) == nil)
     }
 
+    /// SQLite only: earlier versions of the store were SQLite files.
     @Test func metadataStoredInTheFormOfEarlierVersionsIsStillRead() throws {
         let (store, folder) = try freshStore()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -25,8 +25,8 @@ struct RecoveryReadingsTests {
         return (workout, try recording.session.finishHeartRateRecovery(at: t(730)))
     }
 
-    @Test func attachingTwiceKeepsOneRecoveryAndItsReadingsOnce() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func attachingTwiceKeepsOneRecoveryAndItsReadingsOnce(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, result) = try recordedRun(store)
         #expect(result.readings.count == 131)
@@ -58,8 +58,8 @@ struct RecoveryReadingsTests {
         #expect(after.filter { $0.type == .heartRate }.count == 600)
     }
 
-    @Test func recoveryReadingsAreLeftOutOfTheExercisesStatistics() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func recoveryReadingsAreLeftOutOfTheExercisesStatistics(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, result) = try recordedRun(store)
         let before = try #require(try store.workout(id: workout.id))
@@ -82,5 +82,26 @@ struct RecoveryReadingsTests {
             try store.statistics(.heartRate, from: t(600), to: t(731), workout: workout.id))
         #expect(window.sampleCount == 131)
         #expect(window.minimum?.value == 105)
+    }
+
+    /// Attaching the same recovery twice keeps one heartRateRecoveryOneMinute sample for the workout
+    /// (one per workout: attach replaces).
+    @Test(arguments: Backend.testable) func attachingTheRecoveryTwiceStoresOneRecoverySample(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<600).map { pulse(160, at: Double($0)) })
+        try recording.session.stop(at: t(600))
+        try recording.session.end(at: t(600))
+        let workout = try recording.finish()
+        recording.session.addRecoveryHeartRate((0...130).map { pulse(160 - 0.5 * Double($0), at: 600 + Double($0)) })
+        let result = try recording.session.finishHeartRateRecovery(at: t(730))
+        #expect(result.sample != nil)
+        try store.attachHeartRateRecovery(result, toWorkout: workout.id)
+        try store.attachHeartRateRecovery(result, toWorkout: workout.id)
+        let stored = try store.samples(workout: workout.id).filter { $0.type == .heartRateRecoveryOneMinute }
+        #expect(stored.count == 1)
     }
 }

@@ -12,8 +12,8 @@ struct StoreRegressionTests {
     }
 
     // 1. One unencodable change poisoned the journal forever; non-finite metadata is now refused.
-    @Test func nonFiniteMetadataPoisonsTheJournal() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func nonFiniteMetadataPoisonsTheJournal(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
@@ -33,6 +33,7 @@ struct StoreRegressionTests {
     }
 
     // 2. A transient failure in finish() makes the recording unfinishable in-process.
+    // SQLite only: the transient failure is another connection holding the file's write lock.
     @Test func finishIsNotRetryableAfterATransientFailure() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -56,8 +57,8 @@ struct StoreRegressionTests {
     }
 
     // 3. A cumulative sample ending exactly at a bucket's start makes the empty bucket non-empty.
-    @Test func cumulativeSampleEndingAtBucketStartFillsTheNextBucket() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func cumulativeSampleEndingAtBucketStartFillsTheNextBucket(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
             LegPlan(type: .cycling, seconds: 60, heartRate: 140, maxHeartRate: 140)
@@ -86,7 +87,8 @@ struct StoreRegressionTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
-    // 5. Crashes reachable from statisticsCollection input.
+    // 5. Crashes reachable from statisticsCollection input. SQLite only: the arithmetic is the store's, the
+    // same for both backends, and each case runs in a child process (an empty store).
     @Test func tinyIntervalDoesNotCrash() async {
         await #expect(processExitsWith: .success) {
             guard let folder = try? temporaryFolder(),
@@ -109,8 +111,8 @@ struct StoreRegressionTests {
     }
 
     // 6. Sources with "" and nil fields were conflated at the store only; "" now means absent everywhere.
-    @Test func emptyAndNilSourceFieldsNameTheSameSource() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func emptyAndNilSourceFieldsNameTheSameSource(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plain = SourceDevice(name: "Watch")
         let empty = SourceDevice(name: "Watch", identifier: "")
@@ -131,11 +133,10 @@ struct StoreRegressionTests {
     }
 
     // 8. finish() after stop, then end(): journal rows orphaned by a later commit.
-    @Test func commitAfterFinishLeavesNoOrphanJournalRows() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("s.sqlite").path
-        let store = try WorkoutStore(path: path)
+    @Test(arguments: Backend.testable) func commitAfterFinishLeavesNoOrphanJournalRows(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
         let recording = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
         try recording.session.start(at: t(0))
@@ -144,14 +145,15 @@ struct StoreRegressionTests {
         try recording.finish()
         try recording.session.end(at: t(11))
         try recording.commit()
-        let queue = try DatabaseQueue(path: path)
-        let orphans = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM journal_change") ?? 0 }
-        #expect(orphans == 0)
+        let orphans = try fixture.execute(
+            sqlite: "SELECT count(*) FROM journal_change",
+            postgres: "SELECT count(*)::text FROM journal_change WHERE athlete = \(fixture.athleteLiteral)")
+        #expect(orphans == [["0"]])
     }
 
     // 9. Anchored: delete then re-save the same id.
-    @Test func anchoredDeleteThenResave() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func anchoredDeleteThenResave(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])
         try store.save(a)

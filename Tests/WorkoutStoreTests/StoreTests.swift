@@ -7,8 +7,8 @@ import WorkoutStore
 
 @Suite("Store: save, read, query")
 struct StoreTests {
-    @Test func saveThenReadBackEqual() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func saveThenReadBackEqual(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
             LegPlan(type: .cycling, seconds: 120, heartRate: 140, maxHeartRate: 171),
@@ -22,8 +22,8 @@ struct StoreTests {
         #expect(throws: StoreError.workoutExists(workout.id)) { try store.save(workout) }
     }
 
-    @Test func sampleQueryByTypeDatesSourceAndLimit() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func sampleQueryByTypeDatesSourceAndLimit(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
             LegPlan(type: .cycling, seconds: 100, heartRate: 140, maxHeartRate: 150)
@@ -50,8 +50,8 @@ struct StoreTests {
         #expect(try store.samples(matching: SampleQuery(workout: UUID())).isEmpty)
     }
 
-    @Test func activityPredicateConditionsApplyToTheSameActivity() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func activityPredicateConditionsApplyToTheSameActivity(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         // Bike leg: average 140, run leg: max 180. No single activity has both avg > 150 and max > 170.
         let (split, splitSamples) = try recordWorkout([
@@ -105,8 +105,8 @@ struct StoreTests {
         }
     }
 
-    @Test func workoutQueryByTypeDurationAndDates() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func workoutQueryByTypeDurationAndDates(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (short, _) = try recordWorkout(
             [LegPlan(type: .running, seconds: 600, heartRate: 140, maxHeartRate: 150)], workoutType: .running)
@@ -131,8 +131,8 @@ struct StoreTests {
         #expect(try store.workout(id: ride.id)?.activities == ride.activities)
     }
 
-    @Test func anchoredQueryAcrossADelete() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func anchoredQueryAcrossADelete(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 60, heartRate: 140, maxHeartRate: 150)])
         let (b, _) = try recordWorkout(
@@ -160,8 +160,8 @@ struct StoreTests {
         #expect(throws: StoreError.workoutNotFound(a.id)) { try store.delete(workout: a.id) }
     }
 
-    @Test func anchoredUpdatesYieldTheCurrentStateThenLiveChanges() async throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func anchoredUpdatesYieldTheCurrentStateThenLiveChanges(_ backend: Backend) async throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])
         let (b, _) = try recordWorkout(
@@ -178,8 +178,8 @@ struct StoreTests {
         #expect(deleted?.deleted == [a.id] && deleted?.added.isEmpty == true)
     }
 
-    @Test func statisticsAndStatisticsCollectionWithAnEmptyBucket() throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func statisticsAndStatisticsCollectionWithAnEmptyBucket(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         // Two rides an hour apart: [0, 600) and [7200, 7800); bucket [3600, 7200) is empty.
         let (first, firstSamples) = try recordWorkout([
@@ -203,8 +203,8 @@ struct StoreTests {
         #expect(all.minimum?.value == 140 && all.maximum?.value == 160)
     }
 
-    @Test func statisticsCollectionUpdatesLive() async throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func statisticsCollectionUpdatesLive(_ backend: Backend) async throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var iterator = store.statisticsCollectionUpdates(
             .heartRate, from: t(0), to: t(7200), anchor: t(0), interval: .hour
@@ -219,8 +219,8 @@ struct StoreTests {
         #expect(after?.first?.statistics?.average?.value == 150)
     }
 
-    @Test func observerSeesAddsAndDeletes() async throws {
-        let (store, folder) = try freshStore()
+    @Test(arguments: Backend.testable) func observerSeesAddsAndDeletes(_ backend: Backend) async throws {
+        let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var changes = store.changes().makeAsyncIterator()
         let (workout, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])

@@ -1,12 +1,20 @@
 import Foundation
 import WorkoutEngine
+import GRDB
+import Testing
 import WorkoutModel
 import WorkoutStore
+import WorkoutStorePostgres
 
 func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 
 let strap = SourceDevice(name: "HRM", manufacturer: "Garmin", identifier: "ant:120:1")
 let bike = SourceDevice(name: "Bike", identifier: "ant:121:2")
+
+/// A heart-rate reading of the strap at `t(seconds)`.
+func pulse(_ bpm: Double, at seconds: Double) -> QuantitySample {
+    QuantitySample(.heartRate, bpm, at: t(seconds), source: strap)
+}
 
 /// A fresh temporary folder, removed by the caller's `defer`.
 func temporaryFolder() throws -> URL {
@@ -15,10 +23,97 @@ func temporaryFolder() throws -> URL {
     return url
 }
 
-/// A store in a fresh temporary file.
-func freshStore() throws -> (WorkoutStore, URL) {
-    let folder = try temporaryFolder()
-    return (try WorkoutStore(path: folder.appendingPathComponent("test.sqlite").path), folder)
+/// A fresh store of `backend` and a fresh temporary folder (the SQLite file's), removed by the caller's `defer`.
+func freshStore(_ backend: Backend = .sqlite) throws -> (WorkoutStore, URL) {
+    let fixture = try StoreFixture(backend)
+    return (fixture.store, fixture.folder)
+}
+
+/// The backends a store test runs on ("one test suite, two backends").
+///
+/// PostgreSQL is left out only when no test server is configured outside CI; with CI=true and no
+/// WORKOUT_TEST_POSTGRES_URL its cases run and fail (`TestPostgres.database`), never skip silently.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    static var testable: [Backend] { TestPostgres.available ? allCases : [.sqlite] }
+}
+
+/// The test PostgreSQL of scripts/test.sh (one database for the whole run, one athlete per store).
+enum TestPostgres {
+    static var url: String? {
+        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+    static var available: Bool { url != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// One pool for every test of the process: a store is an athlete's partitions in it.
+    private static let shared: Result<PostgresWorkoutDatabase, StoreError>? = url.map { url in
+        Result { () throws(StoreError) in try PostgresWorkoutDatabase(url: url, poolSize: 6) }
+    }
+
+    static func database() throws -> PostgresWorkoutDatabase {
+        let shared = try #require(
+            shared, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
+        return try shared.get()
+    }
+}
+
+/// A fresh store of one backend: a new SQLite file in a new folder, or a new athlete in the test PostgreSQL.
+struct StoreFixture {
+    let backend: Backend
+    let store: WorkoutStore
+    /// A new temporary folder (holding the SQLite file); the caller removes it (`cleanup`).
+    let folder: URL
+    /// The athlete whose partitions hold a PostgreSQL store.
+    let athlete: UUID
+
+    init(_ backend: Backend) throws {
+        self.backend = backend
+        folder = try temporaryFolder()
+        athlete = UUID()
+        switch backend {
+        case .sqlite: store = try WorkoutStore(path: folder.appendingPathComponent("test.sqlite").path)
+        case .postgres: store = try TestPostgres.database().store(athlete: athlete)
+        }
+    }
+
+    /// A second store instance on the same data (what another process opening it would get).
+    func reopen() throws -> WorkoutStore {
+        switch backend {
+        case .sqlite: try WorkoutStore(path: store.path)
+        case .postgres: try TestPostgres.database().store(athlete: athlete)
+        }
+    }
+
+    func cleanup() { try? FileManager.default.removeItem(at: folder) }
+
+    /// The athlete as a SQL literal, for `postgres` statements of `execute`.
+    var athleteLiteral: String { "'\(athlete.uuidString.lowercased())'" }
+
+    /// Runs a statement on the store's own rows behind its back (to damage them on purpose): `sqlite` on the
+    /// file, or `postgres` (scoped by the test with `athleteLiteral`; binds are text). Returns the rows as text.
+    @discardableResult
+    func execute(
+        sqlite: String, _ arguments: StatementArguments = [], postgres: String, _ binds: [String] = []
+    ) throws -> [[String?]] {
+        switch backend {
+        case .sqlite:
+            let queue = try DatabaseQueue(path: store.path)
+            defer { try? queue.close() }
+            return try queue.write { db in
+                guard sqlite.uppercased().hasPrefix("SELECT") else {
+                    try db.execute(sql: sqlite, arguments: arguments)
+                    return []
+                }
+                return try Row.fetchAll(db, sql: sqlite, arguments: arguments).map { row in
+                    row.databaseValues.map { String.fromDatabaseValue($0) ?? ($0.isNull ? nil : $0.description) }
+                }
+            }
+        case .postgres:
+            return try TestPostgres.database().executeForTests(postgres, binds)
+        }
+    }
 }
 
 /// One leg of a synthetic multisport workout.
@@ -58,4 +153,20 @@ func recordWorkout(
     try session.end(at: t(now))
     let workout = try session.builder.finishWorkout()
     return (workout, sink.samples)
+}
+
+/// Bytes as hexadecimal text and back (raw chunk bytes through either backend's SQL).
+enum Hex {
+    static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func bytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
 }

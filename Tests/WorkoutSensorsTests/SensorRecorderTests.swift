@@ -1,0 +1,180 @@
+import Foundation
+import Synchronization
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutSensors
+
+private let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
+private func at(_ seconds: Double) -> Date { origin.addingTimeInterval(seconds) }
+
+/// A GPS RMC sentence `second` seconds after `origin`, `metres` north of a fixed point.
+private func rmc(_ second: Double, north metres: Double) -> [UInt8] {
+    NMEA.rmc(time: at(second), latitude: 47.9 + metres / 111_195, longitude: 11.3, speed: 5, course: 0)
+}
+
+/// A value behind a lock, shareable with sendable closures.
+private final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// Waits until `condition` holds, at most `seconds`.
+/// (Async: the recorder delivers on the cooperative pool, which a blocking wait would starve.)
+private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
+/// The sensor recorder reading real pseudo-terminals into a live session. Run on their own by scripts/test.sh
+/// (they wait for frames against the wall clock).
+@Suite("Sensor recorder over pseudo-terminals", .serialized)
+struct SensorRecorderTests {
+    /// A GPS fix dated before the watch's STOP that arrives after it (receivers send a second's data at its
+    /// end) still counts in the workout's distance (it is not handed to the heart-rate recovery).
+    @Test func dataDatedBeforeTheStopThatArrivesAfterItIsKept() async throws {
+        let gps = try PseudoTerminal()
+        let watch = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running, locationType: .outdoor), clock: clock)
+        try session.start(at: at(0))
+        let recorder = SensorRecorder(
+            session: session,
+            sensors: [.init(path: gps.path, wire: .nmea), .init(path: watch.path, wire: .watch)], clock: clock)
+        try recorder.start()
+        defer { recorder.stop() }
+        func frames(_ port: Int) -> Int { recorder.status[port].decoder.framesDecoded }
+
+        clock.set(at(1))
+        try gps.write(rmc(1, north: 0))
+        #expect(await eventually { frames(0) == 1 })
+        clock.set(at(2))
+        try gps.write(rmc(2, north: 10))
+        #expect(await eventually { recorder.status[0].samplesAdded == 1 })
+        // STOP pressed at 3.5 s.
+        clock.set(at(3.5))
+        try watch.write(WatchLink.button(milliseconds: 3500, .stop))
+        #expect(await eventually { session.state == .stopped })
+        #expect(session.stopDate == at(3.5))
+        // The fix of second 3 (before the stop) arrives at 4.0 s.
+        clock.set(at(4))
+        try gps.write(rmc(3, north: 20))
+        #expect(await eventually { frames(0) == 3 })
+        try await Task.sleep(for: .milliseconds(300))
+        let distance = session.builder.snapshot(at: at(4)).statistics[.distanceWalkingRunning]?.sum?.value ?? 0
+        #expect(
+            abs(distance - 20) < 0.5,
+            "distance \(distance) m; status \(recorder.status.map { ($0.samplesAdded, $0.refused) })")
+    }
+
+    /// The watch's NEXT (swim → T1) and T1's first distance in one chunk (a batching BLE bridge): the
+    /// distance belongs to T1, typed for it, and counts there.
+    @Test func readingsAfterANextButtonInTheSameChunkBelongToTheNewLeg() async throws {
+        let watch = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(
+                activityType: .swimBikeRun, locationType: .outdoor, swimmingLocationType: .openWater),
+            clock: clock)
+        try session.start(at: at(0))
+        let recorder = SensorRecorder(session: session, sensors: [.init(path: watch.path, wire: .watch)], clock: clock)
+        try recorder.start()
+        defer { recorder.stop() }
+        // Swimming: strokes (anchor the watch's clock: 5000 ms arrives at 5 s).
+        clock.set(at(5))
+        try watch.write(WatchLink.strokes(endMilliseconds: 5000, durationMilliseconds: 5000, count: 4))
+        #expect(await eventually { recorder.status[0].samplesAdded == 1 })
+        // NEXT at 10 s, then T1's first second on foot: 1.5 m; both read at 11 s.
+        clock.set(at(11))
+        try watch.write(
+            WatchLink.button(milliseconds: 10_000, .next)
+                + WatchLink.distance(endMilliseconds: 11_000, durationMilliseconds: 1000, meters: 1.5))
+        #expect(await eventually { session.currentLegIndex == 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        let activities = session.builder.snapshot(at: at(11)).activities
+        try #require(activities.count == 2)
+        #expect(activities[1].configuration.activityType == .transition)
+        let t1 = activities[1].statistics[.distanceWalkingRunning]?.sum?.value ?? 0
+        #expect(t1 == 1.5, "T1 distance \(t1) m; dropped \(session.builder.counters)")
+    }
+
+    /// In a pool triathlon, the watch's LAP after NEXT makes a lap that does not overlap the swim's pool
+    /// lengths (lap events too): the engine takes it.
+    @Test func theLapButtonWorksAfterPoolLengths() async throws {
+        let watch = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(
+                activityType: .swimBikeRun, locationType: .outdoor, swimmingLocationType: .pool,
+                lapLength: Quantity(25, .meter)),
+            clock: clock)
+        try session.start(at: at(0))
+        let refusals = Locked<[String?]>([])
+        let recorder = SensorRecorder(
+            session: session, sensors: [.init(path: watch.path, wire: .watch)], clock: clock, lapLength: 25
+        ) { event in
+            if case .button(.lap, _, let refused) = event { refusals.withLock { $0.append(refused) } }
+        }
+        try recorder.start()
+        defer { recorder.stop() }
+        clock.set(at(30))
+        try watch.write(
+            WatchLink.length(
+                endMilliseconds: 30_000, durationMilliseconds: 30_000, kind: .active, style: .freestyle, strokes: 15))
+        #expect(await eventually { session.builder.events.count == 1 })
+        clock.set(at(60))
+        try watch.write(
+            WatchLink.length(
+                endMilliseconds: 58_000, durationMilliseconds: 28_000, kind: .active, style: .freestyle, strokes: 14))
+        #expect(await eventually { session.builder.events.count == 2 })
+        clock.set(at(61))
+        try watch.write(WatchLink.button(milliseconds: 61_000, .next))
+        #expect(await eventually { session.currentLegIndex == 1 })
+        clock.set(at(90))
+        try watch.write(WatchLink.button(milliseconds: 90_000, .lap))
+        #expect(await eventually { !refusals.withLock { $0 }.isEmpty })
+        let refused = refusals.withLock { $0 }
+        #expect(refused == [nil], "LAP refused: \(refused)")
+    }
+
+    /// Two lengths read in one chunk, the first refused by the engine (it began before the recording):
+    /// the second, valid length is still recorded.
+    @Test func oneLengthTheEngineRefusesDoesNotTakeTheOthersOfItsChunkWithIt() async throws {
+        let watch = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(
+                activityType: .swimming, swimmingLocationType: .pool, lapLength: Quantity(25, .meter)),
+            clock: clock)
+        try session.start(at: at(0))
+        let recorder = SensorRecorder(
+            session: session, sensors: [.init(path: watch.path, wire: .watch)], clock: clock, lapLength: 25)
+        try recorder.start()
+        defer { recorder.stop() }
+        // Anchor: the watch's 5000 ms arrive at 5 s.
+        clock.set(at(5))
+        try watch.write(WatchLink.strokes(endMilliseconds: 5000, durationMilliseconds: 5000, count: 4))
+        #expect(await eventually { recorder.status[0].samplesAdded == 1 })
+        // A length from -5 s to 20 s, and one from 20 s to 45 s, read together at 45 s.
+        clock.set(at(45))
+        try watch.write(
+            WatchLink.length(
+                endMilliseconds: 20_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 12)
+                + WatchLink.length(
+                    endMilliseconds: 45_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 13
+                ))
+        #expect(await eventually { recorder.status[0].decoder.framesDecoded == 3 })
+        try await Task.sleep(for: .milliseconds(300))
+        let laps = session.builder.events.filter { $0.type == .lap }
+        #expect(
+            laps.contains { abs($0.end.timeIntervalSince(at(45))) < 0.01 },
+            "laps \(laps.map { ($0.start.timeIntervalSince(origin), $0.end.timeIntervalSince(origin)) }); refused \(recorder.status[0].refused)"
+        )
+    }
+}

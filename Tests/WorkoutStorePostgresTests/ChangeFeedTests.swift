@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutReplay
+import WorkoutStore
+import WorkoutStorePostgres
+
+/// Observers and live queries across connections: a change committed through one store (another server, its
+/// own pool) reaches the observers of every other store of the same athlete through LISTEN/NOTIFY.
+@Suite("changes across connections (LISTEN/NOTIFY)", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
+struct ChangeFeedTests {
+    /// Collects `count` elements of `stream`, or what came within `seconds` (a broken feed fails, never hangs).
+    static func collect<Stream: AsyncSequence & Sendable>(
+        _ stream: Stream, count: Int, within seconds: Double = 20
+    ) -> Task<[Stream.Element], Never> where Stream.Element: Sendable {
+        let task = Task {
+            var got: [Stream.Element] = []
+            do {
+                for try await element in stream {
+                    got.append(element)
+                    if got.count == count { break }
+                }
+            } catch {}
+            return got
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            task.cancel()
+        }
+        return task
+    }
+
+    @Test func aSaveThroughAnotherServerReachesObserversAndAnchoredLiveQueries() async throws {
+        let url = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        let athlete = UUID()
+        // Two databases = two pools, as two server processes would have.
+        let writerDatabase = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        let readerDatabase = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        let writer = try writerDatabase.store(athlete: athlete)
+        let reader = try readerDatabase.store(athlete: athlete)
+        let stranger = try readerDatabase.store(athlete: UUID())
+
+        let changes = Self.collect(reader.changes(), count: 4)
+        // The live query's first answer (the state when it started) comes before the writes.
+        let (started, signal) = AsyncStream.makeStream(of: Void.self)
+        let updates = reader.anchoredWorkoutUpdates()
+        let live = Task {
+            var got: [AnchoredWorkouts] = []
+            do {
+                for try await update in updates {
+                    got.append(update)
+                    signal.yield()
+                    if got.count == 3 { break }
+                }
+            } catch {}
+            signal.finish()
+            return got
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(20))
+            live.cancel()
+        }
+        for await _ in started { break }
+        let strangers = Self.collect(stranger.changes(), count: 1, within: 60)
+
+        let first = try FileImport.run(path: SharedData.fitPath(TwoBackendTests.files[0]), into: writer).workout
+        try writer.delete(workout: first.id)
+        // The reader's own save: seen once (published by the store itself, its notification not delivered back).
+        let second = try FileImport.run(path: SharedData.fitPath(TwoBackendTests.files[1]), into: reader).workout
+        try writer.delete(workout: second.id)
+
+        #expect(await changes.value == [.added([first.id]), .deleted([first.id]), .added([second.id]), .deleted([second.id])])
+        let answers = await live.value
+        // The state when the query started (nothing), then what the other server's save and delete brought
+        // (the second answer may already hold both: the query runs again after each notification).
+        #expect(answers.count == 3)
+        #expect(answers.first?.added.isEmpty == true && answers.first?.deleted.isEmpty == true)
+        #expect(answers.dropFirst().flatMap(\.deleted).contains(first.id))
+        #expect(try reader.workout(id: second.id) == nil)
+        strangers.cancel()
+        #expect(await strangers.value.isEmpty, "another athlete's store hears nothing")
+    }
+
+    @Test func aJournaledSessionFinishedElsewhereReachesObservers() async throws {
+        let url = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        let athlete = UUID()
+        let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let changes = Self.collect(reader.changes(), count: 1)
+        let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        let recording = try writer.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(start), commitInterval: 0)
+        try recording.session.start(at: start)
+        try recording.builder.add([QuantitySample(.heartRate, 120, at: start, source: SourceDevice(name: "strap"))])
+        try recording.session.end(at: start.addingTimeInterval(10))
+        let workout = try recording.finish()
+        #expect(await changes.value == [.added([workout.id])])
+    }
+
+    @Test func theFeedListensAgainAfterPostgreSQLEndedItsConnection() async throws {
+        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        // A database of this test's own: ending its connections disturbs no other suite.
+        let name = "feed_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let url = try #require(components.string)
+        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        defer { try? ConnectionPoolTests.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let athlete = UUID()
+        let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
+        let changes = Self.collect(reader.changes(), count: 1, within: 60)
+        try ConnectionPoolTests.psql(
+            base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
+        // The feed connects again a second after its connection closed; the writer's pool on its next call.
+        try await Task.sleep(for: .seconds(3))
+        let file = SharedData.fitPath(TwoBackendTests.files[0])
+        let saved = try (try? FileImport.run(path: file, into: writer)) ?? FileImport.run(path: file, into: writer)
+        #expect(await changes.value == [.added([saved.workout.id])])
+    }
+}
