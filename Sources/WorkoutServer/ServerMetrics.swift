@@ -18,6 +18,10 @@ struct ServerMetrics: Sendable {
     let batches: Metrics.Counter
     let refusedBatches: Metrics.Counter
     let sessionsOpened: Metrics.Counter
+    /// Live sessions refused because their athlete had `maxOpenSessionsPerAthlete` open (429).
+    let sessionsOverLimit: Metrics.Counter
+    /// Idle live sessions released from memory (journal kept).
+    let idleSessionsReleased: Metrics.Counter
     let batchCommit: Metrics.Timer
 
     init() {
@@ -31,6 +35,8 @@ struct ServerMetrics: Sendable {
         batches = Metrics.Counter(label: "workout_live_batches_total", factory: factory)
         refusedBatches = Metrics.Counter(label: "workout_live_batches_refused_total", factory: factory)
         sessionsOpened = Metrics.Counter(label: "workout_live_sessions_opened_total", factory: factory)
+        sessionsOverLimit = Metrics.Counter(label: "workout_live_sessions_over_limit_total", factory: factory)
+        idleSessionsReleased = Metrics.Counter(label: "workout_live_sessions_idle_released_total", factory: factory)
         batchCommit = Metrics.Timer(label: "workout_live_batch_commit_seconds", factory: factory)
     }
 }
