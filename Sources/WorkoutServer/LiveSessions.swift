@@ -27,17 +27,17 @@ final class AthleteStores: Sendable {
 
     /// The store of `athlete` for writes, live sessions and reads that must see them.
     func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
-        try Self.store(for: athlete, in: backing, cache: open)
+        try Self.open(athlete, in: backing, cache: open)
     }
 
     /// The store of `athlete` for lists, shows, samples and reports: the read replica's when there is one.
     func readStore(for athlete: Athlete) throws(APIError) -> WorkoutStore {
         guard let reader else { return try store(for: athlete) }
-        return try Self.store(for: athlete, in: reader, cache: openForReading)
+        return try Self.open(athlete, in: reader, cache: openForReading)
     }
 
-    private static func store(
-        for athlete: Athlete, in backing: Backing, cache: Mutex<[UUID: WorkoutStore]>
+    private static func open(
+        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>
     ) throws(APIError) -> WorkoutStore {
         let result = cache.withLock { stores -> Result<WorkoutStore, StoreError> in
             if let store = stores[athlete.id] { return .success(store) }
@@ -342,6 +342,9 @@ actor LiveSessions {
         athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore, limit: Int = .max
     ) throws(APIError) -> (LiveSession, created: Bool) {
         if let session = try existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        if (try? store.workout(id: id)) != nil {
+            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+        }
         let open = sessions.keys.filter { $0.athlete == athlete.id }.count
         guard open < limit else {
             throw .tooManyRequests(
@@ -349,9 +352,6 @@ actor LiveSessions {
                 "athlete \(athlete.name) has \(open) live sessions open on this server, the most allowed "
                     + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
                 details: ["limit": String(limit)])
-        }
-        if (try? store.workout(id: id)) != nil {
-            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
         }
         let recording: JournaledRecording
         do {

@@ -270,6 +270,7 @@ public final class WorkoutServer: Sendable {
     // MARK: handlers
 
     func me(_ request: Request) throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
         struct Me: Encodable {
             var kind: String
             var athlete: String?
@@ -433,6 +434,7 @@ public final class WorkoutServer: Sendable {
         }
         if let problem = options.problem { throw APIError.badRequest("invalid_parameter", problem) }
         let (_, store, _) = try locate(request, id: id, athleteName: query.single("athlete"))
+        let chosen = options
         let html = try await Offload.run { () throws(APIError) -> String in
             let input: ReportInput
             do {
@@ -440,13 +442,13 @@ public final class WorkoutServer: Sendable {
             } catch {
                 throw APIError.unavailable("the report of workout \(id) cannot be read now (\(error)); try again")
             }
-            return WorkoutReport.html(input, options: options)
+            return WorkoutReport.html(input, options: chosen)
         }
         return Response(
             status: .ok,
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
-                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                .xContentTypeOptions: "nosniff",
             ],
             body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
@@ -632,7 +634,7 @@ struct IdleSessionReaper: Service {
         // Checks a few times per timeout, at most once a second and at least once a minute.
         let period = min(60, max(1, timeout / 4))
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            _ = try? await cancelOnGracefulShutdown { try await Task.sleep(for: .seconds(period)) }
+            _ = try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(period)) }
             if Task.isShuttingDownGracefully || Task.isCancelled { break }
             let released = await server.sessions.releaseIdle(olderThan: timeout)
             if released > 0 { server.metrics.idleSessionsReleased.increment(by: released) }

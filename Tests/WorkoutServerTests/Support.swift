@@ -48,9 +48,15 @@ final class TestServer: Sendable {
     let directory: ServerDirectory
     /// The PostgreSQL database of the workouts and the directory (nil for SQLite).
     let postgresURL: String?
-    private let task: Task<Void, any Error>
+    /// The server itself (for `shutdown()`, a graceful stop as SIGTERM).
+    let server: WorkoutServer
+    let task: Task<Void, any Error>
 
-    private init(folder: String, base: String, directory: ServerDirectory, postgresURL: String?, task: Task<Void, any Error>) {
+    private init(
+        folder: String, base: String, directory: ServerDirectory, postgresURL: String?, server: WorkoutServer,
+        task: Task<Void, any Error>
+    ) {
+        self.server = server
         self.folder = folder
         self.base = base
         self.directory = directory
@@ -89,7 +95,8 @@ final class TestServer: Sendable {
             try postgresURL.map { url throws(ServerSetupError) in try ServerDirectory(postgresURL: url) }
             ?? ServerDirectory(folder: folder)
         return TestServer(
-            folder: folder, base: "http://127.0.0.1:\(port)", directory: directory, postgresURL: postgresURL, task: task)
+            folder: folder, base: "http://127.0.0.1:\(port)", directory: directory, postgresURL: postgresURL, server: server,
+            task: task)
     }
 
     /// Stops the server (as abruptly as a crash for the live sessions: nothing is committed on the way out).
