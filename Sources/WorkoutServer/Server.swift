@@ -355,7 +355,9 @@ public final class WorkoutServer: Sendable {
                     duplicate: false, athlete: athlete.name, workout: result.workout,
                     anomalies: anomalies.isEmpty ? nil : anomalies), status: .created)
         case .failure(.alreadyImported(_, let id)):
-            guard let workout = try store.workout(id: id) else { throw APIError.notFound("workout \(id) vanished") }
+            let existing: Workout?
+            do { existing = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            guard let workout = existing else { throw APIError.notFound("workout \(id) vanished") }
             return try json(Uploaded(duplicate: true, athlete: athlete.name, workout: workout))
         case .failure(.format(_, let error)):
             metrics.refusedUploads.increment()
@@ -409,7 +411,9 @@ public final class WorkoutServer: Sendable {
     func locate(_ request: Request, id: UUID, athleteName: String?) throws -> (Athlete, WorkoutStore, Workout) {
         for athlete in try readable(request, athleteName: athleteName) {
             let store = try stores.readStore(for: athlete)
-            if let workout = try store.workout(id: id) { return (athlete, store, workout) }
+            let workout: Workout?
+            do { workout = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            if let workout { return (athlete, store, workout) }
         }
         throw APIError.notFound("no workout \(id) among the workouts this token may read")
     }

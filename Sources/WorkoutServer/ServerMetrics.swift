@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import Prometheus
+import WorkoutStore
 
 /// The server's counters and timers (swift-metrics), exported in Prometheus' text format at `/metrics`.
 ///
@@ -57,6 +58,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             if error.statusCode >= 500 { metrics.serverErrors.increment() } else { metrics.clientErrors.increment() }
             return try error.response(from: request, context: context)
+        } catch let error as StoreError {
+            // A store call a handler did not map: the database did not answer (never a bare 500).
+            metrics.serverErrors.increment()
+            return try Parsing.storeError(error).response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             metrics.clientErrors.increment()
             let status = error.status
