@@ -13,6 +13,19 @@ enum TestPostgres {
     /// Run the test when there is a server, or when there is none under CI (where it must fail).
     static var available: Bool { url != nil || inCI }
 
+    /// The test cluster's streaming-replication hot standby (scripts/test-postgres.sh), its `workout_test`.
+    static var replicaURL: String? {
+        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+    /// Run the replica tests when there is one, or under CI (where its absence fails).
+    static var replicaAvailable: Bool { replicaURL != nil || inCI }
+
+    /// `url` naming database `name` instead of its own.
+    static func url(_ url: String, database name: String) throws -> String {
+        guard let slash = url.lastIndex(of: "/") else { throw TestFailure("no database in \(url)") }
+        return String(url[...slash]) + name
+    }
+
     /// A new, empty database on the test cluster (named `workout_<random>`), for a test that needs the
     /// database to itself (athlete names are unique per database); returns its URL.
     static func freshDatabase() throws -> String {
