@@ -75,6 +75,8 @@ public final class WorkoutServer: Sendable {
     let shuttingDown = Atomic<Bool>(false)
     /// The files being imported now, as "athlete id/SHA-256 of the bytes": the same file twice at once is a 409.
     let uploadsInFlight = Mutex<Set<String>>([])
+    /// The steps of the last graceful stop, in order (what the tests check the order with).
+    let shutdownSteps = Mutex<[String]>([])
     /// The service group while `run()` runs (for `shutdown()`).
     let running = Mutex<ServiceGroup?>(nil)
 
@@ -621,7 +623,9 @@ struct SessionCloser: Service {
     func run() async throws {
         try? await gracefulShutdown()
         server.shuttingDown.store(true, ordering: .relaxed)
+        let uploading = server.uploadsInFlight.withLock { $0.count }
         await server.sessions.closeAll()
+        server.shutdownSteps.withLock { $0.append("sessions closed with \(uploading) uploads in flight") }
     }
 }
 
@@ -654,5 +658,6 @@ struct StoreCloser: Service {
         try? await gracefulShutdown()
         let stores = server.stores
         _ = try? await Offload.run { () throws(APIError) in stores.closeConnections() }
+        server.shutdownSteps.withLock { $0.append("connections closed") }
     }
 }

@@ -118,6 +118,9 @@ struct HardeningTests {
         let answer = try await upload.value
         #expect(answer.status == 201, "the upload in flight was answered after its commit: \(answer.text)")
         try await server.task.value  // the server stopped by itself, without an error
+        // In order: the requests in flight answered, then the live sessions closed, last the connections.
+        let steps = server.server.shutdownSteps.withLock { $0 }
+        #expect(steps == ["sessions closed with 0 uploads in flight", "connections closed"])
         let refused = try? await server.send("GET", "/health", token: nil)
         #expect(refused == nil, "the stopped server accepts nothing")
         let again = try await TestServer.start(folder: folder)
