@@ -121,8 +121,11 @@ struct ScaleOutTests {
         let name = String(url[url.index(after: try #require(url.lastIndex(of: "/")))...])
         let replica = try TestPostgres.url(replicaBase, database: name)
         _ = try ServerDirectory(postgresURL: url)  // the schema, on the primary
+        let migrations = try TestPostgres.psql(url, "SELECT count(*) FROM schema_migration")
         #expect(
-            try await Self.eventually(30) { (try? TestPostgres.psql(replica, "SELECT count(*) FROM schema_migration")) == "1" },
+            try await Self.eventually(30) {
+                (try? TestPostgres.psql(replica, "SELECT count(*) FROM schema_migration")) == migrations
+            },
             "the new database and its schema reach the replica")
         #expect(try TestPostgres.psql(replica, "SELECT pg_is_in_recovery()") == "t", "a hot standby")
         let server = try await TestServer.start(backend: .postgres, postgresURL: url, readURL: replica)
