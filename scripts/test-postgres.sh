@@ -34,6 +34,9 @@ _test_postgres_find_bin() {
 }
 
 stop_test_postgres() {
+  if [ -n "$_test_postgres_dir" ] && [ -d "$_test_postgres_dir/replica" ]; then
+    _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/replica" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
   if [ -n "$_test_postgres_dir" ] && [ -d "$_test_postgres_dir" ]; then
     _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$_test_postgres_dir"
@@ -93,4 +96,31 @@ start_test_postgres() {
   export WORKOUT_TEST_POSTGRES_DATA="$_test_postgres_dir/data"
   export WORKOUT_TEST_POSTGRES_BIN="$_test_postgres_bin"
   echo "PostgreSQL for the tests: $(_test_postgres_shown "$WORKOUT_TEST_POSTGRES_URL") (throw-away cluster in $_test_postgres_dir)" >&2
+}
+
+# `start_test_postgres_replica` (after start_test_postgres): a streaming-replication hot standby of the
+# throw-away cluster (pg_basebackup -R, on its own free port), for the server's --read-url tests; exports
+# WORKOUT_TEST_POSTGRES_REPLICA_URL (the replica's workout_test). Nothing is started for a given server
+# (WORKOUT_TEST_POSTGRES_URL set beforehand): the replica tests then need WORKOUT_TEST_POSTGRES_REPLICA_URL too.
+start_test_postgres_replica() {
+  if [ -n "${WORKOUT_TEST_POSTGRES_REPLICA_URL:-}" ] || [ -z "$_test_postgres_dir" ]; then
+    return 0
+  fi
+  local primary_port port
+  primary_port=$(printf '%s' "$WORKOUT_TEST_POSTGRES_URL" | sed -E 's#.*:([0-9]+)/[^/]*$#\1#')
+  _test_postgres_as "$_test_postgres_bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres \
+    -D "$_test_postgres_dir/replica" -R -X stream >"$_test_postgres_dir/basebackup.log" 2>&1 || {
+    cat "$_test_postgres_dir/basebackup.log" >&2
+    return 1
+  }
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+  # A hot standby needs at least the primary's max_connections and max_locks_per_transaction.
+  _test_postgres_as "$_test_postgres_bin/pg_ctl" -D "$_test_postgres_dir/replica" -l "$_test_postgres_dir/replica.log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $_test_postgres_dir -c hot_standby=on -c fsync=off -c max_connections=200 -c max_locks_per_transaction=256" \
+    start >/dev/null || {
+    cat "$_test_postgres_dir/replica.log" >&2
+    return 1
+  }
+  export WORKOUT_TEST_POSTGRES_REPLICA_URL="postgres://postgres@127.0.0.1:$port/workout_test"
+  echo "PostgreSQL replica for the tests: $WORKOUT_TEST_POSTGRES_REPLICA_URL (streaming from the test cluster)" >&2
 }

@@ -14,6 +14,8 @@ scripts/ensure-python-sdk.sh >/dev/null
 # A throw-away PostgreSQL cluster on loopback for the tests that need a server (stopped on exit).
 source scripts/test-postgres.sh
 start_test_postgres
+# Its streaming-replication hot standby, for the server's --read-url tests.
+start_test_postgres_replica
 
 swift build --build-tests
 # Tests that run processes against the wall clock (a simulator at 50x real time on pseudo-terminals,

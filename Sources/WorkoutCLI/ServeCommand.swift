@@ -17,7 +17,7 @@ struct ServerDataOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With a PostgreSQL --db: the folder for the athletes' directory (tokens) and uploads in progress "
+            "With a PostgreSQL --db: the folder for uploads in progress (athletes and tokens are in the database) "
                 + "(default: $XDG_DATA_HOME/workout-engine/server).",
             valueName: "folder"))
     var data: String?
@@ -39,11 +39,13 @@ struct ServerDataOptions: ParsableArguments {
         return (chosen ?? data ?? Self.defaultFolder(), nil)
     }
 
-    /// The data folder, after a warning on standard error when other users can read it (never a chmod).
-    func folder() -> String {
-        let folder = locations().folder
+    /// The athletes' directory: in the PostgreSQL database of a postgres:// --db, else the data folder's SQLite
+    /// file (after a warning on standard error when other users can read the folder; never a chmod).
+    func directory() throws(ServerSetupError) -> ServerDirectory {
+        let (folder, postgresURL) = locations()
+        if let postgresURL { return try ServerDirectory(postgresURL: postgresURL, poolSize: 1) }
         Self.warnIfReadableByOthers(folder)
-        return folder
+        return try ServerDirectory(folder: folder)
     }
 
     static func warnIfReadableByOthers(_ folder: String) {
@@ -65,8 +67,27 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: ServerDataOptions
 
-    @Option(help: ArgumentHelp("The most connections to PostgreSQL.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "A read replica of the PostgreSQL --db (streaming replication): workout lists, shows, samples and "
+                + "reports read there; writes, live sessions and tokens stay on --db.",
+            valueName: "url"))
+    var readUrl: String?
+
+    @Option(help: ArgumentHelp("The most connections to PostgreSQL (per URL).", valueName: "n"))
     var poolSize = 16
+
+    @Option(
+        help: ArgumentHelp(
+            "The most live sessions one athlete may have open at once (more: 429).", valueName: "n"))
+    var maxSessionsPerAthlete = 8
+
+    @Option(
+        help: ArgumentHelp(
+            "Minutes without a request after which a live session is released from memory (journal kept; "
+                + "the client's next request resumes it). 0: never.",
+            valueName: "minutes"))
+    var sessionIdleTimeout: Double = 30
 
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host = "127.0.0.1"
@@ -96,11 +117,21 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--log-level '\(logLevel)' is not trace, debug, info, notice, warning, error or critical")
         }
         guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }
+        guard maxSessionsPerAthlete > 0 else { throw ValidationError("--max-sessions-per-athlete must be at least 1") }
+        guard sessionIdleTimeout.isFinite, sessionIdleTimeout >= 0 else {
+            throw ValidationError("--session-idle-timeout must be a number of minutes >= 0")
+        }
         let (folder, postgresURL) = data.locations()
+        if readUrl != nil, postgresURL == nil {
+            throw ValidationError("--read-url needs a PostgreSQL --db (postgres://…): it names a read replica of it")
+        }
         ServerDataOptions.warnIfReadableByOthers(folder)
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             dataFolder: folder, postgresURL: postgresURL, poolSize: poolSize, host: host, port: port,
             bodyLimit: bodyLimit, logLevel: level)
+        configuration.readURL = readUrl
+        configuration.maxOpenSessionsPerAthlete = maxSessionsPerAthlete
+        configuration.sessionIdleTimeout = sessionIdleTimeout * 60
         let server: WorkoutServer
         do {
             server = try WorkoutServer(configuration: configuration)
@@ -132,7 +163,7 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                let directory = try ServerDirectory(folder: data.folder())
+                let directory = try data.directory()
                 let (_, token) = try directory.addAthlete(name: name, team: team)
                 emitLine(token)
             } catch { throw UserFacingError(error) }
@@ -146,7 +177,7 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                emitLine(try ServerDirectory(folder: data.folder()).issueToken(athlete: name))
+                emitLine(try data.directory().issueToken(athlete: name))
             } catch { throw UserFacingError(error) }
         }
     }
@@ -159,7 +190,7 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                emitLine(try ServerDirectory(folder: data.folder()).issueCoachToken(team: team))
+                emitLine(try data.directory().issueCoachToken(team: team))
             } catch { throw UserFacingError(error) }
         }
     }
@@ -171,7 +202,7 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                try ServerDirectory(folder: data.folder()).revokeTokens(athlete: name)
+                try data.directory().revokeTokens(athlete: name)
             } catch { throw UserFacingError(error) }
         }
     }
@@ -182,7 +213,7 @@ struct AthletesCommand: ParsableCommand {
 
         func run() throws {
             do {
-                for athlete in try ServerDirectory(folder: data.folder()).athletes() {
+                for athlete in try data.directory().athletes() {
                     emitLine(athlete.team.map { "\(athlete.name)\t\($0)" } ?? athlete.name)
                 }
             } catch { throw UserFacingError(error) }

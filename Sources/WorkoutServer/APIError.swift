@@ -43,6 +43,9 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "send a smaller file or raise the limit with `workout serve --body-limit`",
             details: ["limit": String(limit)])
     }
+    static func tooManyRequests(_ code: String, _ message: String, details: [String: String] = [:]) -> APIError {
+        APIError(status: 429, code: code, message: message, details: details)
+    }
     static func internalError(_ message: String) -> APIError {
         APIError(status: 500, code: "internal", message: message)
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import WorkoutStore
+import WorkoutStorePostgres
 
 /// An athlete known to the server: every workout belongs to one.
 public struct Athlete: Sendable, Hashable, Codable {
@@ -71,13 +72,21 @@ enum Tokens {
     }
 }
 
-/// The server's directory of athletes, teams and token hashes: a SQLite file beside the athletes' stores.
+/// The server's directory of athletes, teams and token hashes (and live sessions' owners).
 ///
-/// Several processes may use it at once (the server and `workout athletes add`): every call is a transaction.
+/// With SQLite stores it is a SQLite file in the data folder (`directory.sqlite`); with a PostgreSQL `--db`
+/// its tables live in that database (migrations in table `directory_migration`), so that several servers on
+/// one database share it and a server keeps nothing of its own but uploads in progress. Several processes may
+/// use it at once (servers and `workout athletes …`): every call is one transaction, nothing is cached.
 public final class ServerDirectory: Sendable {
-    /// The server's data folder.
-    public let folder: String
-    let queue: DatabaseQueue
+    /// Where the directory is (a file or the redacted database URL), for messages.
+    public let location: String
+    let storage: Storage
+
+    enum Storage: Sendable {
+        case sqlite(DatabaseQueue)
+        case postgres(PostgresWorkoutDatabase)
+    }
 
     /// A warning when the data folder (it, `athletes/`, `uploads/`, the directory's and the athletes' SQLite
     /// files) can be read by other users, with the command that makes it private; nil when it is private.
@@ -95,10 +104,10 @@ public final class ServerDirectory: Sendable {
             subject: "the server's data folder", files: files, folders: [folder, athletes, inside("uploads")])
     }
 
-    /// Opens (creating when missing) the directory in `folder`.
+    /// Opens (creating when missing) the SQLite directory in `folder`.
     public init(folder: String) throws(ServerSetupError) {
-        self.folder = folder
         let path = (folder as NSString).appendingPathComponent("directory.sqlite")
+        location = path
         do throws(StoreError) {
             // The folder 0700 and the file 0600 before SQLite opens it (its WAL files get the file's mode).
             try StoreFiles.createPrivate(path: path)
@@ -114,7 +123,7 @@ public final class ServerDirectory: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
             configuration.foreignKeysEnabled = true
-            queue = try DatabaseQueue(path: path, configuration: configuration)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
             var migrator = DatabaseMigrator()
             migrator.registerMigration("v1") { db in
                 try db.execute(
@@ -138,8 +147,68 @@ public final class ServerDirectory: Sendable {
                         """)
             }
             try migrator.migrate(queue)
+            storage = .sqlite(queue)
         } catch {
             throw .storage(path: path, detail: "cannot open the server directory (\(error))")
+        }
+    }
+
+    /// The PostgreSQL directory's migrations, by version (never edit a shipped one: add the next). The same
+    /// tables and constraints as the SQLite directory's.
+    static let postgresMigrations: [Int: [String]] = [
+        1: [
+            "CREATE TABLE athlete(id text PRIMARY KEY, name text NOT NULL UNIQUE, team text, created double precision NOT NULL)",
+            "CREATE INDEX athlete_team ON athlete(team)",
+            """
+            CREATE TABLE token(
+                hash text PRIMARY KEY, athlete_id text REFERENCES athlete(id) ON DELETE CASCADE, team text,
+                created double precision NOT NULL, CHECK ((athlete_id IS NULL) <> (team IS NULL)))
+            """,
+            """
+            CREATE TABLE live_session(
+                id text PRIMARY KEY, athlete_id text NOT NULL REFERENCES athlete(id) ON DELETE CASCADE)
+            """,
+        ]
+    ]
+
+    /// Opens the directory in a PostgreSQL database (the workouts' database), creating or migrating its tables.
+    public convenience init(postgresURL: String, poolSize: Int = 2) throws(ServerSetupError) {
+        let database: PostgresWorkoutDatabase
+        do {
+            database = try PostgresWorkoutDatabase(url: postgresURL, poolSize: poolSize)
+        } catch {
+            throw .storage(path: "PostgreSQL", detail: "\(error)")
+        }
+        try self.init(database: database)
+    }
+
+    /// Opens the directory in `database`, creating or migrating its tables (under an advisory lock: several
+    /// servers may start at once); a directory of a newer version is refused.
+    init(database: PostgresWorkoutDatabase) throws(ServerSetupError) {
+        location = database.location
+        storage = .postgres(database)
+        let latest = Self.postgresMigrations.keys.max() ?? 0
+        try perform { db in
+            try db.rows("SELECT pg_advisory_xact_lock(7308521)")
+            try db.rows(
+                "CREATE TABLE IF NOT EXISTS directory_migration(version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+            )
+            let current: Int64
+            if case .int(let version) = try db.rows("SELECT coalesce(max(version), 0) FROM directory_migration").first?.first {
+                current = version
+            } else {
+                current = 0
+            }
+            if current > Int64(latest) {
+                throw ServerSetupError.storage(
+                    path: database.location,
+                    detail: "the server directory is of version \(current), newer than this program's \(latest); "
+                        + "run a newer `workout`")
+            }
+            for version in (Int(current) + 1)..<(latest + 1) {
+                for statement in Self.postgresMigrations[version] ?? [] { try db.rows(statement) }
+                try db.rows("INSERT INTO directory_migration(version) VALUES (?)", [.int(Int64(version))])
+            }
         }
     }
 
@@ -151,15 +220,25 @@ public final class ServerDirectory: Sendable {
         return allowed(first) && name.utf8.allSatisfy { allowed($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
     }
 
-    private func perform<T>(_ body: (Database) throws -> T) throws(ServerSetupError) -> T {
+    /// Runs `body` in one transaction of the directory's database (SQLite or PostgreSQL: the statements are
+    /// written for both, with `?` placeholders).
+    private func perform<T>(readOnly: Bool = false, _ body: (any DirectoryStatements) throws -> T) throws(ServerSetupError) -> T {
         do {
-            return try queue.write(body)
+            switch storage {
+            case .sqlite(let queue):
+                if readOnly { return try queue.read { db in try body(SQLiteStatements(db: db)) } }
+                return try queue.write { db in try body(SQLiteStatements(db: db)) }
+            case .postgres(let database):
+                return try database.transaction(readOnly: readOnly) { db in try body(db) }
+            }
         } catch let error as ServerSetupError {
             throw error
         } catch {
-            throw .storage(path: folder, detail: "directory: \(error)")
+            throw .storage(path: location, detail: "directory: \(error)")
         }
     }
+
+    private static var now: SQLValue { .double(Date().timeIntervalSince1970) }
 
     /// Adds an athlete (in `team` when given) and returns it with a new token for it.
     public func addAthlete(name: String, team: String? = nil) throws(ServerSetupError) -> (Athlete, token: String) {
@@ -168,15 +247,15 @@ public final class ServerDirectory: Sendable {
         let athlete = Athlete(id: UUID(), name: name, team: team)
         let token = Tokens.generate()
         try perform { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM athlete WHERE name = ?", arguments: [name]) == true {
+            if try !db.rows("SELECT 1 FROM athlete WHERE name = ?", [.text(name)]).isEmpty {
                 throw ServerSetupError.athleteExists(name)
             }
-            try db.execute(
-                sql: "INSERT INTO athlete(id, name, team, created) VALUES (?, ?, ?, ?)",
-                arguments: [athlete.id.uuidString, name, team, Date().timeIntervalSince1970])
-            try db.execute(
-                sql: "INSERT INTO token(hash, athlete_id, created) VALUES (?, ?, ?)",
-                arguments: [Tokens.hash(token), athlete.id.uuidString, Date().timeIntervalSince1970])
+            try db.rows(
+                "INSERT INTO athlete(id, name, team, created) VALUES (?, ?, ?, ?)",
+                [.text(athlete.id.uuidString), .text(name), team.map(SQLValue.text) ?? .null, Self.now])
+            try db.rows(
+                "INSERT INTO token(hash, athlete_id, created) VALUES (?, ?, ?)",
+                [.text(Tokens.hash(token)), .text(athlete.id.uuidString), Self.now])
         }
         return (athlete, token)
     }
@@ -185,11 +264,10 @@ public final class ServerDirectory: Sendable {
     public func issueToken(athlete name: String) throws(ServerSetupError) -> String {
         let token = Tokens.generate()
         try perform { db in
-            guard let id = try String.fetchOne(db, sql: "SELECT id FROM athlete WHERE name = ?", arguments: [name])
+            guard let id = try db.rows("SELECT id FROM athlete WHERE name = ?", [.text(name)]).first?.first?.text
             else { throw ServerSetupError.athleteNotFound(name) }
-            try db.execute(
-                sql: "INSERT INTO token(hash, athlete_id, created) VALUES (?, ?, ?)",
-                arguments: [Tokens.hash(token), id, Date().timeIntervalSince1970])
+            try db.rows(
+                "INSERT INTO token(hash, athlete_id, created) VALUES (?, ?, ?)", [.text(Tokens.hash(token)), .text(id), Self.now])
         }
         return token
     }
@@ -199,11 +277,10 @@ public final class ServerDirectory: Sendable {
         guard Self.validName(team) else { throw .invalidName(team) }
         let token = Tokens.generate()
         try perform { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM athlete WHERE team = ?", arguments: [team]) == true
+            guard try !db.rows("SELECT 1 FROM athlete WHERE team = ?", [.text(team)]).isEmpty
             else { throw ServerSetupError.teamNotFound(team) }
-            try db.execute(
-                sql: "INSERT INTO token(hash, team, created) VALUES (?, ?, ?)",
-                arguments: [Tokens.hash(token), team, Date().timeIntervalSince1970])
+            try db.rows(
+                "INSERT INTO token(hash, team, created) VALUES (?, ?, ?)", [.text(Tokens.hash(token)), .text(team), Self.now])
         }
         return token
     }
@@ -211,76 +288,116 @@ public final class ServerDirectory: Sendable {
     /// Revokes every token of an athlete.
     public func revokeTokens(athlete name: String) throws(ServerSetupError) {
         try perform { db in
-            guard let id = try String.fetchOne(db, sql: "SELECT id FROM athlete WHERE name = ?", arguments: [name])
+            guard let id = try db.rows("SELECT id FROM athlete WHERE name = ?", [.text(name)]).first?.first?.text
             else { throw ServerSetupError.athleteNotFound(name) }
-            try db.execute(sql: "DELETE FROM token WHERE athlete_id = ?", arguments: [id])
+            try db.rows("DELETE FROM token WHERE athlete_id = ?", [.text(id)])
         }
     }
 
     /// Every athlete, by name.
     public func athletes() throws(ServerSetupError) -> [Athlete] {
-        try perform { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, team FROM athlete ORDER BY name").compactMap(Self.athlete)
+        try perform(readOnly: true) { db in
+            try db.rows("SELECT id, name, team FROM athlete ORDER BY name").compactMap(Self.athlete)
         }
     }
 
     /// The athletes of a team, by name.
     func athletes(team: String) throws(ServerSetupError) -> [Athlete] {
-        try perform { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, team FROM athlete WHERE team = ? ORDER BY name", arguments: [team])
+        try perform(readOnly: true) { db in
+            try db.rows("SELECT id, name, team FROM athlete WHERE team = ? ORDER BY name", [.text(team)])
                 .compactMap(Self.athlete)
         }
     }
 
     func athlete(named name: String) throws(ServerSetupError) -> Athlete? {
-        try perform { db in
-            try Row.fetchOne(db, sql: "SELECT id, name, team FROM athlete WHERE name = ?", arguments: [name])
-                .flatMap(Self.athlete)
+        try perform(readOnly: true) { db in
+            try db.rows("SELECT id, name, team FROM athlete WHERE name = ?", [.text(name)]).first.flatMap(Self.athlete)
         }
     }
 
     /// Who `token` speaks for; nil for an unknown or revoked token.
     func principal(token: String) throws(ServerSetupError) -> Principal? {
         let hash = Tokens.hash(token)
-        return try perform { db -> Principal? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT athlete_id, team FROM token WHERE hash = ?", arguments: [hash])
-            else { return nil }
-            if let team: String = row["team"] { return .coach(team: team) }
-            guard let id: String = row["athlete_id"],
-                let athleteRow = try Row.fetchOne(
-                    db, sql: "SELECT id, name, team FROM athlete WHERE id = ?", arguments: [id]),
-                let athlete = Self.athlete(athleteRow)
-            else { return nil }
-            return .athlete(athlete)
+        return try perform(readOnly: true) { db -> Principal? in
+            let rows = try db.rows(
+                """
+                SELECT token.team, athlete.id, athlete.name, athlete.team FROM token
+                LEFT JOIN athlete ON athlete.id = token.athlete_id WHERE token.hash = ?
+                """, [.text(hash)])
+            guard let row = rows.first, row.count == 4 else { return nil }
+            if let team = row[0].text { return .coach(team: team) }
+            return Self.athlete(Array(row[1...])).map(Principal.athlete)
         }
     }
 
-    private static func athlete(_ row: Row) -> Athlete? {
-        guard let id = UUID(uuidString: row["id"] ?? "") else { return nil }
-        return Athlete(id: id, name: row["name"], team: row["team"])
+    /// An athlete from a row of (id, name, team).
+    private static func athlete(_ row: [SQLValue]) -> Athlete? {
+        guard row.count == 3, let id = row[0].text.flatMap(UUID.init(uuidString:)), let name = row[1].text else { return nil }
+        return Athlete(id: id, name: name, team: row[2].text)
     }
 
     /// Records `athlete` as the owner of live session `id` unless it has one; returns the owner's id.
     func claimSession(_ id: UUID, athlete: Athlete) throws(ServerSetupError) -> UUID? {
         try perform { db in
-            try db.execute(
-                sql: "INSERT INTO live_session(id, athlete_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-                arguments: [id.uuidString, athlete.id.uuidString])
-            return try String.fetchOne(db, sql: "SELECT athlete_id FROM live_session WHERE id = ?", arguments: [id.uuidString])
-                .flatMap(UUID.init(uuidString:))
+            try db.rows(
+                "INSERT INTO live_session(id, athlete_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+                [.text(id.uuidString), .text(athlete.id.uuidString)])
+            return try db.rows("SELECT athlete_id FROM live_session WHERE id = ?", [.text(id.uuidString)])
+                .first?.first?.text.flatMap(UUID.init(uuidString:))
         }
     }
 
     /// The owner of live session `id`, if any athlete opened it.
     func sessionOwner(_ id: UUID) throws(ServerSetupError) -> UUID? {
-        try perform { db in
-            try String.fetchOne(db, sql: "SELECT athlete_id FROM live_session WHERE id = ?", arguments: [id.uuidString])
-                .flatMap(UUID.init(uuidString:))
+        try perform(readOnly: true) { db in
+            try db.rows("SELECT athlete_id FROM live_session WHERE id = ?", [.text(id.uuidString)])
+                .first?.first?.text.flatMap(UUID.init(uuidString:))
         }
     }
 
     /// Whether the directory answers (readiness).
     func ping() -> Bool {
-        (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+        (try? perform(readOnly: true) { db in try db.rows("SELECT 1") }) != nil
+    }
+}
+
+/// Plain statements with `?` placeholders, as both directory databases run them.
+protocol DirectoryStatements {
+    @discardableResult
+    func rows(_ sql: String, _ values: [SQLValue]) throws -> [[SQLValue]]
+}
+
+extension DirectoryStatements {
+    @discardableResult
+    func rows(_ sql: String) throws -> [[SQLValue]] { try rows(sql, []) }
+}
+
+extension PostgresStatements: DirectoryStatements {}
+
+/// The SQLite directory's statements (GRDB stays inside this file and the SQLite stores).
+struct SQLiteStatements: DirectoryStatements {
+    let db: Database
+
+    func rows(_ sql: String, _ values: [SQLValue]) throws -> [[SQLValue]] {
+        let arguments = StatementArguments(
+            values.map { value -> (any DatabaseValueConvertible)? in
+                switch value {
+                case .null: nil
+                case .text(let text): text
+                case .int(let number): number
+                case .double(let number): number
+                }
+            })
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            row.databaseValues.map { value in
+                switch value.storage {
+                case .null: .null
+                case .int64(let number): .int(number)
+                case .double(let number): .double(number)
+                case .string(let text): .text(text)
+                case .blob(let data): .text(String(decoding: data, as: UTF8.self))
+                }
+            }
+        }
     }
 }

@@ -16,14 +16,31 @@ final class AthleteStores: Sendable {
         case postgres(PostgresWorkoutDatabase)
     }
     let backing: Backing
+    /// Where reads go when they have their own database (`--read-url`, a replica); nil: `backing`.
+    let reader: Backing?
     private let open = Mutex<[UUID: WorkoutStore]>([:])
+    private let openForReading = Mutex<[UUID: WorkoutStore]>([:])
 
-    init(backing: Backing) {
+    init(backing: Backing, reader: Backing? = nil) {
         self.backing = backing
+        self.reader = reader
     }
 
+    /// The store of `athlete` for writes, live sessions and reads that must see them.
     func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
-        let result = open.withLock { stores -> Result<WorkoutStore, StoreError> in
+        try Self.open(athlete, in: backing, cache: open)
+    }
+
+    /// The store of `athlete` for lists, shows, samples and reports: the read replica's when there is one.
+    func readStore(for athlete: Athlete) throws(APIError) -> WorkoutStore {
+        guard let reader else { return try store(for: athlete) }
+        return try Self.open(athlete, in: reader, cache: openForReading)
+    }
+
+    private static func open(
+        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>
+    ) throws(APIError) -> WorkoutStore {
+        let result = cache.withLock { stores -> Result<WorkoutStore, StoreError> in
             if let store = stores[athlete.id] { return .success(store) }
             do throws(StoreError) {
                 let store: WorkoutStore
@@ -47,10 +64,22 @@ final class AthleteStores: Sendable {
     }
 
     /// Whether the workouts' database answers (readiness).
-    func ping() -> Bool {
+    func ping() -> Bool { Self.ping(backing) }
+
+    /// Whether the read replica answers (true without one).
+    func pingReader() -> Bool { reader.map(Self.ping) ?? true }
+
+    private static func ping(_ backing: Backing) -> Bool {
         switch backing {
         case .sqlite: true
         case .postgres(let database): database.ping()
+        }
+    }
+
+    /// Closes the databases' idle connections (the server's last step when it stops).
+    func closeConnections() {
+        for backing in [backing] + (reader.map { [$0] } ?? []) {
+            if case .postgres(let database) = backing { database.closeConnections() }
         }
     }
 }
@@ -128,6 +157,11 @@ final class LiveSession: Sendable {
     /// Set when the session could not be read back from its journal (the database did not answer): its
     /// `recording` is nil but the session is not finished; the next call reads it back first.
     private let stale = Atomic<Bool>(false)
+    /// When a request last used the session (uptime, nanoseconds), for the idle timeout.
+    private let lastUse = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+    /// Set under the session's lock when the session was released for idleness: its calls answer 503 (send
+    /// again) and the registry hands out a new object read back from the journal.
+    private let released = Atomic<Bool>(false)
 
     init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
         self.athlete = athlete
@@ -152,9 +186,38 @@ final class LiveSession: Sendable {
         var samples: Int
     }
 
+    /// Marks the session used now; a released one refuses the call (its client sends it again).
+    private func use() throws(APIError) {
+        lastUse.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        if released.load(ordering: .acquiring) {
+            throw .unavailable("session \(id) was idle and has just been released; send the request again")
+        }
+    }
+
+    /// Seconds since a request last used the session.
+    var idleSeconds: Double {
+        Double(DispatchTime.now().uptimeNanoseconds &- lastUse.load(ordering: .relaxed)) / 1e9
+    }
+
+    /// Releases the session when idle for `timeout` seconds (checked under its lock, after any call in
+    /// flight): committed and closed, journal kept. Returns whether it was released.
+    func releaseIfIdle(timeout: Double) async -> Bool {
+        (try? await Offload.run { () throws(APIError) -> Bool in
+            self.serial.withLock { _ -> Bool in
+                guard self.idleSeconds >= timeout, !self.released.load(ordering: .acquiring) else { return false }
+                self.released.store(true, ordering: .releasing)
+                try? self.current.withLock { $0.recording }?.close()
+                return true
+            }
+        }) ?? false
+    }
+
     func state() async throws(APIError) -> State {
         try await Offload.run { () throws(APIError) -> State in
-            try self.serial.withLock { _ throws(APIError) in try self.recoverIfStale() }
+            try self.serial.withLock { _ throws(APIError) in
+                try self.use()
+                try self.recoverIfStale()
+            }
             let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
             return State(
                 id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
@@ -174,6 +237,7 @@ final class LiveSession: Sendable {
     }
 
     private func applyLocked(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+        try use()
         try recoverIfStale()
         let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
         guard let recording else {
@@ -262,6 +326,7 @@ final class LiveSession: Sendable {
     }
 
     private func finishLocked() throws(APIError) -> Workout {
+        try use()
         try recoverIfStale()
         guard let recording = current.withLock({ $0.recording }) else {
             if let workout = try? store.workout(id: id) { return workout }
@@ -335,11 +400,26 @@ actor LiveSessions {
         return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
     }
 
-    /// Opens session `id` (idempotent: an existing session is returned as it is).
+    /// How many sessions of `athlete` are in memory.
+    private func openCount(athlete: Athlete) -> Int {
+        sessions.keys.filter { $0.athlete == athlete.id }.count
+    }
+
+    /// Opens session `id` (idempotent: an existing session is returned as it is). A new session beyond the
+    /// athlete's `limit` of sessions in memory is a 429 (checked before the journal is begun, so opens of one
+    /// athlete racing each other may pass it by as many as race).
     nonisolated func open(
-        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore
+        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore, limit: Int = .max
     ) async throws(APIError) -> (LiveSession, created: Bool) {
         if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        let open = await openCount(athlete: athlete)
+        guard open < limit else {
+            throw .tooManyRequests(
+                "too_many_sessions",
+                "athlete \(athlete.name) has \(open) live sessions open on this server, the most allowed "
+                    + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
+                details: ["limit": String(limit)])
+        }
         let begun = try await Offload.run { () throws(APIError) -> Result<JournaledRecording, APIError> in
             if (try? store.workout(id: id)) != nil {
                 throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
@@ -369,6 +449,19 @@ actor LiveSessions {
     }
 
     var count: Int { sessions.count }
+
+    /// Releases the sessions idle for `timeout` seconds or more (journals kept); returns how many.
+    func releaseIdle(olderThan timeout: Double) async -> Int {
+        var released = 0
+        for (key, session) in sessions where session.idleSeconds >= timeout {
+            if await session.releaseIfIdle(timeout: timeout) {
+                // Still the same object (an actor call may have replaced it meanwhile)?
+                if sessions[key] === session { sessions[key] = nil }
+                released += 1
+            }
+        }
+        return released
+    }
 
     /// Commits every session's pending changes (graceful shutdown).
     func closeAll() async {

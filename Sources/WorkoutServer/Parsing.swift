@@ -97,6 +97,13 @@ enum Parsing {
         return value
     }
 
+    static func beatsPerMinute(_ text: String, _ name: String) throws(APIError) -> Double {
+        guard let value = Double(text), value.isFinite, value > 0 else {
+            throw .badRequest("invalid_parameter", "\(name): '\(text.prefix(64))' is not a heart rate in beats per minute")
+        }
+        return value
+    }
+
     static func storeError(_ error: StoreError) -> APIError {
         if case .invalidQuery(let detail) = error { return .badRequest("invalid_query", detail) }
         return .unavailable("the store cannot answer (\(error)); try again")

@@ -11,6 +11,7 @@ import WorkoutEngine
 import WorkoutFormats
 import WorkoutModel
 import WorkoutReplay
+import WorkoutReport
 import WorkoutStore
 import WorkoutStorePostgres
 
@@ -23,12 +24,16 @@ public enum ServerLogLevel: String, Sendable, CaseIterable {
 
 /// How `workout serve` runs.
 public struct ServerConfiguration: Sendable {
-    /// The data folder: `directory.sqlite` (athletes, token hashes), `athletes/<id>.sqlite` (their stores
-    /// unless `postgresURL` is set) and `uploads/` (files being imported).
+    /// The data folder: `uploads/` (files being imported) and, without `postgresURL`, `directory.sqlite`
+    /// (athletes, token hashes) and `athletes/<id>.sqlite` (their stores).
     public var dataFolder: String
-    /// Keep the workouts in this PostgreSQL database (`postgres://user@host:port/db`) instead of SQLite files.
+    /// Keep the workouts, athletes and token hashes in this PostgreSQL database (`postgres://user@host:port/db`)
+    /// instead of SQLite files: several servers on one database serve the same athletes.
     public var postgresURL: String?
-    /// The most connections to PostgreSQL.
+    /// A read replica of `postgresURL` (streaming replication): workout lists, shows, samples and reports
+    /// read there; writes, live sessions and the directory stay on `postgresURL`.
+    public var readURL: String?
+    /// The most connections to PostgreSQL (per URL).
     public var poolSize: Int
     public var host: String
     /// 0 picks a free port (reported to `onListening`).
@@ -36,6 +41,12 @@ public struct ServerConfiguration: Sendable {
     /// The largest request body accepted, bytes (64 MB by default).
     public var bodyLimit: Int
     public var logLevel: ServerLogLevel
+    /// The most live sessions one athlete may have open on this server at once (all its tokens together);
+    /// opening one more is a 429. Idle sessions released by `sessionIdleTimeout` do not count.
+    public var maxOpenSessionsPerAthlete: Int = 8
+    /// A live session without any request for this long is released from memory: its journal stays, nothing
+    /// is lost, and the next request of its client resumes it where it was (seconds; 30 minutes by default).
+    public var sessionIdleTimeout: TimeInterval = 30 * 60
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
@@ -64,22 +75,48 @@ public final class WorkoutServer: Sendable {
     let shuttingDown = Atomic<Bool>(false)
     /// The files being imported now, as "athlete id/SHA-256 of the bytes": the same file twice at once is a 409.
     let uploadsInFlight = Mutex<Set<String>>([])
+    /// The steps of the last graceful stop, in order (what the tests check the order with).
+    let shutdownSteps = Mutex<[String]>([])
+    /// The service group while `run()` runs (for `shutdown()`).
+    let running = Mutex<ServiceGroup?>(nil)
 
     public init(configuration: ServerConfiguration) throws(ServerSetupError) {
         self.configuration = configuration
-        directory = try ServerDirectory(folder: configuration.dataFolder)
         if let url = configuration.postgresURL {
+            // The directory's tables live in the workouts' database (one pool): servers on one database share it.
+            let database: PostgresWorkoutDatabase
             do {
-                stores = AthleteStores(
-                    backing: .postgres(try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)))
+                database = try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)
             } catch {
                 throw .storage(path: "PostgreSQL", detail: "\(error)")
             }
+            directory = try ServerDirectory(database: database)
+            var reader: AthleteStores.Backing?
+            if let readURL = configuration.readURL {
+                do {
+                    reader = .postgres(
+                        try PostgresWorkoutDatabase(url: readURL, poolSize: configuration.poolSize, readOnly: true))
+                } catch {
+                    throw .storage(path: "PostgreSQL (--read-url)", detail: "\(error)")
+                }
+            }
+            stores = AthleteStores(backing: .postgres(database), reader: reader)
         } else {
+            if configuration.readURL != nil {
+                throw .storage(
+                    path: configuration.dataFolder,
+                    detail: "--read-url needs a PostgreSQL --db (a read replica of it); SQLite stores have none")
+            }
+            directory = try ServerDirectory(folder: configuration.dataFolder)
             stores = AthleteStores(
                 backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
         }
         metrics = ServerMetrics()
+    }
+
+    /// Stops a running server gracefully, as SIGTERM does (no-op when it is not running).
+    public func shutdown() async {
+        await running.withLock { $0 }?.triggerGracefulShutdown()
     }
 
     /// Runs until a shutdown signal; `onListening` gets the bound port once the server accepts connections.
@@ -95,10 +132,18 @@ public final class WorkoutServer: Sendable {
                 await onListening(channel.localAddress?.port ?? 0)
             },
             logger: logger)
+        // ServiceGroup stops its services in reverse order, each after the one after it has returned: first the
+        // HTTP server (stops accepting, answers the requests in flight, so every commit in flight is finished),
+        // then the live sessions (committed and closed), last the databases' connections.
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: app), .init(service: SessionCloser(server: self))],
+                services: [
+                    .init(service: StoreCloser(server: self)), .init(service: SessionCloser(server: self)),
+                    .init(service: IdleSessionReaper(server: self)), .init(service: app),
+                ],
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+        running.withLock { $0 = group }
+        defer { running.withLock { $0 = nil } }
         try await group.run()
     }
 
@@ -114,6 +159,7 @@ public final class WorkoutServer: Sendable {
             }
             guard self.directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
             guard self.stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
+            guard self.stores.pingReader() else { throw APIError.unavailable("the read replica (--read-url) does not answer") }
             return try self.json(["status": "ready"])
         }
         router.get("/metrics") { _, _ in
@@ -126,6 +172,7 @@ public final class WorkoutServer: Sendable {
         v1.post("workouts") { request, context in try await self.upload(request, context) }
         v1.get("workouts") { request, _ in try self.listWorkouts(request) }
         v1.get("workouts/:id") { request, context in try self.showWorkout(request, context) }
+        v1.get("workouts/:id/report") { request, context in try await self.report(request, context) }
         v1.delete("workouts/:id") { request, context in try self.deleteWorkout(request, context) }
         v1.get("samples") { request, _ in try self.samples(request) }
         v1.put("sessions/:id") { request, context in try await self.openSession(request, context) }
@@ -225,6 +272,7 @@ public final class WorkoutServer: Sendable {
     // MARK: handlers
 
     func me(_ request: Request) throws -> Response {
+        _ = try QueryParameters(request, allowed: [])
         struct Me: Encodable {
             var kind: String
             var athlete: String?
@@ -309,7 +357,9 @@ public final class WorkoutServer: Sendable {
                     duplicate: false, athlete: athlete.name, workout: result.workout,
                     anomalies: anomalies.isEmpty ? nil : anomalies), status: .created)
         case .failure(.alreadyImported(_, let id)):
-            guard let workout = try store.workout(id: id) else { throw APIError.notFound("workout \(id) vanished") }
+            let existing: Workout?
+            do { existing = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            guard let workout = existing else { throw APIError.notFound("workout \(id) vanished") }
             return try json(Uploaded(duplicate: true, athlete: athlete.name, workout: workout))
         case .failure(.format(_, let error)):
             metrics.refusedUploads.increment()
@@ -347,7 +397,7 @@ public final class WorkoutServer: Sendable {
         workoutQuery.limit = limit
         var found: [(start: Date, body: WorkoutBody)] = []
         for athlete in athletes {
-            let store = try stores.store(for: athlete)
+            let store = try stores.readStore(for: athlete)
             let workouts: [Workout]
             do { workouts = try store.workouts(matching: workoutQuery) } catch {
                 throw Parsing.storeError(error)
@@ -359,11 +409,13 @@ public final class WorkoutServer: Sendable {
         return try json(Listing(workouts: found.prefix(limit).map(\.body)))
     }
 
-    /// The athlete (among those readable) holding workout `id`.
+    /// The athlete (among those readable) holding workout `id`, read where reads go (`--read-url`).
     func locate(_ request: Request, id: UUID, athleteName: String?) throws -> (Athlete, WorkoutStore, Workout) {
         for athlete in try readable(request, athleteName: athleteName) {
-            let store = try stores.store(for: athlete)
-            if let workout = try store.workout(id: id) { return (athlete, store, workout) }
+            let store = try stores.readStore(for: athlete)
+            let workout: Workout?
+            do { workout = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            if let workout { return (athlete, store, workout) }
         }
         throw APIError.notFound("no workout \(id) among the workouts this token may read")
     }
@@ -373,6 +425,38 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         let (athlete, _, workout) = try locate(request, id: id, athleteName: query.single("athlete"))
         return try json(WorkoutBody(athlete: athlete.name, workout: workout))
+    }
+
+    /// `GET /v1/workouts/{id}/report`: the page `workout report` writes, for a workout the token may read.
+    func report(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let query = try QueryParameters(request, allowed: ["athlete", "maxHeartRate", "restingHeartRate"])
+        let id = try pathID(context)
+        var options = ReportOptions()
+        if let text = try query.single("maxHeartRate") {
+            options.maximumHeartRate = try Parsing.beatsPerMinute(text, "maxHeartRate")
+        }
+        if let text = try query.single("restingHeartRate") {
+            options.restingHeartRate = try Parsing.beatsPerMinute(text, "restingHeartRate")
+        }
+        if let problem = options.problem { throw APIError.badRequest("invalid_parameter", problem) }
+        let (_, store, _) = try locate(request, id: id, athleteName: query.single("athlete"))
+        let chosen = options
+        let html = try await Offload.run { () throws(APIError) -> String in
+            let input: ReportInput
+            do {
+                input = try ReportInput.load(id: id, from: store)
+            } catch {
+                throw APIError.unavailable("the report of workout \(id) cannot be read now (\(error)); try again")
+            }
+            return WorkoutReport.html(input, options: chosen)
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "private, no-store",
+                .xContentTypeOptions: "nosniff",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
     func deleteWorkout(_ request: Request, _ context: BasicRequestContext) throws -> Response {
@@ -414,7 +498,7 @@ public final class WorkoutServer: Sendable {
         }
         var found: [Item] = []
         for athlete in athletes {
-            let store = try stores.store(for: athlete)
+            let store = try stores.readStore(for: athlete)
             do {
                 found += try store.samples(matching: sampleQuery).map { Item(athlete: athlete.name, sample: $0) }
             } catch {
@@ -436,8 +520,15 @@ public final class WorkoutServer: Sendable {
         let configuration = try setup.configuration()
         try requireOwner(athlete, of: id, claim: true)
         let store = try stores.store(for: athlete)
-        let (session, created) = try await sessions.open(
-            athlete: athlete, id: id, configuration: configuration, store: store)
+        let (session, created): (LiveSession, Bool)
+        do {
+            (session, created) = try await sessions.open(
+                athlete: athlete, id: id, configuration: configuration, store: store,
+                limit: self.configuration.maxOpenSessionsPerAthlete)
+        } catch where error.statusCode == 429 {
+            metrics.sessionsOverLimit.increment()
+            throw error
+        }
         if created { metrics.sessionsOpened.increment() }
         return try json(await session.state(), status: created ? .created : .ok)
     }
@@ -534,6 +625,41 @@ struct SessionCloser: Service {
     func run() async throws {
         try? await gracefulShutdown()
         server.shuttingDown.store(true, ordering: .relaxed)
+        let uploading = server.uploadsInFlight.withLock { $0.count }
         await server.sessions.closeAll()
+        server.shutdownSteps.withLock { $0.append("sessions closed with \(uploading) uploads in flight") }
+    }
+}
+
+/// Releases live sessions idle longer than `sessionIdleTimeout` (their journals stay; the next request resumes).
+struct IdleSessionReaper: Service {
+    let server: WorkoutServer
+
+    func run() async throws {
+        let timeout = server.configuration.sessionIdleTimeout
+        guard timeout > 0, timeout.isFinite else {
+            try? await gracefulShutdown()
+            return
+        }
+        // Checks a few times per timeout, at most once a second and at least once a minute.
+        let period = min(60, max(1, timeout / 4))
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            _ = try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(period)) }
+            if Task.isShuttingDownGracefully || Task.isCancelled { break }
+            let released = await server.sessions.releaseIdle(olderThan: timeout)
+            if released > 0 { server.metrics.idleSessionsReleased.increment(by: released) }
+        }
+    }
+}
+
+/// Closes the databases' connections last, once the sessions are closed (graceful shutdown).
+struct StoreCloser: Service {
+    let server: WorkoutServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let stores = server.stores
+        _ = try? await Offload.run { () throws(APIError) in stores.closeConnections() }
+        server.shutdownSteps.withLock { $0.append("connections closed") }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import Prometheus
+import WorkoutStore
 
 /// The server's counters and timers (swift-metrics), exported in Prometheus' text format at `/metrics`.
 ///
@@ -18,6 +19,10 @@ struct ServerMetrics: Sendable {
     let batches: Metrics.Counter
     let refusedBatches: Metrics.Counter
     let sessionsOpened: Metrics.Counter
+    /// Live sessions refused because their athlete had `maxOpenSessionsPerAthlete` open (429).
+    let sessionsOverLimit: Metrics.Counter
+    /// Idle live sessions released from memory (journal kept).
+    let idleSessionsReleased: Metrics.Counter
     let batchCommit: Metrics.Timer
 
     init() {
@@ -31,6 +36,8 @@ struct ServerMetrics: Sendable {
         batches = Metrics.Counter(label: "workout_live_batches_total", factory: factory)
         refusedBatches = Metrics.Counter(label: "workout_live_batches_refused_total", factory: factory)
         sessionsOpened = Metrics.Counter(label: "workout_live_sessions_opened_total", factory: factory)
+        sessionsOverLimit = Metrics.Counter(label: "workout_live_sessions_over_limit_total", factory: factory)
+        idleSessionsReleased = Metrics.Counter(label: "workout_live_sessions_idle_released_total", factory: factory)
         batchCommit = Metrics.Timer(label: "workout_live_batch_commit_seconds", factory: factory)
     }
 }
@@ -51,6 +58,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             if error.statusCode >= 500 { metrics.serverErrors.increment() } else { metrics.clientErrors.increment() }
             return try error.response(from: request, context: context)
+        } catch let error as StoreError {
+            // A store call a handler did not map: the database did not answer (never a bare 500).
+            metrics.serverErrors.increment()
+            return try Parsing.storeError(error).response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             metrics.clientErrors.increment()
             let status = error.status

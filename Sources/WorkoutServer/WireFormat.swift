@@ -59,9 +59,14 @@ enum Wire {
         return formatter.string(from: date)
     }
 
-    /// Decodes a request body, turning every decoding problem into a 400 that names the field.
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], what: String) throws(APIError) -> T {
+    /// Decodes a request body, turning every decoding problem into a 400 that names the field; a field the
+    /// body's type does not know (a typo, a field of a newer client) is a 400 `unknown_field` naming it, never
+    /// silently ignored.
+    static func decode<T: WireBody>(_ type: T.Type, from bytes: [UInt8], what: String) throws(APIError) -> T {
         guard !bytes.isEmpty else { throw .badRequest("invalid_json", "the \(what) body is empty; send a JSON object") }
+        if let tree = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) {
+            try T.shape.check(tree, at: "")
+        }
         do {
             return try decoder().decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
@@ -90,6 +95,42 @@ enum Wire {
     }
 }
 
+/// The fields a request body may hold, checked before decoding: unknown fields are refused by name.
+indirect enum WireShape: Sendable {
+    /// A value checked by decoding (a string, number or date).
+    case value
+    case object([String: WireShape])
+    case array(WireShape)
+
+    func check(_ value: Any, at path: String) throws(APIError) {
+        switch self {
+        case .value: return
+        case .array(let element):
+            guard let array = value as? [Any] else { return }  // the decoder says what is wrong
+            for (index, item) in array.enumerated() { try element.check(item, at: "\(path)[\(index)]") }
+        case .object(let fields):
+            guard let object = value as? [String: Any] else { return }
+            for key in object.keys.sorted() {
+                let field = path.isEmpty ? key : "\(path).\(key)"
+                guard let shape = fields[key] else {
+                    throw APIError(
+                        status: 400, code: "unknown_field",
+                        message: "unknown field '\(field.prefix(120))'; "
+                            + (path.isEmpty ? "the body" : "'\(path.prefix(120))'") + " takes "
+                            + fields.keys.sorted().joined(separator: ", "),
+                        details: ["field": String(field.prefix(120))])
+                }
+                if let inner = object[key] { try shape.check(inner, at: field) }
+            }
+        }
+    }
+}
+
+/// A JSON request body: decodable, with the fields it takes.
+protocol WireBody: Decodable {
+    static var shape: WireShape { get }
+}
+
 /// A workout as the API returns it.
 struct WorkoutBody: Encodable {
     var athlete: String
@@ -97,7 +138,11 @@ struct WorkoutBody: Encodable {
 }
 
 /// `PUT /v1/sessions/{id}`: how the live session is set up.
-struct SessionSetupBody: Decodable {
+struct SessionSetupBody: WireBody {
+    static let shape = WireShape.object([
+        "activityType": .value, "locationType": .value, "swimmingLocationType": .value, "lapLengthMeters": .value,
+    ])
+
     var activityType: String
     var locationType: String?
     var swimmingLocationType: String?
@@ -137,6 +182,11 @@ struct SessionSetupBody: Decodable {
 
 /// One sample in a batch: the value in `unit` (the type's canonical unit when omitted).
 struct SampleBody: Decodable {
+    static let shape = WireShape.object([
+        "type": .value, "value": .value, "unit": .value, "start": .value, "end": .value,
+        "source": .object(["name": .value, "manufacturer": .value, "model": .value, "identifier": .value]),
+    ])
+
     var type: String
     var value: Double
     var unit: String?
@@ -193,6 +243,8 @@ struct SampleBody: Decodable {
 
 /// One event in a batch.
 struct EventBody: Decodable {
+    static let shape = WireShape.object(["type": .value, "start": .value, "duration": .value])
+
     var type: String
     var start: Date
     var duration: Double?
@@ -213,7 +265,9 @@ struct EventBody: Decodable {
 }
 
 /// A numbered batch of a live session: items applied in order, acknowledged after their commit.
-struct BatchBody: Decodable {
+struct BatchBody: WireBody {
+    static let shape = WireShape.object(["seq": .value, "items": .array(BatchItemBody.shape)])
+
     var seq: Int
     var items: [BatchItemBody]
 }
@@ -221,6 +275,11 @@ struct BatchBody: Decodable {
 /// One step of a batch. `kind` is a session call (`start`, `pause`, `resume`, `stop`, `end`), `samples`,
 /// `events`, a leg change (`leg` with `activityType`, or `nextLeg` for a planned multisport) or `endActivity`.
 struct BatchItemBody: Decodable {
+    static let shape = WireShape.object([
+        "kind": .value, "at": .value, "samples": .array(SampleBody.shape), "events": .array(EventBody.shape),
+        "activityType": .value,
+    ])
+
     var kind: String
     var at: Date?
     var samples: [SampleBody]?

@@ -168,6 +168,16 @@ final class ConnectionPool: Sendable {
         for connection in idle.withLock({ $0 }) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
     }
 
+    /// Closes the idle connections and waits for them to close (not on an event loop thread).
+    func closeIdle() {
+        for connection in idle.withLock({ connections in
+            defer { connections.removeAll() }
+            return connections
+        }) {
+            _ = try? connection.close().wait()
+        }
+    }
+
     /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.
     ///
     /// With `single`, `body` runs one statement: it runs alone, without BEGIN and COMMIT (two round trips fewer).

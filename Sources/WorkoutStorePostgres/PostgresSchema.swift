@@ -141,6 +141,24 @@ enum PostgresSchema {
         }
     }
 
+    /// Checks that a database opened read-only (a replica) holds a schema this program reads.
+    static func checkReadable(_ pool: ConnectionPool) throws(StoreError) {
+        let found = try pool.transaction(readOnly: true) { transaction -> Int64 in
+            let exists = try transaction.run("SELECT to_regclass('schema_migration') IS NOT NULL").first?.bool(0) ?? false
+            guard exists else { return 0 }
+            return try transaction.run("SELECT coalesce(max(version), 0)::bigint FROM schema_migration").first?.int(0) ?? 0
+        }
+        if found > Int64(version) {
+            throw StoreError.newerSchema(path: pool.url.redacted, found: Int(found), supported: version)
+        }
+        if found < Int64(version) {
+            throw StoreError.database(
+                path: pool.url.redacted,
+                detail: "the read-only database has schema version \(found), not \(version): point it at a replica of "
+                    + "the primary database, and start the server on the primary first (it migrates the schema)")
+        }
+    }
+
     /// The partition of `table` holding `athlete`'s rows.
     static func partition(_ table: String, athlete: UUID) -> String {
         table + "_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")

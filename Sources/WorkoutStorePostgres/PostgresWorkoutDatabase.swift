@@ -11,20 +11,31 @@ public final class PostgresWorkoutDatabase: Sendable {
     /// The LISTEN connection that brings other writers' changes to this database's stores (opened by the
     /// first observer).
     let feed: ChangeFeed
+    /// Opened for reading only (a streaming-replication replica): no migrations, no partitions created.
+    public let readOnly: Bool
     /// The URL without its password.
     public var location: String { pool.url.redacted }
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) with at most `poolSize` connections.
-    public init(url: String, poolSize: Int = 16) throws(StoreError) {
+    ///
+    /// `readOnly` opens a database that only answers reads (a hot-standby replica of the primary, a role
+    /// without write rights): its schema is checked, not migrated, and an athlete's store reads the partitions
+    /// the primary created (none yet: no workouts). Writing through such a store fails.
+    public init(url: String, poolSize: Int = 16, readOnly: Bool = false) throws(StoreError) {
         let url = try PostgresURL(url)
         pool = ConnectionPool(url: url, size: poolSize)
         feed = ChangeFeed(url: url, logger: pool.logger)
-        try PostgresSchema.migrate(pool)
+        self.readOnly = readOnly
+        if readOnly {
+            try PostgresSchema.checkReadable(pool)
+        } else {
+            try PostgresSchema.migrate(pool)
+        }
     }
 
-    /// The store of one athlete (its partitions are created on first use).
+    /// The store of one athlete (its partitions are created on first use, unless the database is read-only).
     public func store(athlete: UUID) throws(StoreError) -> WorkoutStore {
-        try PostgresSchema.ensurePartitions(pool, athlete: athlete)
+        if !readOnly { try PostgresSchema.ensurePartitions(pool, athlete: athlete) }
         return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, athlete: athlete))
     }
 
@@ -32,8 +43,14 @@ public final class PostgresWorkoutDatabase: Sendable {
     /// statement per query over their partitions. Every write throws.
     public func teamStore(athletes: [UUID]) throws(StoreError) -> WorkoutStore {
         guard !athletes.isEmpty else { throw .invalidQuery("a team store needs at least one athlete") }
-        for athlete in athletes { try PostgresSchema.ensurePartitions(pool, athlete: athlete) }
+        if !readOnly { for athlete in athletes { try PostgresSchema.ensurePartitions(pool, athlete: athlete) } }
         return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, team: athletes))
+    }
+
+    /// Closes the pool's idle connections (a server's last step when it stops); the database stays usable
+    /// (the next call connects again). Blocks: call it off event-loop threads.
+    public func closeConnections() {
+        pool.closeIdle()
     }
 
     /// Whether the database answers (readiness).

@@ -177,4 +177,47 @@ struct ServeCommandTests {
         #expect(values == expected)
         #expect(server.signal(SIGTERM) == 0)
     }
+
+    /// The test PostgreSQL of scripts/test.sh (skipped without one, failing under CI=true).
+    static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+    static var postgresAvailable: Bool { postgresURL != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    @Test(.enabled(if: postgresAvailable, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func athletesCommandsKeepTokensInThePostgresDatabaseTheServerReads() async throws {
+        let base = try #require(Self.postgresURL, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        // A database of its own (athlete names are unique per database).
+        let name = "workout_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let psql = Process()
+        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        psql.arguments = ["psql", base, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
+        try psql.run()
+        psql.waitUntilExit()
+        #expect(psql.terminationStatus == 0)
+        let url = String(base[...(try #require(base.lastIndex(of: "/")))]) + name
+        let data = Self.temporary("serve-pg-data")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+
+        let added = try Self.run(["athletes", "add", "ann", "--team", "club", "--db", url])
+        #expect(added.status == 0, "\(added.output)")
+        let token = added.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let again = try Self.run(["athletes", "add", "ann", "--db", url])
+        #expect(again.status != 0 && again.output.contains("already exists"), "\(again.output)")
+        let second = try Self.run(["athletes", "token", "ann", "--db", url]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let coach = try Self.run(["athletes", "coach-token", "club", "--db", url]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let listed = try Self.run(["athletes", "list", "--db", url])
+        #expect(listed.status == 0 && listed.output == "ann\tclub\n", "\(listed.output)")
+        #expect(!FileManager.default.fileExists(atPath: data + "/directory.sqlite"))
+
+        let server = try ServerProcess(data: url, arguments: ["--data", data])
+        for (credential, kind) in [(token, "athlete"), (second, "athlete"), (coach, "coach")] {
+            let (status, me) = try await Self.send("GET", server.base + "/v1/me", token: credential)
+            #expect(status == 200 && me["kind"] as? String == kind, "\(me)")
+        }
+        #expect(try Self.run(["athletes", "revoke", "ann", "--db", url]).status == 0)
+        #expect(try await Self.send("GET", server.base + "/v1/me", token: token).0 == 401, "revoked while the server runs")
+        #expect(!FileManager.default.fileExists(atPath: data + "/directory.sqlite"), "the server keeps no directory of its own")
+        #expect(server.signal(SIGTERM) == 0)
+    }
 }

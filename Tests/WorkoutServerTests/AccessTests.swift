@@ -63,6 +63,7 @@ struct AccessTests {
             ("POST", "/v1/workouts", world.fit),
             ("GET", "/v1/workouts", nil),
             ("GET", "/v1/workouts/\(world.workout)", nil),
+            ("GET", "/v1/workouts/\(world.workout)/report", nil),
             ("DELETE", "/v1/workouts/\(world.workout)", nil),
             ("GET", "/v1/samples?type=heartRate", nil),
             ("PUT", "/v1/sessions/\(world.session)", setup),
@@ -109,6 +110,7 @@ struct AccessTests {
         let server = world.server
         for token in [world.bob, world.carol] {
             #expect(try await server.send("GET", "/v1/workouts/\(world.workout)", token: token).status == 404)
+            #expect(try await server.send("GET", "/v1/workouts/\(world.workout)/report", token: token).status == 404)
             #expect(try await server.send("DELETE", "/v1/workouts/\(world.workout)", token: token).status == 404)
             let listed = try await server.send("GET", "/v1/workouts", token: token)
             #expect(listed.status == 200 && (listed.json["workouts"] as? [Any])?.isEmpty == true, "\(listed.text)")
@@ -176,7 +178,7 @@ struct AccessTests {
         for payload in payloads {
             let id = encode(payload)
             for (method, path) in [
-                ("GET", "/v1/workouts/\(id)"), ("DELETE", "/v1/workouts/\(id)"), ("GET", "/v1/sessions/\(id)"),
+                ("GET", "/v1/workouts/\(id)"), ("GET", "/v1/workouts/\(id)/report"), ("DELETE", "/v1/workouts/\(id)"), ("GET", "/v1/sessions/\(id)"),
                 ("POST", "/v1/sessions/\(id)/finish"),
             ] {
                 let answer = try await server.send(method, path, token: world.alice)

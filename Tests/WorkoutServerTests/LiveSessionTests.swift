@@ -91,7 +91,7 @@ struct LiveSessionTests {
         }
         await server.stop()  // the server goes away; the client only knows its last acknowledgement (3)
 
-        server = try await TestServer.start(folder: folder, backend: backend)
+        server = try await TestServer.start(folder: folder, backend: backend, postgresURL: server.postgresURL)
         let reopened = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
         #expect(reopened.status == 200 && reopened.json["lastBatch"] as? Int == 3, "\(reopened.text)")
         // The client did not hear the ack of batch 3 in time: it sends it again, then goes on.

@@ -46,32 +46,43 @@ final class TestServer: Sendable {
     let folder: String
     let base: String
     let directory: ServerDirectory
-    private let task: Task<Void, any Error>
+    /// The PostgreSQL database of the workouts and the directory (nil for SQLite).
+    let postgresURL: String?
+    /// The server itself (for `shutdown()`, a graceful stop as SIGTERM).
+    let server: WorkoutServer
+    let task: Task<Void, any Error>
 
-    private init(folder: String, base: String, directory: ServerDirectory, task: Task<Void, any Error>) {
+    private init(
+        folder: String, base: String, directory: ServerDirectory, postgresURL: String?, server: WorkoutServer,
+        task: Task<Void, any Error>
+    ) {
+        self.server = server
         self.folder = folder
         self.base = base
         self.directory = directory
+        self.postgresURL = postgresURL
         self.task = task
     }
 
-    /// Starts a server (on `folder`, a new one by default) keeping workouts in SQLite files or in the test PostgreSQL.
+    /// Starts a server (on `folder`, a new one by default) keeping workouts in SQLite files or in PostgreSQL:
+    /// `postgresURL`, else a new database of the test cluster (so that athlete names never collide).
     static func start(
         folder: String? = nil, bodyLimit: Int = 64 * 1024 * 1024, backend: Backend = .sqlite,
-        postgresURL givenURL: String? = nil
+        postgresURL givenURL: String? = nil, readURL: String? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let folder =
             folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("workout-server-\(UUID())").path
         var postgresURL = givenURL
         if backend == .postgres, postgresURL == nil {
-            let url: String = try #require(
-                TestPostgres.url, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
-            postgresURL = url
+            postgresURL = try TestPostgres.freshDatabase()
         }
-        let server = try WorkoutServer(
-            configuration: ServerConfiguration(
-                dataFolder: folder, postgresURL: postgresURL, poolSize: 4, port: 0, bodyLimit: bodyLimit,
-                logLevel: .critical))
+        var configuration = ServerConfiguration(
+            dataFolder: folder, postgresURL: postgresURL, poolSize: 4, port: 0, bodyLimit: bodyLimit,
+            logLevel: .critical)
+        configuration.readURL = readURL
+        configure(&configuration)
+        let server = try WorkoutServer(configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task {
             defer { continuation.finish() }
@@ -80,8 +91,12 @@ final class TestServer: Sendable {
         guard let port = await ports.first(where: { _ in true }), port > 0 else {
             throw TestFailure("the server did not start")
         }
+        let directory =
+            try postgresURL.map { url throws(ServerSetupError) in try ServerDirectory(postgresURL: url) }
+            ?? ServerDirectory(folder: folder)
         return TestServer(
-            folder: folder, base: "http://127.0.0.1:\(port)", directory: try ServerDirectory(folder: folder), task: task)
+            folder: folder, base: "http://127.0.0.1:\(port)", directory: directory, postgresURL: postgresURL, server: server,
+            task: task)
     }
 
     /// Stops the server (as abruptly as a crash for the live sessions: nothing is committed on the way out).

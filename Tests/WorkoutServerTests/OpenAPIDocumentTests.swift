@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import WorkoutServer
+
+/// docs/openapi.yaml against the running server: every status the server answers on a route is listed there.
+@Suite("OpenAPI document", .serialized)
+struct OpenAPIDocumentTests {
+    /// The document's responses: "METHOD /path" → the statuses it lists.
+    ///
+    /// Reads the layout docs/openapi.yaml keeps (paths at two spaces, methods at four, statuses as quoted
+    /// keys at eight); a document in another layout fails here rather than passing unread.
+    static func documentedResponses() throws -> [String: Set<Int>] {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: repository.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        var responses: [String: Set<Int>] = [:]
+        var inPaths = false
+        var path: String?
+        var operation: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" {
+                inPaths = true
+                continue
+            }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
+                path = String(line.dropFirst(2).dropLast())
+                operation = nil
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast()
+                operation = ["get", "put", "post", "delete"].contains(method) ? "\(method.uppercased()) \(path)" : nil
+            } else if line.hasPrefix("        '"), !line.hasPrefix("         "), let operation {
+                let status = line.dropFirst(9).prefix(3)
+                if let code = Int(status) { responses[operation, default: []].insert(code) }
+            }
+        }
+        return responses
+    }
+
+    @Test func theDocumentListsEveryRouteWithItsSuccessAndErrorStatuses() throws {
+        let responses = try Self.documentedResponses()
+        let routes = [
+            "GET /health", "GET /ready", "GET /metrics", "GET /v1/me", "POST /v1/workouts", "GET /v1/workouts",
+            "GET /v1/workouts/{id}", "DELETE /v1/workouts/{id}", "GET /v1/workouts/{id}/report", "GET /v1/samples",
+            "PUT /v1/sessions/{id}", "GET /v1/sessions/{id}", "POST /v1/sessions/{id}/batches",
+            "POST /v1/sessions/{id}/finish",
+        ]
+        #expect(Set(responses.keys) == Set(routes), "\(responses.keys.sorted())")
+        for route in routes where route.contains("/v1/") {
+            #expect(responses[route]?.contains(401) == true, "\(route) lists 401")
+        }
+    }
+
+    /// Every route with what makes it answer each kind of error, recording (route, status).
+    @Test func everyStatusTheServerAnswersIsListedForItsRoute() async throws {
+        let documented = try Self.documentedResponses()
+        let server = try await TestServer.start(bodyLimit: 100_000) { $0.maxOpenSessionsPerAthlete = 2 }
+        defer { server.remove() }
+        let athlete = try server.directory.addAthlete(name: "ola", team: "club").token
+        _ = try server.directory.addAthlete(name: "pia").token
+        let coach = try server.directory.issueCoachToken(team: "club")
+        var seen: [String: Set<Int>] = [:]
+        func call(_ route: String, _ path: String, token: String?, body: Data? = nil) async throws -> Answer {
+            let method = String(route.prefix { $0 != " " })
+            let answer = try await server.send(method, path, token: token, body: body)
+            seen[route, default: []].insert(answer.status)
+            return answer
+        }
+        func json(_ object: Any) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        let tooLarge = Data(count: 200_000)
+        let unknownID = UUID().uuidString
+
+        for route in ["GET /health", "GET /ready", "GET /metrics"] {
+            _ = try await call(route, String(route.dropFirst(4)), token: nil)
+        }
+        _ = try await call("GET /v1/me", "/v1/me", token: athlete)
+        _ = try await call("GET /v1/me", "/v1/me?x=1", token: athlete)
+        _ = try await call("GET /v1/me", "/v1/me", token: nil)
+
+        let upload = "POST /v1/workouts"
+        let created = try await call(upload, "/v1/workouts", token: athlete, body: fit)
+        let workout = try #require((created.json["workout"] as? [String: Any])?["id"] as? String)
+        _ = try await call(upload, "/v1/workouts", token: athlete, body: fit)  // duplicate: 200
+        _ = try await call(upload, "/v1/workouts", token: athlete, body: Data())
+        _ = try await call(upload, "/v1/workouts", token: coach, body: fit)
+        _ = try await call(upload, "/v1/workouts", token: nil, body: fit)
+        _ = try await call(upload, "/v1/workouts", token: athlete, body: tooLarge)
+        _ = try await call(upload, "/v1/workouts", token: athlete, body: fit.prefix(fit.count / 2))
+
+        for (route, path) in [
+            ("GET /v1/workouts", "/v1/workouts"), ("GET /v1/samples", "/v1/samples"),
+            ("GET /v1/workouts/{id}", "/v1/workouts/\(workout)"),
+            ("GET /v1/workouts/{id}/report", "/v1/workouts/\(workout)/report"),
+        ] {
+            _ = try await call(route, path, token: athlete)
+            _ = try await call(route, path + "?bogus=1", token: athlete)
+            _ = try await call(route, path + "?athlete=pia", token: athlete)
+            _ = try await call(route, path + "?athlete=pia", token: coach)
+            _ = try await call(route, path, token: nil)
+        }
+        _ = try await call("GET /v1/workouts", "/v1/workouts?limit=0", token: athlete)
+        _ = try await call("GET /v1/samples", "/v1/samples?type=bogus", token: athlete)
+        for route in ["GET /v1/workouts/{id}", "GET /v1/workouts/{id}/report", "DELETE /v1/workouts/{id}"] {
+            let suffix = route.hasSuffix("report") ? "/report" : ""
+            _ = try await call(route, "/v1/workouts/\(unknownID)\(suffix)", token: athlete)
+            _ = try await call(route, "/v1/workouts/not-an-id\(suffix)", token: athlete)
+        }
+        _ = try await call("GET /v1/workouts/{id}/report", "/v1/workouts/\(workout)/report?maxHeartRate=x", token: athlete)
+        _ = try await call("DELETE /v1/workouts/{id}", "/v1/workouts/\(workout)", token: coach)
+        _ = try await call("DELETE /v1/workouts/{id}", "/v1/workouts/\(workout)", token: nil)
+
+        let open = "PUT /v1/sessions/{id}"
+        let session = UUID().uuidString
+        let running = try json(["activityType": "running"])
+        _ = try await call(open, "/v1/sessions/\(session)", token: athlete, body: running)
+        _ = try await call(open, "/v1/sessions/\(session)", token: athlete, body: running)  // 200
+        _ = try await call(open, "/v1/sessions/\(session)", token: coach, body: running)
+        _ = try await call(open, "/v1/sessions/\(session)", token: nil, body: running)
+        _ = try await call(open, "/v1/sessions/\(UUID())", token: athlete, body: try json(["activityType": "running", "x": 1]))
+        _ = try await call(open, "/v1/sessions/\(UUID())", token: athlete, body: try json(["activityType": "rowingX"]))
+        _ = try await call(open, "/v1/sessions/\(UUID())", token: athlete, body: tooLarge)
+        _ = try await call(open, "/v1/sessions/\(UUID())", token: athlete, body: running)  // the second: 201
+        _ = try await call(open, "/v1/sessions/\(UUID())", token: athlete, body: running)  // the third: 429
+        _ = try await call(open, "/v1/sessions/\(workout)", token: athlete, body: running)  // saved already: 409
+
+        let state = "GET /v1/sessions/{id}"
+        _ = try await call(state, "/v1/sessions/\(session)", token: athlete)
+        _ = try await call(state, "/v1/sessions/\(unknownID)", token: athlete)
+        _ = try await call(state, "/v1/sessions/nope", token: athlete)
+        _ = try await call(state, "/v1/sessions/\(session)", token: coach)
+        _ = try await call(state, "/v1/sessions/\(workout)", token: athlete)  // saved as a workout: 409
+        _ = try await call(state, "/v1/sessions/\(session)", token: nil)
+
+        let batches = "POST /v1/sessions/{id}/batches"
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        _ = try await call(batches, path, token: athlete, body: try json(heartRateBatch(seq: 1, start: start, count: 2, startSession: true)))
+        _ = try await call(batches, path, token: athlete, body: try json(heartRateBatch(seq: 5, start: start, count: 2)))
+        _ = try await call(batches, path, token: athlete, body: try json(["seq": 2, "items": [], "extra": 1]))
+        let wrongUnit: [String: Any] = [
+            "seq": 2, "items": [["kind": "samples", "samples": [["type": "heartRate", "value": 1, "unit": "m", "start": iso(start)]]]],
+        ]
+        _ = try await call(batches, path, token: athlete, body: try json(wrongUnit))
+        _ = try await call(batches, path, token: athlete, body: tooLarge)
+        _ = try await call(batches, path, token: coach, body: try json(heartRateBatch(seq: 2, start: start, count: 2)))
+        _ = try await call(batches, "/v1/sessions/\(unknownID)/batches", token: athlete, body: try json(heartRateBatch(seq: 1, start: start, count: 1)))
+        _ = try await call(batches, path, token: nil, body: try json(heartRateBatch(seq: 2, start: start, count: 2)))
+
+        let finish = "POST /v1/sessions/{id}/finish"
+        _ = try await call(finish, "/v1/sessions/\(session)/finish", token: athlete)  // not ended: 409
+        _ = try await call(finish, "/v1/sessions/\(unknownID)/finish", token: athlete)
+        _ = try await call(finish, "/v1/sessions/x/finish", token: athlete)
+        _ = try await call(finish, "/v1/sessions/\(session)/finish", token: coach)
+        _ = try await call(finish, "/v1/sessions/\(session)/finish", token: nil)
+        let end = ["seq": 2, "items": [["kind": "end", "at": iso(start.addingTimeInterval(10))]]] as [String: Any]
+        _ = try await call(batches, path, token: athlete, body: try json(end))
+        _ = try await call(finish, "/v1/sessions/\(session)/finish", token: athlete)  // 200
+        _ = try await call("DELETE /v1/workouts/{id}", "/v1/workouts/\(workout)", token: athlete)  // 204
+
+        for (route, statuses) in seen.sorted(by: { $0.key < $1.key }) {
+            let listed = documented[route] ?? []
+            #expect(statuses.isSubset(of: listed), "\(route) answered \(statuses.sorted()); the document lists \(listed.sorted())")
+        }
+        // The errors this test provokes are there: every route was exercised, and each kind of error seen.
+        #expect(Set(seen.keys) == Set(documented.keys), "\(Set(documented.keys).subtracting(seen.keys))")
+        let all = seen.values.reduce(into: Set<Int>()) { $0.formUnion($1) }
+        #expect([400, 401, 403, 404, 409, 413, 422, 429].allSatisfy(all.contains), "\(all.sorted())")
+        await server.stop()
+    }
+}
