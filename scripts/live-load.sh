@@ -3,7 +3,7 @@
 # cluster with durable settings (fsync on, synchronous_commit on), live sessions and FIT uploads from
 # scripts/live-load.py, optionally with faults injected mid-run.
 #
-#   scripts/live-load.sh [--sessions 1000] [--duration 600] [--uploads 20] [--athletes 100] [--pool-size N]
+#   scripts/live-load.sh [--sessions 1000] [--duration 600] [--uploads 20] [--athletes 200] [--pool-size N]
 #                        [--sqlite] [--fault] [--debug]
 #
 # --fault: PostgreSQL is restarted with `pg_ctl restart -m immediate` at a third of the run and the server is
@@ -13,7 +13,7 @@
 # Prints live-load.py's figures, the machine's load average during the run, and the server's CPU time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sessions=1000 duration=600 uploads=20 athletes=100 pool_size="" backend=postgres fault=0 configuration=release
+sessions=1000 duration=600 uploads=20 athletes=200 pool_size="" backend=postgres fault=0 configuration=release
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions="$2"; shift 2 ;;

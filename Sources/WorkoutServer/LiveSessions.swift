@@ -373,6 +373,12 @@ actor LiveSessions {
     }
 
     /// Keeps `session` unless one with its key is already kept (opened or recovered meanwhile): the kept one.
+    /// `keep` for a session `open` reserved a place for (the place is now the session's).
+    private func keepOpened(_ session: LiveSession) -> LiveSession {
+        unreserve(athlete: session.athlete)
+        return keep(session)
+    }
+
     private func keep(_ session: LiveSession) -> LiveSession {
         let key = Key(athlete: session.athlete.id, session: session.id)
         if let kept = sessions[key] { return kept }
@@ -400,44 +406,67 @@ actor LiveSessions {
         return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
     }
 
-    /// How many sessions of `athlete` are in memory.
+    /// Sessions being opened now (their journal being begun on a store thread), by athlete.
+    private var opening: [UUID: Int] = [:]
+
+    /// Takes one of `athlete`'s `limit` places for a session being opened; nil (and nothing taken) when the
+    /// sessions in memory and those being opened already fill them: otherwise how many there were.
+    private func reserve(athlete: Athlete, limit: Int) -> Int? {
+        let count = sessions.keys.filter { $0.athlete == athlete.id }.count + opening[athlete.id, default: 0]
+        guard count < limit else { return nil }
+        opening[athlete.id, default: 0] += 1
+        return count
+    }
+
+    private func unreserve(athlete: Athlete) {
+        opening[athlete.id, default: 1] -= 1
+        if opening[athlete.id] == 0 { opening[athlete.id] = nil }
+    }
+
+    /// How many sessions of `athlete` are in memory or being opened.
     private func openCount(athlete: Athlete) -> Int {
-        sessions.keys.filter { $0.athlete == athlete.id }.count
+        sessions.keys.filter { $0.athlete == athlete.id }.count + opening[athlete.id, default: 0]
     }
 
     /// Opens session `id` (idempotent: an existing session is returned as it is). A new session beyond the
-    /// athlete's `limit` of sessions in memory is a 429 (checked before the journal is begun, so opens of one
-    /// athlete racing each other may pass it by as many as race).
+    /// athlete's `limit` of sessions in memory (counting those being opened) is a 429.
     nonisolated func open(
         athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore, limit: Int = .max
     ) async throws(APIError) -> (LiveSession, created: Bool) {
         if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
-        let open = await openCount(athlete: athlete)
-        guard open < limit else {
+        guard await reserve(athlete: athlete, limit: limit) != nil else {
+            let open = await openCount(athlete: athlete)
             throw .tooManyRequests(
                 "too_many_sessions",
                 "athlete \(athlete.name) has \(open) live sessions open on this server, the most allowed "
                     + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
                 details: ["limit": String(limit)])
         }
-        let begun = try await Offload.run { () throws(APIError) -> Result<JournaledRecording, APIError> in
-            if (try? store.workout(id: id)) != nil {
-                throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+        let begun: Result<JournaledRecording, APIError>
+        do {
+            begun = try await Offload.run { () throws(APIError) -> Result<JournaledRecording, APIError> in
+                if (try? store.workout(id: id)) != nil {
+                    return .failure(
+                        .conflict("session_finished", "session \(id) is already saved as a workout; use a new id"))
+                }
+                do {
+                    return .success(
+                        try store.beginRecording(
+                            configuration: configuration, options: Self.options(id: id), commitInterval: 0))
+                } catch {
+                    return .failure(.unavailable("session \(id) cannot be started: \(error)"))
+                }
             }
-            do {
-                return .success(
-                    try store.beginRecording(
-                        configuration: configuration, options: Self.options(id: id), commitInterval: 0))
-            } catch {
-                return .failure(.unavailable("session \(id) cannot be started: \(error)"))
-            }
+        } catch {
+            begun = .failure(error)
         }
         switch begun {
         case .success(let recording):
             let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
-            let kept = await keep(session)
+            let kept = await keepOpened(session)
             return (kept, kept === session)
         case .failure(let error):
+            await unreserve(athlete: athlete)
             // The same id opened at the same time by another request (a client's retry): that one is kept.
             if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
             throw error
