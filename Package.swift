@@ -151,7 +151,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutServerTests", dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel"],
+            name: "WorkoutServerTests",
+            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",

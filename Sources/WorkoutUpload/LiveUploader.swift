@@ -329,6 +329,13 @@ public final class LiveUploader: Sendable {
     /// Drops what the server committed; refuses when the server is missing batches it acknowledged.
     private func resume(after last: Int) throws(Failure) {
         try state.withLock { (state: inout State) throws(Failure) in
+            // Checked before anything is dropped: with nothing pending, finishing on a server that holds
+            // fewer batches than it acknowledged would save a workout short of acknowledged samples.
+            if state.acknowledged > last {
+                throw .refuse(
+                    "the server's session \(session) holds batches up to \(last) but \(state.acknowledged) were "
+                        + "acknowledged: it lost data (another server or a restored database?)")
+            }
             state.queue.removeAll { $0.seq <= last }
             state.acknowledged = max(state.acknowledged, last)
             if let first = state.queue.first, first.seq > last + 1 {
