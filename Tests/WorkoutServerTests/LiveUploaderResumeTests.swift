@@ -11,11 +11,12 @@ import WorkoutUpload
 struct LiveUploaderResumeTests {
     private static func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 
-    static func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    /// Polls `condition` without blocking a thread of the cooperative pool (the in-process server runs there).
+    static func waitFor(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.05)
+            try? await Task.sleep(for: .milliseconds(50))
         }
         return true
     }
@@ -58,22 +59,21 @@ struct LiveUploaderResumeTests {
             target: target, session: UUID(), setup: SessionSetup(configuration), settings: settings)
         uploader.start()
         uploader.committed(changes)
-        #expect(Self.waitFor(30) { uploader.acknowledgedBatches >= 1 && uploader.pendingBatches == 0 })
+        #expect(await Self.waitFor(60) { uploader.acknowledgedBatches >= 1 && uploader.pendingBatches == 0 })
 
         // The server goes away while the uploader finishes, and comes back from the copy on the same port.
         await server.stop()
         uploader.requestFinish()
-        #expect(Self.waitFor(30) { uploader.reachable == false })
+        #expect(await Self.waitFor(60) { uploader.reachable == false })
         let restored = try await TestServer.start(folder: copy) { $0.port = port }
-        defer { Task { await restored.stop() } }
-
-        let outcome = await uploader.outcome(timeout: 30)
+        let outcome = await uploader.outcome(timeout: 60)
+        let listing = try await restored.send("GET", "/v1/workouts", token: token)
+        await restored.stop()
         guard case .refused(let problem) = outcome else {
             Issue.record("the upload ended \(outcome) on a server without its acknowledged batches")
             return
         }
         #expect(problem.contains("acknowledged"), "\(problem)")
-        let listing = try await restored.send("GET", "/v1/workouts", token: token)
         #expect(listing.status == 200)
         #expect((listing.json["workouts"] as? [Any])?.isEmpty == true, "a short workout was saved: \(listing.text)")
     }
