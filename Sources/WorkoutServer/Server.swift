@@ -443,10 +443,15 @@ public final class WorkoutServer: Sendable {
         let chosen = options
         let html = try await Offload.run { () throws(APIError) -> String in
             let input: ReportInput
-            do {
+            do throws(ReportError) {
                 input = try ReportInput.load(id: id, from: store)
             } catch {
-                throw APIError.unavailable("the report of workout \(id) cannot be read now (\(error)); try again")
+                switch error {
+                case .workoutNotFound:  // deleted since it was located
+                    throw APIError.notFound("no workout \(id) among the workouts this token may read")
+                case .store(let error):
+                    throw Parsing.storeError(error)
+                }
             }
             return WorkoutReport.html(input, options: chosen)
         }
