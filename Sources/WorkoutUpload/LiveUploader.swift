@@ -334,17 +334,22 @@ public final class LiveUploader: Sendable {
             if state.acknowledged > last {
                 throw .refuse(
                     "the server's session \(session) holds batches up to \(last) but \(state.acknowledged) were "
-                        + "acknowledged: it lost data (another server or a restored database?)")
+                        + "acknowledged: it lost data (another server or a restored database?); " + Self.lostDataAdvice)
             }
             state.queue.removeAll { $0.seq <= last }
             state.acknowledged = max(state.acknowledged, last)
             if let first = state.queue.first, first.seq > last + 1 {
                 throw .refuse(
                     "the server's session \(session) holds batches up to \(last) but \(first.seq - 1) were acknowledged: "
-                        + "it lost data (another server or a restored database?)")
+                        + "it lost data (another server or a restored database?); " + Self.lostDataAdvice)
             }
         }
     }
+
+    /// What to do when a server holds fewer batches than it acknowledged.
+    static let lostDataAdvice =
+        "send it to the server it was streamed to, or delete the workout's spool file (<store>.uploads/ID.json) "
+        + "so that `workout push` sends the whole workout as a FIT file instead"
 
     private func send(_ batch: WireBatch) async throws(Failure) -> Int {
         let body: Data
