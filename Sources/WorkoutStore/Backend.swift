@@ -161,7 +161,10 @@ package struct JournalEntry: Sendable, Hashable {
 
 /// What a journal commit does besides appending changes.
 package enum JournalClosing: Sendable {
-    /// The recording becomes the finished `workout` (its samples and route stay where they are).
+    /// The recording becomes the finished `workout`. Its samples and route stay where they are, except that
+    /// the backend merges the journal's small chunks into full ones in the same transaction, after writing
+    /// the commit's chunks: it reads the recording's chunks and applies `ChunkCompaction.plan` (deleting the
+    /// chunks named, then writing the new ones).
     case finish(Workout)
     /// The recording and everything it wrote are deleted.
     case discard

@@ -53,7 +53,10 @@ struct JournalOptions: Codable, Sendable {
 ///
 /// Samples go to chunks of the recording's workout, numbered by ordinal in the order accepted. Each
 /// stream (type and source) has an open tail chunk: a commit rewrites only the tails it added to,
-/// and a tail that reaches `Series.capacity` is closed and never written again. The change list
+/// and a tail that reaches `Series.journalTailCapacity` is closed and not written again until the
+/// recording finishes, when the backend merges the small chunks into full ones (`ChunkCompaction`), in
+/// the finishing transaction. So the memory a recording holds and a commit's work stay bounded however
+/// long it records. The change list
 /// keeps, for a batch of samples or route points, only its count: recovery takes the next samples
 /// by ordinal.
 final class JournalWriter: WorkoutRecordingSink {
@@ -209,7 +212,7 @@ final class JournalWriter: WorkoutRecordingSink {
                     tails.nextOrdinal += 1
                     // One lookup, mutated in place; the builder notes it was touched.
                     let count = tails.samples[key, default: Series.StreamBuilder(key)].append(ordinal, sample)
-                    if count >= Series.capacity, let tail = tails.samples.removeValue(forKey: key) {
+                    if count >= Series.journalTailCapacity, let tail = tails.samples.removeValue(forKey: key) {
                         tails.pendingClosed.append(tail.chunk())
                     }
                 }
@@ -221,7 +224,7 @@ final class JournalWriter: WorkoutRecordingSink {
                     tails.route.append(point)
                     tails.nextRouteOrdinal += 1
                     tails.pendingRouteTouched = true
-                    if tails.route.count >= Series.capacity {
+                    if tails.route.count >= Series.journalTailCapacity {
                         tails.pendingRouteClosed.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
                         tails.route.removeAll(keepingCapacity: true)
                     }

@@ -5,9 +5,16 @@ import WorkoutModel
 /// Samples and route points to chunks and back: the store's side of the chunk format, the same
 /// for every backend (docs/storage-chunks.md).
 enum Series {
-    /// Samples (or route points) per chunk. A closed chunk is written once; a recording rewrites
-    /// only each stream's open tail, at most this many entries, at each commit.
+    /// Samples (or route points) per chunk of a saved or finished workout.
     static let capacity = 4096
+
+    /// Samples (or route points) at which a recording's journal closes a stream's open tail chunk.
+    ///
+    /// A commit encodes and rewrites each stream's open tail, which the journal also keeps in memory as
+    /// decoded columns: this bound keeps both small for a long recording (a 1 Hz stream fills it in about
+    /// two minutes), where `capacity` would let them grow to 4,096 samples (68 minutes). Finishing the
+    /// recording merges its small chunks into chunks of `capacity` (`ChunkCompaction`).
+    static let journalTailCapacity = 128
 
     /// The stream a sample belongs to in storage.
     struct StreamKey: Hashable {
@@ -27,12 +34,19 @@ enum Series {
         var result: [SampleChunk] = []
         for key in order {
             guard let stream = streams[key] else { continue }
-            var start = 0
-            while start < stream.count {
-                let end = min(start + capacity, stream.count)
-                result.append(chunk(key, stream[start..<end]))
-                start = end
-            }
+            result += chunks(key, stream)
+        }
+        return result
+    }
+
+    /// One stream's samples (ordinals increasing) in chunks of `capacity`.
+    static func chunks(_ key: StreamKey, _ stream: [(Int64, QuantitySample)]) -> [SampleChunk] {
+        var result: [SampleChunk] = []
+        var start = 0
+        while start < stream.count {
+            let end = min(start + capacity, stream.count)
+            result.append(chunk(key, stream[start..<end]))
+            start = end
         }
         return result
     }
@@ -255,12 +269,17 @@ enum Series {
     }
 
     static func routeChunk(_ points: ArraySlice<RoutePoint>, firstOrdinal: Int64) -> RouteChunk {
+        routeChunk(points.enumerated().map { (firstOrdinal + Int64($0.offset), $0.element) }[...])
+    }
+
+    /// One chunk of route points with their ordinals (increasing).
+    static func routeChunk(_ points: ArraySlice<(Int64, RoutePoint)>) -> RouteChunk {
         var columns = RouteColumns()
         var dateMin = Double.infinity
         var dateMax = -Double.infinity
-        for (offset, point) in points.enumerated() {
+        for (ordinal, point) in points {
             let date = point.date.timeIntervalSinceReferenceDate
-            columns.ordinals.append(firstOrdinal + Int64(offset))
+            columns.ordinals.append(ordinal)
             columns.dates.append(date)
             columns.latitudes.append(point.latitude)
             columns.longitudes.append(point.longitude)
@@ -272,7 +291,7 @@ enum Series {
             dateMax = max(dateMax, date)
         }
         return RouteChunk(
-            count: points.count, firstOrdinal: firstOrdinal, lastOrdinal: firstOrdinal + Int64(points.count) - 1,
+            count: points.count, firstOrdinal: columns.ordinals.first ?? 0, lastOrdinal: columns.ordinals.last ?? -1,
             dateMin: dateMin, dateMax: dateMax, payload: ChunkCodec.encode(columns))
     }
 

@@ -663,6 +663,7 @@ final class PostgresBackend: StoreBackend {
             switch commit.closing {
             case nil: break
             case .finish(let workout):
+                try compactChunks(t, workout: row, id: commit.session)
                 _ = try insertWorkout(t, workout, recordingRow: row)
                 try deleteJournal(t, commit.session)
                 try notify(t, .added([workout.id]))
@@ -770,6 +771,36 @@ final class PostgresBackend: StoreBackend {
         return sql
     }
 
+    /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`), before its journal is
+    /// deleted (the new chunks are written by `appendSQL`, which needs the journal's row).
+    private func compactChunks(_ t: Transaction, workout row: Int64, id: UUID) throws {
+        let (samples, route) = try recordingChunks(t, workout: row, id: id)
+        let plan = try ChunkCompaction.plan(samples: samples, route: route, workout: id)
+        guard !plan.isEmpty else { return }
+        for (table, firsts) in [("sample_chunk", plan.deletedSampleChunks), ("route_chunk", plan.deletedRouteChunks)]
+        where !firsts.isEmpty {
+            var sql = scoped()
+            sql.text = """
+                DELETE FROM \(table) WHERE athlete = $1 AND workout_row = \(sql.bind(.int(row)))
+                AND first_ordinal = ANY(\(sql.bind(.ints(firsts)))::bigint[])
+                """
+            try t.run(sql)
+        }
+        let rewrite = JournalCommit(
+            session: id, entries: [], sampleChunks: plan.sampleChunks, routeChunks: plan.routeChunks, closing: nil)
+        guard try t.run(appendSQL(rewrite)).first != nil else { throw StoreError.sessionNotFound(id) }
+    }
+
+    /// Every sample and route chunk of a workout row (a recording's included), any order.
+    private func recordingChunks(_ t: Transaction, workout row: Int64, id: UUID) throws -> ([SampleChunk], [RouteChunk]) {
+        var chunks = scoped()
+        chunks.text = "SELECT \(Self.chunkColumns) FROM sample_chunk c WHERE c.athlete = $1 AND c.workout_row = \(chunks.bind(.int(row)))"
+        let samples = try t.run(chunks).map { try decodeChunk($0, workout: id) }
+        var route = scoped()
+        route.text = "SELECT \(Self.routeColumns) FROM route_chunk r WHERE r.athlete = $1 AND r.workout_row = \(route.bind(.int(row)))"
+        return (samples, try t.run(route).map(Self.routeChunk))
+    }
+
     private func deleteJournal(_ t: Transaction, _ id: UUID) throws {
         var changes = scoped()
         changes.text = "DELETE FROM journal_change WHERE athlete = $1 AND session = \(changes.bind(.uuid(id)))"
@@ -813,13 +844,8 @@ final class PostgresBackend: StoreBackend {
                     seq: try change.int(0), kind: JournalEntry.Kind(rawValue: try change.text(1)) ?? .change,
                     count: Int(try change.int(2)), payload: try change.optionalText(3))
             }
-            var chunks = scoped()
-            chunks.text = "SELECT \(Self.chunkColumns) FROM sample_chunk c WHERE c.athlete = $1 AND c.workout_row = \(chunks.bind(.int(row)))"
-            let samples = try t.run(chunks).map { try decodeChunk($0, workout: session.id) }
-            var route = scoped()
-            route.text = "SELECT \(Self.routeColumns) FROM route_chunk r WHERE r.athlete = $1 AND r.workout_row = \(route.bind(.int(row)))"
-            return LoadedJournal(
-                session: session, entries: entries, sampleChunks: samples, routeChunks: try t.run(route).map(Self.routeChunk))
+            let (samples, route) = try recordingChunks(t, workout: row, id: session.id)
+            return LoadedJournal(session: session, entries: entries, sampleChunks: samples, routeChunks: route)
         }
     }
 }

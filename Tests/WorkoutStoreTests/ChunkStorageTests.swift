@@ -233,6 +233,7 @@ struct ChunkStorageTests {
             commitInterval: 0)
         try recording.session.start(at: t(0))
         var added: [QuantitySample] = []
+        var largest = 0
         for second in 0..<5000 {
             let batch = [
                 QuantitySample(.heartRate, Double(120 + second % 40), at: t(Double(second)), source: strap),
@@ -243,18 +244,112 @@ struct ChunkStorageTests {
             try recording.builder.add(batch)
             added += batch
             if second % 10 == 9 { try recording.commit() }
+            // While recording, no chunk row (an open tail included) goes past the journal's bound of 128.
+            if second % 500 == 499 { largest = max(largest, try chunkCounts(fixture).max() ?? 0) }
         }
         try recording.commit()
-        // Two streams of 5,000 samples: one closed chunk and one open tail each, whatever the commits.
-        let counts = try fixture.execute(
-            sqlite: "SELECT count FROM sample_chunk",
-            postgres: "SELECT count::text FROM sample_chunk WHERE athlete = \(fixture.athleteLiteral)"
-        ).compactMap { $0.first.flatMap { $0 }.flatMap { Int($0) } }
-        #expect(counts.sorted() == [904, 904, 4096, 4096])
+        #expect(largest == 128)
+        // Two streams of 5,000 samples: 39 closed chunks of 128 and one open tail of 8 each, whatever the commits.
+        #expect(try chunkCounts(fixture).sorted() == [8, 8] + Array(repeating: 128, count: 78))
         #expect(try recording.committedSamples() == added)
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == added)
         #expect(recovered.builder.counters.accepted == added.count)
+    }
+
+    @Test(
+        "finishing a journaled recording merges its small chunks into full ones, the same as a save of its samples",
+        arguments: Backend.testable)
+    func finishedRecordingIsCompactedLikeASave(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        var added: [QuantitySample] = []
+        var route: [RoutePoint] = []
+        func record(_ recording: JournaledRecording, _ seconds: Range<Int>) throws {
+            for second in seconds {
+                let batch = [
+                    QuantitySample(
+                        .heartRate, Double(120 + second % 40), at: t(Double(second)), source: strap,
+                        metadata: second % 1000 == 0 ? ["lap": .int(second / 1000)] : [:]),
+                    QuantitySample(
+                        .distanceCycling, 8.5 + Double(second % 3), at: t(Double(second)), end: t(Double(second + 1)),
+                        source: bike),
+                ]
+                clock.set(t(Double(second)))
+                try recording.builder.add(batch)
+                added += batch
+                let point = RoutePoint(date: t(Double(second)), latitude: 45 + Double(second) * 1e-5, longitude: 6)
+                try recording.builder.addRoute([point])
+                route.append(point)
+                if second % 7 == 6 { try recording.commit() }
+            }
+            try recording.commit()
+        }
+        try record(recording, 0..<3000)
+        // The "crash" with many small closed chunks and open tails: recovery is exact and goes on.
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(try recovered.committedSamples() == added)
+        try record(recovered, 3000..<9000)
+        #expect(try chunkCounts(fixture).allSatisfy { $0 <= 128 })
+        clock.set(t(9000))
+        try recovered.session.end(at: t(9000))
+        let workout = try recovered.finish()
+        #expect(try store.samples(workout: workout.id) == added)
+        #expect(try store.route(workout: workout.id) == route)
+        // Full chunks again: 9,000 samples per stream in 4,096 + 4,096 + 808, the route likewise.
+        #expect(try chunkCounts(fixture, workout: workout.id).sorted() == [808, 808, 4096, 4096, 4096, 4096])
+        let routeCounts = try fixture.execute(
+            sqlite: "SELECT count FROM route_chunk",
+            postgres: "SELECT count::text FROM route_chunk WHERE athlete = \(fixture.athleteLiteral)"
+        ).compactMap { $0.first.flatMap { $0 }.flatMap { Int($0) } }
+        #expect(routeCounts.sorted() == [808, 4096, 4096])
+        // Byte for byte the chunks a save of the same samples writes (same ordinals, same encoding).
+        let saved = UUID()
+        try store.save(minimalWorkout(saved, start: t(0), end: t(9000)), samples: added, route: route)
+        #expect(try chunkRows(fixture, workout: workout.id) == (try chunkRows(fixture, workout: saved)))
+        #expect(try chunkRows(fixture, workout: workout.id).count == 6)
+        #expect(try store.samples(workout: saved) == (try store.samples(workout: workout.id)))
+        func heartRate(_ id: UUID) throws -> [QuantitySample] {
+            try store.samples(
+                matching: SampleQuery(type: .heartRate, dates: DateRange(start: t(4000), end: t(4100)), workout: id))
+        }
+        #expect(try heartRate(workout.id).count >= 100)
+        #expect(try heartRate(workout.id) == (try heartRate(saved)))
+    }
+
+    /// The sample counts of the store's chunk rows (of one workout, or of all, recordings included).
+    private func chunkCounts(_ fixture: StoreFixture, workout: UUID? = nil) throws -> [Int] {
+        try chunkRows(fixture, workout: workout).compactMap { Int($0[0] ?? "") }
+    }
+
+    /// Count, first ordinal and hexadecimal bytes of the sample chunk rows (of one workout, or of all), by ordinal.
+    private func chunkRows(_ fixture: StoreFixture, workout: UUID? = nil) throws -> [[String?]] {
+        guard let workout else {
+            return try fixture.execute(
+                sqlite: "SELECT count, first_ordinal, hex(data) FROM sample_chunk ORDER BY first_ordinal",
+                postgres: """
+                    SELECT count::text, first_ordinal::text, encode(data, 'hex') FROM sample_chunk
+                    WHERE athlete = \(fixture.athleteLiteral) ORDER BY first_ordinal
+                    """)
+        }
+        return try fixture.execute(
+            sqlite: """
+                SELECT c.count, c.first_ordinal, hex(c.data) FROM sample_chunk c JOIN workout w ON w.id = c.workout_id
+                WHERE w.uuid = ? ORDER BY c.first_ordinal
+                """, [workout.uuidString],
+            postgres: """
+                SELECT count::text, first_ordinal::text, encode(data, 'hex') FROM sample_chunk
+                WHERE athlete = \(fixture.athleteLiteral)
+                AND workout_row = (SELECT row_id FROM workout WHERE athlete = \(fixture.athleteLiteral) AND uuid = $1::uuid)
+                ORDER BY first_ordinal
+                """, [workout.uuidString])
     }
 
     @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical", arguments: Backend.testable)

@@ -275,6 +275,7 @@ extension SQLiteBackend {
             switch commit.closing {
             case nil: break
             case .finish(let workout):
+                try Self.compactChunks(db, workout: row, id: commit.session, writer: &writer)
                 _ = try insertWorkout(db, workout, recordingRow: row)
                 try Self.deleteJournal(db, id: id)
             case .discard:
@@ -285,6 +286,47 @@ extension SQLiteBackend {
             }
         }
         if commit.closing != nil { reclaimSpace() }
+    }
+
+    /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`).
+    static func compactChunks(_ db: Database, workout row: Int64, id: UUID, writer: inout ChunkWriter) throws {
+        let (samples, route) = try recordingChunks(db, workout: row, id: id)
+        let plan = try ChunkCompaction.plan(samples: samples, route: route, workout: id)
+        guard !plan.isEmpty else { return }
+        let deleteSample = try db.cachedStatement(
+            sql: "DELETE FROM sample_chunk WHERE workout_id = ? AND first_ordinal = ?")
+        for first in plan.deletedSampleChunks { try deleteSample.execute(arguments: [row, first]) }
+        let deleteRoute = try db.cachedStatement(
+            sql: "DELETE FROM route_chunk WHERE workout_id = ? AND first_ordinal = ?")
+        for first in plan.deletedRouteChunks { try deleteRoute.execute(arguments: [row, first]) }
+        for chunk in plan.sampleChunks { try writer.write(chunk, workout: row) }
+        for chunk in plan.routeChunks { try writer.write(chunk, workout: row) }
+    }
+
+    /// Every sample and route chunk of a workout row (a recording's included), any order.
+    static func recordingChunks(_ db: Database, workout row: Int64, id: UUID) throws -> ([SampleChunk], [RouteChunk]) {
+        var sourceCache: [String: SourceDevice] = [:]
+        var samples: [SampleChunk] = []
+        let chunkRows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT c.type, c.count, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min,
+                       c.end_max, c.value_min, c.value_max, c.data, src.name, src.manufacturer, src.model,
+                       src.identifier
+                FROM sample_chunk c JOIN source src ON src.id = c.source_id WHERE c.workout_id = ?
+                """, arguments: [row])
+        while let chunk = try chunkRows.next() {
+            guard let type = QuantityType(rawValue: chunk[0]) else {
+                throw StoreError.corruptChunk(workout: id, detail: "unknown quantity type \(chunk[0] as String)")
+            }
+            samples.append(Self.sampleChunk(chunk, type: type, source: Self.source(chunk, offset: 11, cache: &sourceCache)))
+        }
+        let route = try Row.fetchAll(
+            db,
+            sql: "SELECT count, first_ordinal, last_ordinal, date_min, date_max, data FROM route_chunk WHERE workout_id = ?",
+            arguments: [row]
+        ).map(Self.routeChunk)
+        return (samples, route)
     }
 
     static func deleteJournal(_ db: Database, id: String) throws {
@@ -340,30 +382,7 @@ extension SQLiteBackend {
                         seq: seq, kind: JournalEntry.Kind(rawValue: kind) ?? .change, count: change["row_count"] ?? 0,
                         payload: change["payload"]))
             }
-            var sourceCache: [String: SourceDevice] = [:]
-            var samples: [SampleChunk] = []
-            let chunkRows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT c.type, c.count, c.first_ordinal, c.last_ordinal, c.start_min, c.start_max, c.end_min,
-                           c.end_max, c.value_min, c.value_max, c.data, src.name, src.manufacturer, src.model,
-                           src.identifier
-                    FROM sample_chunk c JOIN source src ON src.id = c.source_id WHERE c.workout_id = ?
-                    """, arguments: [workoutRow])
-            while let chunk = try chunkRows.next() {
-                guard let type = QuantityType(rawValue: chunk[0]) else {
-                    throw StoreError.corruptChunk(workout: session.id, detail: "unknown quantity type \(chunk[0] as String)")
-                }
-                samples.append(
-                    Self.sampleChunk(chunk, type: type, source: Self.source(chunk, offset: 11, cache: &sourceCache)))
-            }
-            let route = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT count, first_ordinal, last_ordinal, date_min, date_max, data FROM route_chunk
-                    WHERE workout_id = ?
-                    """, arguments: [workoutRow]
-            ).map(Self.routeChunk)
+            let (samples, route) = try Self.recordingChunks(db, workout: workoutRow, id: session.id)
             return LoadedJournal(session: session, entries: entries, sampleChunks: samples, routeChunks: route)
         }
     }
