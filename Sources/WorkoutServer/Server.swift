@@ -127,7 +127,11 @@ public final class WorkoutServer: Sendable {
         logger.logLevel = configuration.logLevel.logger
         let app = Application(
             router: makeRouter(),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "workout"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "workout",
+                // Hummingbird's default of 256 pending connections overflowed when 1,000 recorders connected
+                // within a second (the kernel dropped the handshakes; clients saw "connection reset").
+                backlog: 4096),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? 0)
             },
