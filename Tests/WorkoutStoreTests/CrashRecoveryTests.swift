@@ -396,8 +396,8 @@ struct CrashRecoveryTests {
         #expect(try recovered.committedSamples() == heartRate + distance)
     }
 
-@Suite("Review 6: detectors and recovery after a crash")
-struct Review6StoreTests {
+@Suite("Store: a session recovered after a crash keeps its detectors, pauses and recovery window")
+struct RecoveredSessionStateTests {
     /// After an explicit leg change detection is off for the session ("the first explicit leg
     /// change turns detection off for the session"), also in the session recovered from the journal:
     /// the same input gives the same legs with and without a crash.
