@@ -236,16 +236,27 @@ final class PostgresBackend: StoreBackend {
                                      source_identifier, first_ordinal, last_ordinal, count, start_min, start_max,
                                      end_min, end_max, value_min, value_max, data)
             VALUES ($1, \(values.joined(separator: ", ")))
-            ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
-                type = excluded.type, source_name = excluded.source_name,
-                source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
-                source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
-                count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
-                end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
-                value_max = excluded.value_max, data = excluded.data
+            \(Self.sampleChunkUpsert)
             """
         try t.run(sql)
     }
+
+    /// How a sample chunk row replaces the one at the same ordinal (a journal's tail rewritten by a commit).
+    static let sampleChunkUpsert = """
+        ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+            type = excluded.type, source_name = excluded.source_name,
+            source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
+            source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
+            count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
+            end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
+            value_max = excluded.value_max, data = excluded.data
+        """
+    /// How a route chunk row replaces the one at the same ordinal.
+    static let routeChunkUpsert = """
+        ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+            last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
+            date_max = excluded.date_max, data = excluded.data
+        """
 
     private func writeChunk(_ t: Transaction, _ chunk: RouteChunk, workout: Int64) throws {
         var sql = scoped()
@@ -257,9 +268,7 @@ final class PostgresBackend: StoreBackend {
         sql.text = """
             INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
             VALUES ($1, \(values.joined(separator: ", ")))
-            ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
-                last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
-                date_max = excluded.date_max, data = excluded.data
+            \(Self.routeChunkUpsert)
             """
         try t.run(sql)
     }
@@ -744,22 +753,14 @@ final class PostgresBackend: StoreBackend {
                     AS u(type, name, manufacturer, has_manufacturer, model, has_model, identifier, has_identifier,
                          first, last, count, start_min, start_max, end_min, end_max, value_min, has_value_min,
                          value_max, has_value_max, data)
-                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
-                    type = excluded.type, source_name = excluded.source_name,
-                    source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
-                    source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
-                    count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
-                    end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
-                    value_max = excluded.value_max, data = excluded.data
+                \(Self.sampleChunkUpsert)
             ), r AS (
                 INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
                 SELECT $1, s.workout_row, u.first, u.last, u.count::integer, u.date_min, u.date_max, u.data
                 FROM s, unnest(\(routeFirst)::bigint[], \(routeLast)::bigint[], \(routeCount)::bigint[],
                                \(dateMin)::float8[], \(dateMax)::float8[], \(routeData)::bytea[])
                     AS u(first, last, count, date_min, date_max, data)
-                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
-                    last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
-                    date_max = excluded.date_max, data = excluded.data
+                \(Self.routeChunkUpsert)
             ), j AS (
                 INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
                 SELECT $1, \(session), e.seq, e.kind, e.count::integer, CASE WHEN e.has_payload THEN e.payload END
