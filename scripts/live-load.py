@@ -341,6 +341,8 @@ def report(args, results):
         last = [kb for t, kb in rss if t - t0 >= rss[-1][0] - t0 - 60] or [rss[-1][1]]
         print(f"server RSS: second minute {statistics.mean(second) / 1024:.0f} MB, last minute {statistics.mean(last) / 1024:.0f} MB, "
               f"change {(statistics.mean(last) / statistics.mean(second) - 1) * 100:+.1f} %")
+    used = os.times()
+    print(f"generator CPU time: {used.user + used.system:.0f} s")
 
 
 asyncio.run(main())

@@ -4,16 +4,20 @@
 # scripts/live-load.py, optionally with faults injected mid-run.
 #
 #   scripts/live-load.sh [--sessions 1000] [--duration 600] [--uploads 20] [--athletes 200] [--pool-size N]
-#                        [--sqlite] [--fault] [--debug]
+#                        [--sqlite] [--fault] [--debug] [--statements] [--perf SECONDS]
 #
 # --fault: PostgreSQL is restarted with `pg_ctl restart -m immediate` at a third of the run and the server is
 # `kill -9`'d and started again at two thirds; sessions resume (live-load.py counts what was lost or doubled).
 # --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
+# --statements: PostgreSQL's pg_stat_statements (planning tracked) is on; its top statements are printed.
+# --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT).
 # WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
-# Prints live-load.py's figures, the machine's load average during the run, and the server's CPU time.
+# Prints live-load.py's figures, the machine's load average during the run, and the server's and
+# PostgreSQL's CPU time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 sessions=1000 duration=600 uploads=20 athletes=200 pool_size="" backend=postgres fault=0 configuration=release
+statements=0 perf_seconds=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions="$2"; shift 2 ;;
@@ -24,6 +28,8 @@ while [ $# -gt 0 ]; do
     --sqlite) backend=sqlite; shift ;;
     --fault) fault=1; shift ;;
     --debug) configuration=debug; shift ;;
+    --statements) statements=1; shift ;;
+    --perf) perf_seconds="$2"; shift 2 ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +46,9 @@ chmod 700 "$data"
 db_args=()
 if [ "$backend" = postgres ]; then
   source scripts/test-postgres.sh
+  [ "$statements" = 1 ] && export WORKOUT_TEST_POSTGRES_SETTINGS="${WORKOUT_TEST_POSTGRES_SETTINGS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
   WORKOUT_TEST_POSTGRES_URL="" WORKOUT_TEST_POSTGRES_DURABLE=1 start_test_postgres || exit 1
+  [ "$statements" = 1 ] && psql -q "$WORKOUT_TEST_POSTGRES_URL" -c "CREATE EXTENSION pg_stat_statements" >/dev/null
   db_args=(--db "$WORKOUT_TEST_POSTGRES_URL" --data "$data/server")
 else
   db_args=(--db "$data/server")
@@ -63,6 +71,23 @@ start_server() {
 start_server || exit 1
 echo "$backend, $configuration build, $sessions sessions × 5 streams at 1 Hz, $uploads uploads/s, $duration s, $athletes athletes"
 read -r load_before _ </proc/loadavg
+# CPU seconds of the PostgreSQL cluster: the postmaster and its live children, plus the children that ended
+# (counted into the postmaster's cutime/cstime when it reaps them).
+postgres_cpu() {
+  [ "$backend" = postgres ] || { echo 0; return; }
+  local pid ticks=0 f
+  pid=$(head -1 "$WORKOUT_TEST_POSTGRES_DATA/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+  for f in /proc/[0-9]*/stat; do
+    read -r -a fields <"$f" 2>/dev/null || continue
+    if [ "${fields[0]}" = "$pid" ]; then
+      ticks=$(( ticks + fields[13] + fields[14] + fields[15] + fields[16] ))
+    elif [ "${fields[3]}" = "$pid" ]; then
+      ticks=$(( ticks + fields[13] + fields[14] ))
+    fi
+  done
+  echo $(( ticks / $(getconf CLK_TCK) ))
+}
+postgres_before=$(postgres_cpu)
 python3 scripts/live-load.py --url "http://127.0.0.1:$port" --tokens "$data/tokens" --pid "$server" \
   --pid-file "$data/server.pid" --sessions "$sessions" --duration "$duration" --uploads "$uploads" \
   --fit-dir "${WORKOUT_FIT_DIR:-/work/shared/data/fit}" >"$data/load.out" 2>&1 &
@@ -88,6 +113,12 @@ if [ "$fault" = 1 ]; then
   echo "$server" >"$data/server.pid"
   echo "$(date -u +%T) the server answers again"
 fi
+if [ "$perf_seconds" -gt 0 ]; then
+  # A whole-machine profile (server, PostgreSQL, generator) from the middle of the run.
+  sleep $(( duration / 2 ))
+  perf record -a -g -o "${WORKOUT_PERF_OUT:-/tmp/live-load.perf}" -- sleep "$perf_seconds" >/dev/null 2>&1
+  echo "perf profile of ${perf_seconds} s: ${WORKOUT_PERF_OUT:-/tmp/live-load.perf} (perf report -i … --sort comm,dso)"
+fi
 while kill -0 "$load" 2>/dev/null; do
   sample_load
   sleep 30
@@ -97,7 +128,15 @@ cat "$data/load.out"
 echo "load average (1 min) during the run: ${loads[*]} (before: $load_before)"
 read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/null || true
 [ -n "${utime:-}" ] && echo "server CPU time since its (last) start: $(( (utime + stime) / $(getconf CLK_TCK) )) s"
+[ "$backend" = postgres ] && echo "PostgreSQL CPU time during the run: $(( $(postgres_cpu) - postgres_before )) s (a restart with --fault resets it)"
 kill -TERM "$server"
 wait "$server"
+if [ "$statements" = 1 ]; then
+  echo "PostgreSQL statements by total time (planning + execution):"
+  psql -q "$WORKOUT_TEST_POSTGRES_URL" -P pager=off -c "SELECT calls, round((total_plan_time + total_exec_time)::numeric) AS total_ms,
+      round((total_plan_time / nullif(calls, 0))::numeric, 3) AS plan_ms, round((total_exec_time / nullif(calls, 0))::numeric, 3) AS exec_ms,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query
+    FROM pg_stat_statements ORDER BY total_plan_time + total_exec_time DESC LIMIT 12"
+fi
 [ -s "$data/serve.log" ] && { echo "server log (last lines):"; tail -5 "$data/serve.log"; }
 rm -rf "$data"

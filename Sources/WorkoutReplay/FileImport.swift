@@ -86,24 +86,16 @@ public enum FileImport {
             throw .workoutExists(id)
         }
         let clock = ManualClock(plan.start)
+        // The file is replayed faster than real time and committed once, by the finish: chunks as a save writes
+        // them, nothing to merge. An import cut short leaves an empty journal (the server discards it when the file
+        // is uploaded again).
         let recording = try store.beginRecording(
-            configuration: plan.configuration, clock: clock, options: plan.builderOptions)
+            configuration: plan.configuration, clock: clock, options: plan.builderOptions, commitInterval: 0,
+            chunking: .whole)
         let total = max(1, plan.steps.count)
-        var commitError: StoreError?
         do throws(EngineError) {
-            var lastCommit = plan.start
             var lastReport = -1
-            try plan.replay(into: recording.session, clock: clock) { index, time in
-                // Faster than real time, commit every five file minutes as a replay does (the same journal).
-                if time.timeIntervalSince(lastCommit) >= 300 {
-                    do throws(StoreError) {
-                        try recording.commit()
-                        lastCommit = time
-                    } catch {
-                        commitError = error
-                        return false
-                    }
-                }
+            try plan.replay(into: recording.session, clock: clock) { index, _ in
                 let percent = (index + 1) * 100 / total
                 if percent != lastReport {
                     lastReport = percent
@@ -114,10 +106,6 @@ public enum FileImport {
         } catch {
             try? recording.discard()
             throw .engine(error)
-        }
-        if let commitError {
-            try? recording.discard()
-            throw commitError
         }
         var workout = try recording.finish()
         var recovery: HeartRateRecoveryResult?

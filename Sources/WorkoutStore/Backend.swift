@@ -164,7 +164,7 @@ package enum JournalClosing: Sendable {
     /// The recording becomes the finished `workout`. Its samples and route stay where they are, except that
     /// the backend merges the journal's small chunks into full ones in the same transaction, after writing
     /// the commit's chunks: it reads the recording's chunks and applies `ChunkCompaction.plan` (deleting the
-    /// chunks named, then writing the new ones).
+    /// chunks named, then writing the new ones), unless the commit says its chunks are `alreadyCompact`.
     case finish(Workout)
     /// The recording and everything it wrote are deleted.
     case discard
@@ -178,16 +178,20 @@ package struct JournalCommit: Sendable {
     package var sampleChunks: [SampleChunk]
     package var routeChunks: [RouteChunk]
     package var closing: JournalClosing?
+    /// Whether the recording's chunks are already as a save writes them (`JournalChunking.whole`): a finish
+    /// then has nothing to merge and the backend skips reading the chunks back.
+    package var alreadyCompact: Bool
 
     package init(
         session: UUID, entries: [JournalEntry], sampleChunks: [SampleChunk], routeChunks: [RouteChunk],
-        closing: JournalClosing?
+        closing: JournalClosing?, alreadyCompact: Bool = false
     ) {
         self.session = session
         self.entries = entries
         self.sampleChunks = sampleChunks
         self.routeChunks = routeChunks
         self.closing = closing
+        self.alreadyCompact = alreadyCompact
     }
 }
 

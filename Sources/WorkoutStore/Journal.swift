@@ -63,6 +63,8 @@ final class JournalWriter: WorkoutRecordingSink {
     /// The chunks being filled (each stream's samples since its last closed chunk) and what a failed
     /// commit left to write again. Touched only under `commitLock`, mutated in place.
     struct Tails: Sendable {
+        /// Samples (route points) at which a stream's open chunk closes (`JournalChunking`).
+        var capacity = Series.journalTailCapacity
         var nextOrdinal: Int64 = 0
         var nextRouteOrdinal: Int64 = 0
         var samples: [Series.StreamKey: Series.StreamBuilder] = [:]
@@ -165,7 +167,7 @@ final class JournalWriter: WorkoutRecordingSink {
         }
         let commit = JournalCommit(
             session: session, entries: tails.pendingEntries, sampleChunks: sampleChunks, routeChunks: routeChunks,
-            closing: closing)
+            closing: closing, alreadyCompact: tails.capacity == Series.capacity)
         do {
             try store.backend.commitJournal(commit)
         } catch {
@@ -212,7 +214,7 @@ final class JournalWriter: WorkoutRecordingSink {
                     tails.nextOrdinal += 1
                     // One lookup, mutated in place; the builder notes it was touched.
                     let count = tails.samples[key, default: Series.StreamBuilder(key)].append(ordinal, sample)
-                    if count >= Series.journalTailCapacity, let tail = tails.samples.removeValue(forKey: key) {
+                    if count >= tails.capacity, let tail = tails.samples.removeValue(forKey: key) {
                         tails.pendingClosed.append(tail.chunk())
                     }
                 }
@@ -224,7 +226,7 @@ final class JournalWriter: WorkoutRecordingSink {
                     tails.route.append(point)
                     tails.nextRouteOrdinal += 1
                     tails.pendingRouteTouched = true
-                    if tails.route.count >= Series.journalTailCapacity {
+                    if tails.route.count >= tails.capacity {
                         tails.pendingRouteClosed.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
                         tails.route.removeAll(keepingCapacity: true)
                     }
@@ -357,6 +359,18 @@ public final class JournaledRecording: Sendable {
     }
 }
 
+/// How a journaled recording lays out its samples and route while it records (docs/storage-chunks.md).
+public enum JournalChunking: Sendable, Equatable {
+    /// For recording as it happens: a stream's open chunk closes at 128 samples, so that a commit rewrites
+    /// little however long the recording; finishing merges the small chunks into full ones.
+    case live
+    /// For replaying a file faster than real time (an import) that commits rarely, best once at its finish:
+    /// chunks close at 4,096 samples, as a save writes them, so finishing has nothing to merge. Each commit
+    /// rewrites every open chunk (up to 4,096 samples per stream): not for frequent commits. A session recovered
+    /// after a crash goes on as `.live`.
+    case whole
+}
+
 /// A session found in the journal.
 public struct JournalSessionInfo: Sendable, Hashable {
     public var id: UUID
@@ -371,10 +385,11 @@ extension WorkoutStore {
     ///   - commitInterval: the longest time between group commits (seconds; 0 = only explicit commits).
     ///   - onCommit: called after each commit with the number of samples committed so far.
     ///   - observer: called after each commit with the changes it made durable (`CommitObserver`).
+    ///   - chunking: how the journal lays out samples while recording (`.live` unless replaying a file).
     public func beginRecording(
         configuration: WorkoutConfiguration, clock: any WorkoutClock = SystemClock(),
         options: BuilderOptions = BuilderOptions(), commitInterval: TimeInterval = 1,
-        onCommit: (@Sendable (Int) -> Void)? = nil, observer: CommitObserver? = nil
+        onCommit: (@Sendable (Int) -> Void)? = nil, observer: CommitObserver? = nil, chunking: JournalChunking = .live
     ) throws(StoreError) -> JournaledRecording {
         let writerBox = WriterBox()
         let session: WorkoutSession
@@ -394,8 +409,10 @@ extension WorkoutStore {
             throw .database(path: path, detail: "cannot encode the session's settings: \(error)")
         }
         try backend.beginJournal(record, configuration: configuration, start: now)
+        var tails = JournalWriter.Tails()
+        if chunking == .whole { tails.capacity = Series.capacity }
         let writer = JournalWriter(
-            store: self, session: id, nextSeq: 0, committedSamples: 0, tails: JournalWriter.Tails(),
+            store: self, session: id, nextSeq: 0, committedSamples: 0, tails: tails,
             replaying: false, onCommit: onCommit, observer: observer)
         writerBox.set(writer)
         return JournaledRecording(session: session, store: self, writer: writer, commitInterval: commitInterval)

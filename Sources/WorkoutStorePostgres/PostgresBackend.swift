@@ -672,7 +672,7 @@ final class PostgresBackend: StoreBackend {
             switch commit.closing {
             case nil: break
             case .finish(let workout):
-                try compactChunks(t, workout: row, id: commit.session)
+                if !commit.alreadyCompact { try compactChunks(t, workout: row, id: commit.session) }
                 _ = try insertWorkout(t, workout, recordingRow: row)
                 try deleteJournal(t, commit.session)
                 try notify(t, .added([workout.id]))

@@ -324,6 +324,46 @@ struct ChunkStorageTests {
         #expect(try heartRate(workout.id) == (try heartRate(saved)))
     }
 
+    @Test(
+        "a recording chunked whole (a file's replay) writes full chunks as it goes and finishes as a save of its samples",
+        arguments: Backend.testable)
+    func wholeChunkedRecordingFinishesLikeASave(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate])), commitInterval: 0,
+            chunking: .whole)
+        try recording.session.start(at: t(0))
+        var added: [QuantitySample] = []
+        var route: [RoutePoint] = []
+        for second in 0..<9000 {
+            let sample = QuantitySample(.heartRate, Double(120 + second % 40), at: t(Double(second)), source: strap)
+            clock.set(t(Double(second)))
+            try recording.builder.add([sample])
+            added.append(sample)
+            let point = RoutePoint(date: t(Double(second)), latitude: 45 + Double(second) * 1e-5, longitude: 6)
+            try recording.builder.addRoute([point])
+            route.append(point)
+            // Two commits midway: the open chunk is rewritten, closed chunks are full ones.
+            if second == 2999 || second == 5999 {
+                try recording.commit()
+                #expect(try chunkCounts(fixture).sorted() == (second == 2999 ? [3000] : [1904, 4096]))
+            }
+        }
+        clock.set(t(9000))
+        try recording.session.end(at: t(9000))
+        let workout = try recording.finish()
+        #expect(try store.samples(workout: workout.id) == added)
+        #expect(try store.route(workout: workout.id) == route)
+        let saved = UUID()
+        try store.save(minimalWorkout(saved, start: t(0), end: t(9000)), samples: added, route: route)
+        #expect(try chunkRows(fixture, workout: workout.id).map { $0[0] } == ["4096", "4096", "808"])
+        #expect(try chunkRows(fixture, workout: workout.id) == (try chunkRows(fixture, workout: saved)))
+    }
+
     /// The sample counts of the store's chunk rows (of one workout, or of all, recordings included).
     private func chunkCounts(_ fixture: StoreFixture, workout: UUID? = nil) throws -> [Int] {
         try chunkRows(fixture, workout: workout).compactMap { Int($0[0] ?? "") }

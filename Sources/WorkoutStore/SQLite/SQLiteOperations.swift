@@ -275,7 +275,7 @@ extension SQLiteBackend {
             switch commit.closing {
             case nil: break
             case .finish(let workout):
-                try Self.compactChunks(db, workout: row, id: commit.session, writer: &writer)
+                if !commit.alreadyCompact { try Self.compactChunks(db, workout: row, id: commit.session, writer: &writer) }
                 _ = try insertWorkout(db, workout, recordingRow: row)
                 try Self.deleteJournal(db, id: id)
             case .discard:
