@@ -137,6 +137,10 @@ if [ "$statements" = 1 ]; then
       round((total_plan_time / nullif(calls, 0))::numeric, 3) AS plan_ms, round((total_exec_time / nullif(calls, 0))::numeric, 3) AS exec_ms,
       left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query
     FROM pg_stat_statements ORDER BY total_plan_time + total_exec_time DESC LIMIT 12"
+  psql -q "$WORKOUT_TEST_POSTGRES_URL" -P pager=off -c "SELECT split_part(relname, '_', 1) || '_' || split_part(relname, '_', 2) AS tables,
+      sum(n_tup_ins) AS inserted, sum(n_tup_upd) AS updated, sum(n_tup_hot_upd) AS hot_updated
+    FROM pg_stat_user_tables WHERE relname LIKE 'sample_chunk_%' OR relname LIKE 'route_chunk_%' GROUP BY 1"
+  psql -q "$WORKOUT_TEST_POSTGRES_URL" -P pager=off -c "SELECT wal_records, wal_fpi, pg_size_pretty(wal_bytes) AS wal, wal_write, wal_sync FROM pg_stat_wal"
 fi
 [ -s "$data/serve.log" ] && { echo "server log (last lines):"; tail -5 "$data/serve.log"; }
 rm -rf "$data"

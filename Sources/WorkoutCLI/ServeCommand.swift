@@ -89,6 +89,13 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "minutes"))
     var sessionIdleTimeout: Double = 30
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a looked-up token is trusted before the directory is asked again: a token revoked meanwhile "
+                + "is refused once they have passed. 0: ask on every request.",
+            valueName: "seconds"))
+    var tokenCache: Double = 1
+
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host = "127.0.0.1"
 
@@ -118,6 +125,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard poolSize > 0 else { throw ValidationError("--pool-size must be at least 1") }
         guard maxSessionsPerAthlete > 0 else { throw ValidationError("--max-sessions-per-athlete must be at least 1") }
+        guard tokenCache.isFinite, tokenCache >= 0, tokenCache <= 3600 else {
+            throw ValidationError("--token-cache must be a number of seconds from 0 to 3600")
+        }
         guard sessionIdleTimeout.isFinite, sessionIdleTimeout >= 0 else {
             throw ValidationError("--session-idle-timeout must be a number of minutes >= 0")
         }
@@ -132,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.readURL = readUrl
         configuration.maxOpenSessionsPerAthlete = maxSessionsPerAthlete
         configuration.sessionIdleTimeout = sessionIdleTimeout * 60
+        configuration.tokenCacheLifetime = tokenCache
         let server: WorkoutServer
         do {
             server = try WorkoutServer(configuration: configuration)

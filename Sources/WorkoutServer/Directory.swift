@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import GRDB
 import WorkoutStore
 import WorkoutStorePostgres
@@ -66,9 +67,59 @@ enum Tokens {
 
     static func hash(_ token: String) -> String { hash(Array(token.utf8)) }
 
-    /// SHA-256 in hex.
+    /// SHA-256 in lowercase hex.
     static func hash(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: bytes) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
+    }
+}
+
+/// Tokens a server has looked up in its directory recently, by `Tokens.hash`: who they speak for, until `lifetime`
+/// after the lookup.
+///
+/// Every request carries a token; without this each would be a directory query (a PostgreSQL round trip). Only
+/// known tokens are kept (an unknown one is looked up again, so a token issued a moment ago works at once), and
+/// a token revoked while kept is refused once its lifetime has passed. At most `capacity` tokens: when full,
+/// the expired ones go, and all of them when none has expired.
+final class TokenCache: Sendable {
+    static let capacity = 100_000
+    let lifetime: Duration
+    private let entries = Mutex<[String: (principal: Principal, until: ContinuousClock.Instant)]>([:])
+
+    init(lifetime: TimeInterval) {
+        self.lifetime = .nanoseconds(Int64((max(0, lifetime) * 1e9).rounded()))
+    }
+
+    /// Who the token speaks for, when looked up less than `lifetime` ago.
+    func principal(hash: String) -> Principal? {
+        guard lifetime > .zero else { return nil }
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[hash] else { return nil }
+            guard entry.until > now else {
+                entries[hash] = nil
+                return nil
+            }
+            return entry.principal
+        }
+    }
+
+    func remember(_ principal: Principal, hash: String) {
+        guard lifetime > .zero else { return }
+        let now = ContinuousClock.now
+        entries.withLock { entries in
+            if entries.count >= Self.capacity {
+                entries = entries.filter { $0.value.until > now }
+                if entries.count >= Self.capacity { entries.removeAll() }
+            }
+            entries[hash] = (principal, now + lifetime)
+        }
     }
 }
 
@@ -222,14 +273,17 @@ public final class ServerDirectory: Sendable {
 
     /// Runs `body` in one transaction of the directory's database (SQLite or PostgreSQL: the statements are
     /// written for both, with `?` placeholders).
-    private func perform<T>(readOnly: Bool = false, _ body: (any DirectoryStatements) throws -> T) throws(ServerSetupError) -> T {
+    /// Runs `body` in one transaction; `single`: `body` is one statement (PostgreSQL runs it without BEGIN and COMMIT).
+    private func perform<T>(
+        readOnly: Bool = false, single: Bool = false, _ body: (any DirectoryStatements) throws -> T
+    ) throws(ServerSetupError) -> T {
         do {
             switch storage {
             case .sqlite(let queue):
                 if readOnly { return try queue.read { db in try body(SQLiteStatements(db: db)) } }
                 return try queue.write { db in try body(SQLiteStatements(db: db)) }
             case .postgres(let database):
-                return try database.transaction(readOnly: readOnly) { db in try body(db) }
+                return try database.transaction(readOnly: readOnly, single: single) { db in try body(db) }
             }
         } catch let error as ServerSetupError {
             throw error
@@ -317,8 +371,12 @@ public final class ServerDirectory: Sendable {
 
     /// Who `token` speaks for; nil for an unknown or revoked token.
     func principal(token: String) throws(ServerSetupError) -> Principal? {
-        let hash = Tokens.hash(token)
-        return try perform(readOnly: true) { db -> Principal? in
+        try principal(hash: Tokens.hash(token))
+    }
+
+    /// Who the token whose `Tokens.hash` is `hash` speaks for; nil for an unknown or revoked token.
+    func principal(hash: String) throws(ServerSetupError) -> Principal? {
+        try perform(readOnly: true, single: true) { db -> Principal? in
             let rows = try db.rows(
                 """
                 SELECT token.team, athlete.id, athlete.name, athlete.team FROM token
@@ -349,7 +407,7 @@ public final class ServerDirectory: Sendable {
 
     /// The owner of live session `id`, if any athlete opened it.
     func sessionOwner(_ id: UUID) throws(ServerSetupError) -> UUID? {
-        try perform(readOnly: true) { db in
+        try perform(readOnly: true, single: true) { db in
             try db.rows("SELECT athlete_id FROM live_session WHERE id = ?", [.text(id.uuidString)])
                 .first?.first?.text.flatMap(UUID.init(uuidString:))
         }

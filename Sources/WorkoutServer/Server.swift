@@ -47,6 +47,10 @@ public struct ServerConfiguration: Sendable {
     /// A live session without any request for this long is released from memory: its journal stays, nothing
     /// is lost, and the next request of its client resumes it where it was (seconds; 30 minutes by default).
     public var sessionIdleTimeout: TimeInterval = 30 * 60
+    /// How long the server trusts a token it has looked up in the directory (seconds; 1 by default): a token
+    /// revoked meanwhile is refused once this has passed since the server last looked it up. 0 looks every
+    /// request's token up (one directory query per request).
+    public var tokenCacheLifetime: TimeInterval = 1
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
@@ -69,6 +73,8 @@ public struct ServerConfiguration: Sendable {
 public final class WorkoutServer: Sendable {
     public let configuration: ServerConfiguration
     let directory: ServerDirectory
+    /// Tokens looked up recently (`ServerConfiguration.tokenCacheLifetime`).
+    let tokenCache: TokenCache
     let stores: AthleteStores
     let sessions = LiveSessions()
     let metrics: ServerMetrics
@@ -82,6 +88,7 @@ public final class WorkoutServer: Sendable {
 
     public init(configuration: ServerConfiguration) throws(ServerSetupError) {
         self.configuration = configuration
+        tokenCache = TokenCache(lifetime: configuration.tokenCacheLifetime)
         if let url = configuration.postgresURL {
             // The directory's tables live in the workouts' database (one pool): servers on one database share it.
             let database: PostgresWorkoutDatabase
@@ -172,13 +179,13 @@ public final class WorkoutServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.registry.emitToBuffer())))
         }
         let v1 = router.group("v1")
-        v1.get("me") { request, _ in try self.me(request) }
+        v1.get("me") { request, _ in try await self.me(request) }
         v1.post("workouts") { request, context in try await self.upload(request, context) }
-        v1.get("workouts") { request, _ in try self.listWorkouts(request) }
-        v1.get("workouts/:id") { request, context in try self.showWorkout(request, context) }
+        v1.get("workouts") { request, _ in try await self.listWorkouts(request) }
+        v1.get("workouts/:id") { request, context in try await self.showWorkout(request, context) }
         v1.get("workouts/:id/report") { request, context in try await self.report(request, context) }
-        v1.delete("workouts/:id") { request, context in try self.deleteWorkout(request, context) }
-        v1.get("samples") { request, _ in try self.samples(request) }
+        v1.delete("workouts/:id") { request, context in try await self.deleteWorkout(request, context) }
+        v1.get("samples") { request, _ in try await self.samples(request) }
         v1.put("sessions/:id") { request, context in try await self.openSession(request, context) }
         v1.get("sessions/:id") { request, context in try await self.sessionState(request, context) }
         v1.post("sessions/:id/batches") { request, context in try await self.batch(request, context) }
@@ -195,7 +202,7 @@ public final class WorkoutServer: Sendable {
 
     // MARK: access
 
-    func principal(_ request: Request) throws(APIError) -> Principal {
+    func principal(_ request: Request) async throws(APIError) -> Principal {
         guard let header = request.headers[.authorization] else {
             throw .unauthorized("no token: send 'Authorization: Bearer <token>' (`workout athletes add` prints one)")
         }
@@ -205,12 +212,18 @@ public final class WorkoutServer: Sendable {
                 status: 401, code: "malformed_token",
                 message: "the Authorization header is not 'Bearer wk_…' with a token of 35 characters")
         }
-        let principal: Principal?
-        do {
-            principal = try directory.principal(token: String(parts[1]))
-        } catch {
-            throw .unavailable("the server directory cannot be read: \(error)")
+        let hash = Tokens.hash(String(parts[1]))
+        if let known = tokenCache.principal(hash: hash) { return known }
+        // Off the request's thread: the directory may be a PostgreSQL round trip away.
+        let directory = directory
+        let principal = try await Offload.run { () throws(APIError) -> Principal? in
+            do {
+                return try directory.principal(hash: hash)
+            } catch {
+                throw .unavailable("the server directory cannot be read: \(error)")
+            }
         }
+        if let principal { tokenCache.remember(principal, hash: hash) }
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }
@@ -218,16 +231,16 @@ public final class WorkoutServer: Sendable {
     }
 
     /// The athlete a write is for: athlete tokens only.
-    func writer(_ request: Request) throws(APIError) -> Athlete {
-        switch try principal(request) {
+    func writer(_ request: Request) async throws(APIError) -> Athlete {
+        switch try await principal(request) {
         case .athlete(let athlete): return athlete
         case .coach(let team): throw .forbidden("a coach token of team \(team) reads only; use the athlete's own token")
         }
     }
 
     /// The athletes a read covers: the token's athlete, or a coach's team (one member with `athlete=`).
-    func readable(_ request: Request, athleteName: String?) throws(APIError) -> [Athlete] {
-        switch try principal(request) {
+    func readable(_ request: Request, athleteName: String?) async throws(APIError) -> [Athlete] {
+        switch try await principal(request) {
         case .athlete(let athlete):
             if let athleteName, athleteName != athlete.name {
                 throw .forbidden("this token reads only athlete \(athlete.name)'s data")
@@ -275,14 +288,14 @@ public final class WorkoutServer: Sendable {
 
     // MARK: handlers
 
-    func me(_ request: Request) throws -> Response {
+    func me(_ request: Request) async throws -> Response {
         _ = try QueryParameters(request, allowed: [])
         struct Me: Encodable {
             var kind: String
             var athlete: String?
             var team: String?
         }
-        switch try principal(request) {
+        switch try await principal(request) {
         case .athlete(let athlete): return try json(Me(kind: "athlete", athlete: athlete.name, team: athlete.team))
         case .coach(let team): return try json(Me(kind: "coach", athlete: nil, team: team))
         }
@@ -290,7 +303,7 @@ public final class WorkoutServer: Sendable {
 
     /// `POST /v1/workouts`: a FIT file, imported through the live engine; the same file twice is one workout.
     func upload(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let athlete = try writer(request)
+        let athlete = try await writer(request)
         let query = try QueryParameters(request, allowed: [])
         _ = query
         let bytes = try await body(request, what: "FIT file")
@@ -379,11 +392,11 @@ public final class WorkoutServer: Sendable {
         }
     }
 
-    func listWorkouts(_ request: Request) throws -> Response {
+    func listWorkouts(_ request: Request) async throws -> Response {
         let query = try QueryParameters(
             request,
             allowed: ["athlete", "type", "activity", "condition", "from", "to", "minDuration", "maxDuration", "order", "limit"])
-        let athletes = try readable(request, athleteName: query.single("athlete"))
+        let athletes = try await readable(request, athleteName: query.single("athlete"))
         var workoutQuery = WorkoutQuery()
         workoutQuery.activityType = try query.single("type").map(Parsing.activityType)
         let conditions = try query.all("condition").map(Parsing.condition)
@@ -414,8 +427,8 @@ public final class WorkoutServer: Sendable {
     }
 
     /// The athlete (among those readable) holding workout `id`, read where reads go (`--read-url`).
-    func locate(_ request: Request, id: UUID, athleteName: String?) throws -> (Athlete, WorkoutStore, Workout) {
-        for athlete in try readable(request, athleteName: athleteName) {
+    func locate(_ request: Request, id: UUID, athleteName: String?) async throws -> (Athlete, WorkoutStore, Workout) {
+        for athlete in try await readable(request, athleteName: athleteName) {
             let store = try stores.readStore(for: athlete)
             let workout: Workout?
             do { workout = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
@@ -424,10 +437,10 @@ public final class WorkoutServer: Sendable {
         throw APIError.notFound("no workout \(id) among the workouts this token may read")
     }
 
-    func showWorkout(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    func showWorkout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let query = try QueryParameters(request, allowed: ["athlete"])
         let id = try pathID(context)
-        let (athlete, _, workout) = try locate(request, id: id, athleteName: query.single("athlete"))
+        let (athlete, _, workout) = try await locate(request, id: id, athleteName: query.single("athlete"))
         return try json(WorkoutBody(athlete: athlete.name, workout: workout))
     }
 
@@ -443,7 +456,7 @@ public final class WorkoutServer: Sendable {
             options.restingHeartRate = try Parsing.beatsPerMinute(text, "restingHeartRate")
         }
         if let problem = options.problem { throw APIError.badRequest("invalid_parameter", problem) }
-        let (_, store, _) = try locate(request, id: id, athleteName: query.single("athlete"))
+        let (_, store, _) = try await locate(request, id: id, athleteName: query.single("athlete"))
         let chosen = options
         let html = try await Offload.run { () throws(APIError) -> String in
             let input: ReportInput
@@ -468,9 +481,9 @@ public final class WorkoutServer: Sendable {
             body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
-    func deleteWorkout(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    func deleteWorkout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         _ = try QueryParameters(request, allowed: [])
-        let athlete = try writer(request)
+        let athlete = try await writer(request)
         let id = try pathID(context)
         let store = try stores.store(for: athlete)
         do {
@@ -483,10 +496,10 @@ public final class WorkoutServer: Sendable {
         return Response(status: .noContent)
     }
 
-    func samples(_ request: Request) throws -> Response {
+    func samples(_ request: Request) async throws -> Response {
         let query = try QueryParameters(
             request, allowed: ["athlete", "type", "from", "to", "workout", "order", "limit"])
-        let athletes = try readable(request, athleteName: query.single("athlete"))
+        let athletes = try await readable(request, athleteName: query.single("athlete"))
         var sampleQuery = SampleQuery()
         sampleQuery.type = try query.single("type").map(Parsing.quantityType)
         sampleQuery.dates = DateRange(
@@ -523,7 +536,7 @@ public final class WorkoutServer: Sendable {
 
     func openSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         _ = try QueryParameters(request, allowed: [])
-        let athlete = try writer(request)
+        let athlete = try await writer(request)
         let id = try pathID(context)
         let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
         let configuration = try setup.configuration()
@@ -558,7 +571,7 @@ public final class WorkoutServer: Sendable {
     }
 
     func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
-        let athlete = try writer(request)
+        let athlete = try await writer(request)
         let id = try pathID(context)
         // A session in memory under this athlete was opened (claimed) by it: no directory lookup per batch.
         if let session = await sessions.inMemory(athlete: athlete, id: id) { return session }
@@ -610,7 +623,7 @@ public final class WorkoutServer: Sendable {
 
     func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         _ = try QueryParameters(request, allowed: [])
-        let athlete = try writer(request)
+        let athlete = try await writer(request)
         let id = try pathID(context)
         try requireOwner(athlete, of: id, claim: false)
         let store = try stores.store(for: athlete)

@@ -165,9 +165,11 @@ final class JournalWriter: WorkoutRecordingSink {
         if tails.pendingRouteTouched, !tails.route.isEmpty {
             routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
         }
+        // A closing commit deletes the journal's entries in its own transaction: its pending ones are not written
+        // (an import finishes with thousands of them in its only commit).
         let commit = JournalCommit(
-            session: session, entries: tails.pendingEntries, sampleChunks: sampleChunks, routeChunks: routeChunks,
-            closing: closing, alreadyCompact: tails.capacity == Series.capacity)
+            session: session, entries: closing == nil ? tails.pendingEntries : [], sampleChunks: sampleChunks,
+            routeChunks: routeChunks, closing: closing, alreadyCompact: tails.capacity == Series.capacity)
         do {
             try store.backend.commitJournal(commit)
         } catch {

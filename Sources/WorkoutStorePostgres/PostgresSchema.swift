@@ -10,7 +10,12 @@ import WorkoutStore
 /// only that partition. Dates are seconds since 2001-01-01 UTC as in the SQLite backend; sample and route
 /// chunks are `bytea` holding the same chunk format (WKC).
 enum PostgresSchema {
-    static let version = 2
+    static let version = 3
+
+    /// The tables whose rows a live recording rewrites in place (each stream's open chunk, once a commit) and
+    /// the fill factor of their partitions: pages are filled to it by inserts, the rest is kept for the new
+    /// versions of updated rows, so that a rewrite stays on its page and adds no index entries (a HOT update).
+    static let rewrittenTables = ["sample_chunk": 70, "route_chunk": 70]
 
     /// The tables partitioned by athlete, in creation order.
     static let partitionedTables = [
@@ -112,6 +117,24 @@ enum PostgresSchema {
                    workout_start, workout_uuid
             FROM statistic WHERE activity_row IS NOT NULL
         """,
+        // Migration 3 is in `codeMigrations` (a statement per existing partition).
+    ]
+
+    /// Migrations run as code (statements that depend on the database's content), by version.
+    ///
+    /// 3: a live commit rewrites each stream's open chunk row. With full pages every rewrite went to another page
+    /// and added an entry to each of the table's indexes; room kept on each page lets the new version stay beside
+    /// the old (a HOT update: no index entry, the old version pruned in place). New partitions are created with
+    /// `rewrittenTables`' fill factor; the existing ones get it for the pages they fill from now on.
+    static let codeMigrations: [Int: @Sendable (Transaction) throws -> Void] = [
+        3: { transaction in
+            for row in try transaction.run("SELECT athlete FROM athlete_partition") {
+                let athlete = try row.uuid(0)
+                for (table, fillFactor) in rewrittenTables {
+                    try transaction.run("ALTER TABLE \(partition(table, athlete: athlete)) SET (fillfactor = \(fillFactor))")
+                }
+            }
+        }
     ]
 
     /// Brings the database to `version` (under an advisory lock: several servers may start at once).
@@ -128,12 +151,12 @@ enum PostgresSchema {
                 throw StoreError.newerSchema(path: pool.url.redacted, found: Int(current), supported: version)
             }
             for next in (Int(current) + 1)..<(version + 1) {
-                guard let statements = migrations[next] else { continue }
                 // One statement per round trip (the extended protocol takes one); none contains a ';'.
-                for statement in statements.split(separator: ";")
+                for statement in (migrations[next] ?? "").split(separator: ";")
                 where !statement.allSatisfy({ $0.isWhitespace }) {
                     try transaction.run(String(statement))
                 }
+                try codeMigrations[next]?(transaction)
                 var record = SQL()
                 record.text = "INSERT INTO schema_migration(version) VALUES (\(record.bind(.int(Int64(next)))))"
                 try transaction.run(record)
@@ -179,7 +202,9 @@ enum PostgresSchema {
             // to other partitions do not wait for (the parent's indexes are built on the empty table).
             for table in partitionedTables {
                 let name = partition(table, athlete: athlete)
-                try transaction.run("CREATE TABLE \(name) (LIKE \(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+                let storage = rewrittenTables[table].map { " WITH (fillfactor = \($0))" } ?? ""
+                try transaction.run(
+                    "CREATE TABLE \(name) (LIKE \(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)\(storage)")
                 try transaction.run("ALTER TABLE \(name) ADD CONSTRAINT \(name)_athlete CHECK (athlete = \(literal))")
                 try transaction.run("ALTER TABLE \(table) ATTACH PARTITION \(name) FOR VALUES IN (\(literal))")
             }

@@ -61,11 +61,14 @@ extension PostgresWorkoutDatabase {
     /// throws (the error is rethrown as it is when it is `E`, else as `StoreError.database`).
     ///
     /// For small tables of the caller's own beside the workouts (the server's directory); the workouts are
-    /// reached only through `store(athlete:)`.
-    public func transaction<T>(readOnly: Bool = false, _ body: (PostgresStatements) throws -> T) throws -> T {
+    /// reached only through `store(athlete:)`. `single`: `body` runs one statement, which is its own transaction
+    /// (no BEGIN and COMMIT: one round trip instead of three).
+    public func transaction<T>(
+        readOnly: Bool = false, single: Bool = false, _ body: (PostgresStatements) throws -> T
+    ) throws -> T {
         var thrown: (any Error)?
         do {
-            return try pool.transaction(readOnly: readOnly) { transaction in
+            return try pool.transaction(readOnly: readOnly, single: single) { transaction in
                 do {
                     return try body(PostgresStatements(transaction: transaction))
                 } catch let error as StoreError {

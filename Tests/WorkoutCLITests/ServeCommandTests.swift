@@ -216,6 +216,7 @@ struct ServeCommandTests {
             #expect(status == 200 && me["kind"] as? String == kind, "\(me)")
         }
         #expect(try Self.run(["athletes", "revoke", "ann", "--db", url]).status == 0)
+        try await Task.sleep(for: .milliseconds(1_100))  // the server's token cache (--token-cache 1)
         #expect(try await Self.send("GET", server.base + "/v1/me", token: token).0 == 401, "revoked while the server runs")
         #expect(!FileManager.default.fileExists(atPath: data + "/directory.sqlite"), "the server keeps no directory of its own")
         #expect(server.signal(SIGTERM) == 0)

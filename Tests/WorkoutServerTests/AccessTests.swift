@@ -103,6 +103,31 @@ struct AccessTests {
         await world.server.stop()
     }
 
+    @Test("a revoked token is refused once the token cache lifetime has passed since its last lookup, at once with 0")
+    func aRevokedTokenIsRefusedAfterTheTokenCacheLifetime() async throws {
+        for lifetime in [0.0, 0.5] {
+            let server = try await TestServer.start { $0.tokenCacheLifetime = lifetime }
+            defer { server.remove() }
+            let token = try server.directory.addAthlete(name: "dora").token
+            // Issued a moment ago and never refused before: known at once (unknown tokens are not kept).
+            #expect(try await server.send("GET", "/v1/me", token: "wk_" + String(repeating: "A", count: 32)).status == 401)
+            #expect(try await server.send("GET", "/v1/me", token: token).status == 200)
+            let revoked = ContinuousClock.now
+            try server.directory.revokeTokens(athlete: "dora")
+            if lifetime == 0 {
+                let answer = try await server.send("GET", "/v1/me", token: token)
+                #expect(answer.status == 401 && answer.errorCode == "unknown_token", "\(answer.text)")
+            } else {
+                try await Task.sleep(for: .seconds(lifetime) - (ContinuousClock.now - revoked) + .milliseconds(50))
+                for path in ["/v1/me", "/v1/workouts"] {
+                    let answer = try await server.send("GET", path, token: token)
+                    #expect(answer.status == 401 && answer.errorCode == "unknown_token", "\(path): \(answer.text)")
+                }
+            }
+            await server.stop()
+        }
+    }
+
     @Test func anotherAthletesTokenNeitherReadsNorWritesAlicesData() async throws {
         let world = try await Self.world()
         defer { world.server.remove() }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import WorkoutStore
+import WorkoutStorePostgres
+
+/// The PostgreSQL schema's migrations on a database of the test's own.
+@Suite("PostgreSQL schema migrations", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
+struct SchemaMigrationTests {
+    /// The first column of the first row psql prints for `query` (unaligned, no headers).
+    static func value(_ url: String, _ query: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", query]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "psql: \(query)")
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("chunk partitions keep room for rewritten tails: new ones are created so, existing ones get it by migration 3")
+    func chunkPartitionsHaveAFillFactorForInPlaceRewrites() throws {
+        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        let name = "migrate_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let url = try #require(components.string)
+        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        defer { try? ConnectionPoolTests.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let athlete = UUID()
+        let suffix = athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        func options(_ table: String) throws -> String {
+            try Self.value(url, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE relname = '\(table)_\(suffix)'")
+        }
+        do {
+            let database = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+            _ = try database.store(athlete: athlete)
+            database.closeConnections()
+        }
+        #expect(try options("sample_chunk") == "fillfactor=70")
+        #expect(try options("route_chunk") == "fillfactor=70")
+        #expect(try options("journal_change") == "", "tables only appended to keep full pages")
+
+        // The same athlete's partitions as a version 2 database had them: migration 3 sets the fill factor.
+        try ConnectionPoolTests.psql(
+            url, "ALTER TABLE sample_chunk_\(suffix) RESET (fillfactor)", "ALTER TABLE route_chunk_\(suffix) RESET (fillfactor)",
+            "DELETE FROM schema_migration WHERE version = 3")
+        #expect(try options("sample_chunk") == "")
+        let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        defer { reopened.closeConnections() }
+        #expect(try options("sample_chunk") == "fillfactor=70")
+        #expect(try options("route_chunk") == "fillfactor=70")
+        #expect(try Self.value(url, "SELECT max(version) FROM schema_migration") == "3")
+    }
+}
