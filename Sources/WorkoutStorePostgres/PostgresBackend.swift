@@ -21,12 +21,18 @@ final class PostgresBackend: StoreBackend {
     /// Where other writers' changes come from (LISTEN/NOTIFY), and this instance's id in its notifications.
     let feed: ChangeFeed
     let origin = UUID()
+    /// The athlete's partitions of the tables a journal commit writes, by table (an athlete's store).
+    let journalPartitions: [String: String]
 
     init(pool: ConnectionPool, feed: ChangeFeed, athlete: UUID) {
         self.pool = pool
         self.feed = feed
         athletes = [athlete]
         isTeam = false
+        journalPartitions = Dictionary(
+            uniqueKeysWithValues: ["journal_session", "sample_chunk", "route_chunk", "journal_change"].map {
+                ($0, PostgresSchema.partition($0, athlete: athlete))
+            })
     }
 
     /// A team's store; `athletes` is not empty (the caller checks).
@@ -35,6 +41,7 @@ final class PostgresBackend: StoreBackend {
         self.feed = feed
         self.athletes = athletes
         isTeam = true
+        journalPartitions = [:]
     }
 
     func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
@@ -693,82 +700,114 @@ final class PostgresBackend: StoreBackend {
     /// One statement appending a commit's sample and route chunks (inserted or replacing the open tail) and
     /// journal entries to a session's journal, locking the session's row first as every commit does. It returns
     /// the session's workout row, and no row (writing nothing) when the session's journal is gone. Rows come
-    /// from arrays (`unnest`); a nullable column has a flag array beside it.
+    /// from arrays (`unnest`); a nullable column has a flag array beside it, or is NULL for every row.
+    ///
+    /// A live session runs it a thousand times a second, and PostgreSQL parses and plans it each time: it names
+    /// the athlete's partitions (nothing to prune, no row to route) and holds only the parts the commit needs.
     private func appendSQL(_ commit: JournalCommit) -> SQL {
         var sql = scoped()
-        let chunks = commit.sampleChunks
-        func texts(_ values: [String?]) -> (values: String, present: String) {
-            (sql.bind(.texts(values.map { $0 ?? "" })), sql.bind(.bools(values.map { $0 != nil })))
-        }
-        func doubles(_ values: [Double?]) -> (values: String, present: String) {
-            (sql.bind(.doubles(values.map { $0 ?? 0 })), sql.bind(.bools(values.map { $0 != nil })))
+        func partition(_ table: String) -> String { journalPartitions[table] ?? table }
+        /// The `unnest` arguments and column names, and the select expression, of a nullable column.
+        func nullable<T>(_ values: [T?], _ column: String, _ type: String, _ bind: ([T]) -> Bind, empty: T)
+            -> (arguments: [String], columns: [String], expression: String)
+        {
+            guard values.contains(where: { $0 != nil }) else { return ([], [], "NULL") }
+            let present = sql.bind(.bools(values.map { $0 != nil }))
+            let value = sql.bind(bind(values.map { $0 ?? empty }))
+            return (
+                ["\(value)::\(type)[]", "\(present)::boolean[]"], [column, "has_" + column],
+                "CASE WHEN u.has_\(column) THEN u.\(column) END"
+            )
         }
         let session = sql.bind(.uuid(commit.session))
-        let type = sql.bind(.texts(chunks.map(\.type.rawValue)))
-        let name = sql.bind(.texts(chunks.map(\.source.name)))
-        let manufacturer = texts(chunks.map(\.source.manufacturer))
-        let model = texts(chunks.map(\.source.model))
-        let identifier = texts(chunks.map(\.source.identifier))
-        let first = sql.bind(.ints(chunks.map(\.firstOrdinal)))
-        let last = sql.bind(.ints(chunks.map(\.lastOrdinal)))
-        let count = sql.bind(.ints(chunks.map { Int64($0.count) }))
-        let startMin = sql.bind(.doubles(chunks.map(\.startMin)))
-        let startMax = sql.bind(.doubles(chunks.map(\.startMax)))
-        let endMin = sql.bind(.doubles(chunks.map(\.endMin)))
-        let endMax = sql.bind(.doubles(chunks.map(\.endMax)))
-        let valueMin = doubles(chunks.map(\.valueMin))
-        let valueMax = doubles(chunks.map(\.valueMax))
-        let data = sql.bind(.byteas(chunks.map(\.payload)))
-        let entries = commit.entries
-        let seq = sql.bind(.ints(entries.map(\.seq)))
-        let kind = sql.bind(.texts(entries.map(\.kind.rawValue)))
-        let entryCount = sql.bind(.ints(entries.map { Int64($0.count) }))
-        let payload = texts(entries.map(\.payload))
-        let routes = commit.routeChunks
-        let routeFirst = sql.bind(.ints(routes.map(\.firstOrdinal)))
-        let routeLast = sql.bind(.ints(routes.map(\.lastOrdinal)))
-        let routeCount = sql.bind(.ints(routes.map { Int64($0.count) }))
-        let dateMin = sql.bind(.doubles(routes.map(\.dateMin)))
-        let dateMax = sql.bind(.doubles(routes.map(\.dateMax)))
-        let routeData = sql.bind(.byteas(routes.map(\.payload)))
-        sql.text = """
-            WITH s AS (
-                SELECT workout_row FROM journal_session WHERE athlete = $1 AND uuid = \(session) FOR UPDATE
-            ), c AS (
-                INSERT INTO sample_chunk(athlete, workout_row, type, source_name, source_manufacturer, source_model,
-                                         source_identifier, first_ordinal, last_ordinal, count, start_min, start_max,
-                                         end_min, end_max, value_min, value_max, data)
-                SELECT $1, s.workout_row, u.type, u.name, CASE WHEN u.has_manufacturer THEN u.manufacturer END,
-                       CASE WHEN u.has_model THEN u.model END, CASE WHEN u.has_identifier THEN u.identifier END,
-                       u.first, u.last, u.count::integer, u.start_min, u.start_max, u.end_min, u.end_max,
-                       CASE WHEN u.has_value_min THEN u.value_min END, CASE WHEN u.has_value_max THEN u.value_max END,
-                       u.data
-                FROM s, unnest(\(type)::text[], \(name)::text[], \(manufacturer.values)::text[],
-                               \(manufacturer.present)::boolean[], \(model.values)::text[], \(model.present)::boolean[],
-                               \(identifier.values)::text[], \(identifier.present)::boolean[], \(first)::bigint[],
-                               \(last)::bigint[], \(count)::bigint[], \(startMin)::float8[], \(startMax)::float8[],
-                               \(endMin)::float8[], \(endMax)::float8[], \(valueMin.values)::float8[],
-                               \(valueMin.present)::boolean[], \(valueMax.values)::float8[], \(valueMax.present)::boolean[],
-                               \(data)::bytea[])
-                    AS u(type, name, manufacturer, has_manufacturer, model, has_model, identifier, has_identifier,
-                         first, last, count, start_min, start_max, end_min, end_max, value_min, has_value_min,
-                         value_max, has_value_max, data)
-                \(Self.sampleChunkUpsert)
-            ), r AS (
-                INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
-                SELECT $1, s.workout_row, u.first, u.last, u.count::integer, u.date_min, u.date_max, u.data
-                FROM s, unnest(\(routeFirst)::bigint[], \(routeLast)::bigint[], \(routeCount)::bigint[],
-                               \(dateMin)::float8[], \(dateMax)::float8[], \(routeData)::bytea[])
-                    AS u(first, last, count, date_min, date_max, data)
-                \(Self.routeChunkUpsert)
-            ), j AS (
-                INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
-                SELECT $1, \(session), e.seq, e.kind, e.count::integer, CASE WHEN e.has_payload THEN e.payload END
-                FROM s, unnest(\(seq)::bigint[], \(kind)::text[], \(entryCount)::bigint[], \(payload.values)::text[],
-                               \(payload.present)::boolean[]) AS e(seq, kind, count, payload, has_payload)
-            )
-            SELECT workout_row FROM s
+        var parts = [
             """
+            s AS (
+                SELECT workout_row FROM \(partition("journal_session")) WHERE athlete = $1 AND uuid = \(session) FOR UPDATE
+            )
+            """
+        ]
+        let chunks = commit.sampleChunks
+        if !chunks.isEmpty {
+            var arguments = [
+                "\(sql.bind(.texts(chunks.map(\.type.rawValue))))::text[]", "\(sql.bind(.texts(chunks.map(\.source.name))))::text[]",
+                "\(sql.bind(.ints(chunks.map(\.firstOrdinal))))::bigint[]", "\(sql.bind(.ints(chunks.map(\.lastOrdinal))))::bigint[]",
+                "\(sql.bind(.ints(chunks.map { Int64($0.count) })))::bigint[]",
+                "\(sql.bind(.doubles(chunks.map(\.startMin))))::float8[]", "\(sql.bind(.doubles(chunks.map(\.startMax))))::float8[]",
+                "\(sql.bind(.doubles(chunks.map(\.endMin))))::float8[]", "\(sql.bind(.doubles(chunks.map(\.endMax))))::float8[]",
+                "\(sql.bind(.byteas(chunks.map(\.payload))))::bytea[]",
+            ]
+            var columns = ["type", "name", "first", "last", "count", "start_min", "start_max", "end_min", "end_max", "data"]
+            var expressions: [String] = []
+            for (values, column) in [
+                (chunks.map(\.source.manufacturer), "manufacturer"), (chunks.map(\.source.model), "model"),
+                (chunks.map(\.source.identifier), "identifier"),
+            ] {
+                let part = nullable(values, column, "text", Bind.texts, empty: "")
+                arguments += part.arguments
+                columns += part.columns
+                expressions.append(part.expression)
+            }
+            for (values, column) in [(chunks.map(\.valueMin), "value_min"), (chunks.map(\.valueMax), "value_max")] {
+                let part = nullable(values, column, "float8", Bind.doubles, empty: 0)
+                arguments += part.arguments
+                columns += part.columns
+                expressions.append(part.expression)
+            }
+            parts.append(
+                """
+                c AS (
+                    INSERT INTO \(partition("sample_chunk"))(athlete, workout_row, type, source_name, source_manufacturer,
+                        source_model, source_identifier, first_ordinal, last_ordinal, count, start_min, start_max, end_min,
+                        end_max, value_min, value_max, data)
+                    SELECT $1, s.workout_row, u.type, u.name, \(expressions[0]), \(expressions[1]), \(expressions[2]),
+                           u.first, u.last, u.count::integer, u.start_min, u.start_max, u.end_min, u.end_max,
+                           \(expressions[3]), \(expressions[4]), u.data
+                    FROM s, unnest(\(arguments.joined(separator: ", "))) AS u(\(columns.joined(separator: ", ")))
+                    \(Self.sampleChunkUpsert)
+                )
+                """)
+        }
+        let routes = commit.routeChunks
+        if !routes.isEmpty {
+            let first = sql.bind(.ints(routes.map(\.firstOrdinal)))
+            let last = sql.bind(.ints(routes.map(\.lastOrdinal)))
+            let count = sql.bind(.ints(routes.map { Int64($0.count) }))
+            let dateMin = sql.bind(.doubles(routes.map(\.dateMin)))
+            let dateMax = sql.bind(.doubles(routes.map(\.dateMax)))
+            let data = sql.bind(.byteas(routes.map(\.payload)))
+            parts.append(
+                """
+                r AS (
+                    INSERT INTO \(partition("route_chunk"))(athlete, workout_row, first_ordinal, last_ordinal, count, date_min,
+                        date_max, data)
+                    SELECT $1, s.workout_row, u.first, u.last, u.count::integer, u.date_min, u.date_max, u.data
+                    FROM s, unnest(\(first)::bigint[], \(last)::bigint[], \(count)::bigint[], \(dateMin)::float8[],
+                                   \(dateMax)::float8[], \(data)::bytea[]) AS u(first, last, count, date_min, date_max, data)
+                    \(Self.routeChunkUpsert)
+                )
+                """)
+        }
+        let entries = commit.entries
+        if !entries.isEmpty {
+            var arguments = [
+                "\(sql.bind(.ints(entries.map(\.seq))))::bigint[]", "\(sql.bind(.texts(entries.map(\.kind.rawValue))))::text[]",
+                "\(sql.bind(.ints(entries.map { Int64($0.count) })))::bigint[]",
+            ]
+            var columns = ["seq", "kind", "count"]
+            let payload = nullable(entries.map(\.payload), "payload", "text", Bind.texts, empty: "")
+            arguments += payload.arguments
+            columns += payload.columns
+            parts.append(
+                """
+                j AS (
+                    INSERT INTO \(partition("journal_change"))(athlete, session, seq, kind, count, payload)
+                    SELECT $1, \(session), u.seq, u.kind, u.count::integer, \(payload.expression)
+                    FROM s, unnest(\(arguments.joined(separator: ", "))) AS u(\(columns.joined(separator: ", ")))
+                )
+                """)
+        }
+        sql.text = "WITH " + parts.joined(separator: ", ") + " SELECT workout_row FROM s"
         return sql
     }
 
