@@ -210,14 +210,34 @@ final class JournalWriter: WorkoutRecordingSink {
             let number = seq + Int64(offset)
             switch change {
             case .samples(let batch):
+                // The streams this batch used last, with their place in `tails.samples`: a sample of one of them
+                // is appended without hashing its key (four strings of its source). An insertion or removal
+                // moves places: the list is emptied then.
+                var recent: [(key: Series.StreamKey, index: [Series.StreamKey: Series.StreamBuilder].Index)] = []
                 for sample in batch {
                     let key = Series.StreamKey(type: sample.type, source: sample.source)
                     let ordinal = tails.nextOrdinal
                     tails.nextOrdinal += 1
-                    // One lookup, mutated in place; the builder notes it was touched.
-                    let count = tails.samples[key, default: Series.StreamBuilder(key)].append(ordinal, sample)
-                    if count >= tails.capacity, let tail = tails.samples.removeValue(forKey: key) {
-                        tails.pendingClosed.append(tail.chunk())
+                    let index: [Series.StreamKey: Series.StreamBuilder].Index
+                    if let known = recent.first(where: { $0.key == key }) {
+                        index = known.index
+                    } else {
+                        if let found = tails.samples.index(forKey: key) {
+                            index = found
+                        } else {
+                            tails.samples[key] = Series.StreamBuilder(key)
+                            recent.removeAll()
+                            guard let inserted = tails.samples.index(forKey: key) else { continue }
+                            index = inserted
+                        }
+                        if recent.count == 8 { recent.removeFirst() }
+                        recent.append((key, index))
+                    }
+                    // Mutated in place; the builder notes it was touched.
+                    let count = tails.samples.values[index].append(ordinal, sample)
+                    if count >= tails.capacity {
+                        tails.pendingClosed.append(tails.samples.remove(at: index).value.chunk())
+                        recent.removeAll()
                     }
                 }
                 tails.pendingEntries.append(JournalEntry(seq: number, kind: .samples, count: batch.count))

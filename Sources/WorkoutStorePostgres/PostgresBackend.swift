@@ -169,61 +169,73 @@ final class PostgresBackend: StoreBackend {
             try insertStatistics(t, workout: row, workoutStart: workout.start, workoutID: workout.id,
                 activity: activityRow, type: activity.configuration.activityType, activity.statistics)
         }
-        for (position, event) in workout.events.enumerated() {
-            var insert = scoped()
-            insert.text = """
-                INSERT INTO event(athlete, workout_row, position, type, start, duration, metadata)
-                VALUES ($1, \(insert.bind(.int(row))), \(insert.bind(.int(Int64(position))))::integer,
-                        \(insert.bind(.text(event.type.rawValue))),
-                        \(insert.bind(.double(event.start.timeIntervalSinceReferenceDate))),
-                        \(insert.bind(.double(event.duration))), \(insert.bind(.text(try JSON.encode(event.metadata)))))
-                """
-            try t.run(insert)
-        }
+        try insertRows(
+            t, "event(athlete, workout_row, position, type, start, duration, metadata)",
+            try workout.events.enumerated().map { position, event in
+                [
+                    (.int(row), ""), (.int(Int64(position)), "::integer"), (.text(event.type.rawValue), ""),
+                    (.double(event.start.timeIntervalSinceReferenceDate), ""), (.double(event.duration), ""),
+                    (.text(try JSON.encode(event.metadata)), ""),
+                ]
+            })
         return row
     }
 
+    /// A workout's or activity's statistics, one row per quantity type (an activity's go into the teams' table
+    /// too, migration 2): one statement per table.
     private func insertStatistics(
         _ t: Transaction, workout: Int64, workoutStart: Date, workoutID: UUID, activity: Int64?,
         type: WorkoutActivityType, _ statistics: [QuantityType: Statistics]
     ) throws {
-        for quantityType in QuantityType.allCases {
-            guard let s = statistics[quantityType] else { continue }
-            var insert = scoped()
-            let values = [
-                insert.bind(.int(workout)), insert.bind(.int(activity)), insert.bind(.text(type.rawValue)),
-                insert.bind(.text(quantityType.rawValue)), insert.bind(.double(s.minimum?.value)),
-                insert.bind(.double(s.maximum?.value)), insert.bind(.double(s.average?.value)),
-                insert.bind(.double(s.sum?.value)), insert.bind(.double(s.mostRecent?.value)),
-                insert.bind(.double(s.mostRecentDate?.timeIntervalSinceReferenceDate)),
-                insert.bind(.double(s.start.timeIntervalSinceReferenceDate)),
-                insert.bind(.double(s.end.timeIntervalSinceReferenceDate)), insert.bind(.double(s.duration)),
-                insert.bind(.double(s.coveredTime)), insert.bind(.int(Int64(s.sampleCount)))  + "::integer",
-                insert.bind(.double(workoutStart.timeIntervalSinceReferenceDate)), insert.bind(.uuid(workoutID)),
-            ]
-            insert.text = """
-                INSERT INTO statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum,
-                                      average, sum, most_recent, most_recent_date, start, "end", duration, covered,
-                                      sample_count, workout_start, workout_uuid)
-                VALUES ($1, \(values.joined(separator: ", ")))
-                """
-            try t.run(insert)
-            // An activity's statistics go into the teams' table too (migration 2).
-            guard activity != nil else { continue }
-            var team = scoped()
-            let teamValues = [
-                team.bind(.int(workout)), team.bind(.int(activity)), team.bind(.text(type.rawValue)),
-                team.bind(.text(quantityType.rawValue)), team.bind(.double(s.minimum?.value)),
-                team.bind(.double(s.maximum?.value)), team.bind(.double(s.average?.value)),
-                team.bind(.double(s.sum?.value)), team.bind(.double(workoutStart.timeIntervalSinceReferenceDate)),
-                team.bind(.uuid(workoutID)),
-            ]
-            team.text = """
-                INSERT INTO team_statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum,
-                                           maximum, average, sum, workout_start, workout_uuid)
-                VALUES ($1, \(teamValues.joined(separator: ", ")))
-                """
-            try t.run(team)
+        let present = QuantityType.allCases.compactMap { quantityType in statistics[quantityType].map { (quantityType, $0) } }
+        try insertRows(
+            t,
+            """
+            statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum, average, sum,
+                      most_recent, most_recent_date, start, "end", duration, covered, sample_count, workout_start,
+                      workout_uuid)
+            """,
+            present.map { quantityType, s in
+                [
+                    (.int(workout), ""), (.int(activity), ""), (.text(type.rawValue), ""), (.text(quantityType.rawValue), ""),
+                    (.double(s.minimum?.value), ""), (.double(s.maximum?.value), ""), (.double(s.average?.value), ""),
+                    (.double(s.sum?.value), ""), (.double(s.mostRecent?.value), ""),
+                    (.double(s.mostRecentDate?.timeIntervalSinceReferenceDate), ""),
+                    (.double(s.start.timeIntervalSinceReferenceDate), ""), (.double(s.end.timeIntervalSinceReferenceDate), ""),
+                    (.double(s.duration), ""), (.double(s.coveredTime), ""), (.int(Int64(s.sampleCount)), "::integer"),
+                    (.double(workoutStart.timeIntervalSinceReferenceDate), ""), (.uuid(workoutID), ""),
+                ]
+            })
+        guard activity != nil else { return }
+        try insertRows(
+            t,
+            """
+            team_statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum, average,
+                           sum, workout_start, workout_uuid)
+            """,
+            present.map { quantityType, s in
+                [
+                    (.int(workout), ""), (.int(activity), ""), (.text(type.rawValue), ""), (.text(quantityType.rawValue), ""),
+                    (.double(s.minimum?.value), ""), (.double(s.maximum?.value), ""), (.double(s.average?.value), ""),
+                    (.double(s.sum?.value), ""), (.double(workoutStart.timeIntervalSinceReferenceDate), ""),
+                    (.uuid(workoutID), ""),
+                ]
+            })
+    }
+
+    /// Inserts `rows` (each value with its cast, after the athlete `$1`) into `table` (its name and columns, the
+    /// athlete first): one statement of up to 500 rows at a time, instead of a round trip per row.
+    private func insertRows(_ t: Transaction, _ table: String, _ rows: [[(Bind, String)]]) throws {
+        var start = 0
+        while start < rows.count {
+            let end = min(start + 500, rows.count)
+            var sql = scoped()
+            let values = rows[start..<end].map { row in
+                "($1, " + row.map { value, cast in sql.bind(value) + cast }.joined(separator: ", ") + ")"
+            }
+            sql.text = "INSERT INTO \(table) VALUES " + values.joined(separator: ", ")
+            try t.run(sql)
+            start = end
         }
     }
 
