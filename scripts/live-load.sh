@@ -10,7 +10,8 @@
 # `kill -9`'d and started again at two thirds; sessions resume (live-load.py counts what was lost or doubled).
 # --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
 # --statements: PostgreSQL's pg_stat_statements (planning tracked) is on; its top statements are printed.
-# --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT).
+# --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT;
+# not with --fault).
 # WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
 # Prints live-load.py's figures, the machine's load average during the run, and the server's and
 # PostgreSQL's CPU time.
@@ -113,7 +114,7 @@ if [ "$fault" = 1 ]; then
   echo "$server" >"$data/server.pid"
   echo "$(date -u +%T) the server answers again"
 fi
-if [ "$perf_seconds" -gt 0 ]; then
+if [ "$perf_seconds" -gt 0 ] && [ "$fault" = 0 ]; then
   # A whole-machine profile (server, PostgreSQL, generator) from the middle of the run.
   sleep $(( duration / 2 ))
   perf record -a -g -o "${WORKOUT_PERF_OUT:-/tmp/live-load.perf}" -- sleep "$perf_seconds" >/dev/null 2>&1

@@ -92,8 +92,10 @@ final class TokenCache: Sendable {
     let lifetime: Duration
     private let entries = Mutex<[String: (principal: Principal, until: ContinuousClock.Instant)]>([:])
 
+    /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
     init(lifetime: TimeInterval) {
-        self.lifetime = .nanoseconds(Int64((max(0, lifetime) * 1e9).rounded()))
+        let seconds = lifetime.isFinite ? min(max(0, lifetime), 3600) : 0
+        self.lifetime = .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
     /// Who the token speaks for, when looked up less than `lifetime` ago.
@@ -110,15 +112,21 @@ final class TokenCache: Sendable {
         }
     }
 
-    func remember(_ principal: Principal, hash: String) {
+    /// Keeps what a lookup that started at `asked` found, until `asked + lifetime`; a token it did not find
+    /// (unknown or revoked) is dropped.
+    func remember(_ principal: Principal?, hash: String, asked: ContinuousClock.Instant) {
         guard lifetime > .zero else { return }
         let now = ContinuousClock.now
+        guard let principal, asked + lifetime > now else {
+            entries.withLock { $0[hash] = nil }
+            return
+        }
         entries.withLock { entries in
             if entries.count >= Self.capacity {
                 entries = entries.filter { $0.value.until > now }
                 if entries.count >= Self.capacity { entries.removeAll() }
             }
-            entries[hash] = (principal, now + lifetime)
+            entries[hash] = (principal, asked + lifetime)
         }
     }
 }

@@ -214,7 +214,10 @@ public final class WorkoutServer: Sendable {
         }
         let hash = Tokens.hash(String(parts[1]))
         if let known = tokenCache.principal(hash: hash) { return known }
-        // Off the request's thread: the directory may be a PostgreSQL round trip away.
+        // Trusted from the moment before the lookup read the directory (a revocation committed while the answer
+        // came back is then refused within the lifetime too). Off the request's thread: the directory may be a
+        // PostgreSQL round trip away.
+        let asked = ContinuousClock.now
         let directory = directory
         let principal = try await Offload.run { () throws(APIError) -> Principal? in
             do {
@@ -223,7 +226,7 @@ public final class WorkoutServer: Sendable {
                 throw .unavailable("the server directory cannot be read: \(error)")
             }
         }
-        if let principal { tokenCache.remember(principal, hash: hash) }
+        tokenCache.remember(principal, hash: hash, asked: asked)
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }

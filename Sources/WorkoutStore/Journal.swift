@@ -166,10 +166,13 @@ final class JournalWriter: WorkoutRecordingSink {
             routeChunks.append(Series.routeChunk(tails.route[...], firstOrdinal: tails.routeFirst))
         }
         // A closing commit deletes the journal's entries in its own transaction: its pending ones are not written
-        // (an import finishes with thousands of them in its only commit).
+        // (an import finishes with thousands of them in its only commit). A discard deletes the chunks too.
+        var discarding = false
+        if case .discard = closing { discarding = true }
         let commit = JournalCommit(
-            session: session, entries: closing == nil ? tails.pendingEntries : [], sampleChunks: sampleChunks,
-            routeChunks: routeChunks, closing: closing, alreadyCompact: tails.capacity == Series.capacity)
+            session: session, entries: closing == nil ? tails.pendingEntries : [],
+            sampleChunks: discarding ? [] : sampleChunks, routeChunks: discarding ? [] : routeChunks, closing: closing,
+            alreadyCompact: tails.capacity == Series.capacity)
         do {
             try store.backend.commitJournal(commit)
         } catch {

@@ -21,18 +21,12 @@ final class PostgresBackend: StoreBackend {
     /// Where other writers' changes come from (LISTEN/NOTIFY), and this instance's id in its notifications.
     let feed: ChangeFeed
     let origin = UUID()
-    /// The athlete's partitions of the tables a journal commit writes, by table (an athlete's store).
-    let journalPartitions: [String: String]
 
     init(pool: ConnectionPool, feed: ChangeFeed, athlete: UUID) {
         self.pool = pool
         self.feed = feed
         athletes = [athlete]
         isTeam = false
-        journalPartitions = Dictionary(
-            uniqueKeysWithValues: ["journal_session", "sample_chunk", "route_chunk", "journal_change"].map {
-                ($0, PostgresSchema.partition($0, athlete: athlete))
-            })
     }
 
     /// A team's store; `athletes` is not empty (the caller checks).
@@ -41,7 +35,6 @@ final class PostgresBackend: StoreBackend {
         self.feed = feed
         self.athletes = athletes
         isTeam = true
-        journalPartitions = [:]
     }
 
     func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
@@ -680,12 +673,12 @@ final class PostgresBackend: StoreBackend {
         // session's commit (nothing closing) is that statement alone, without BEGIN and COMMIT (a single
         // statement is its own transaction).
         if commit.closing == nil, !isTeam {
-            let found = try pool.transaction(single: true) { t in try t.run(appendSQL(commit)).first?.int(0) }
+            let found = try pool.transaction(single: true) { t in try appendedRow(t.run(appendSQL(commit))) }
             guard found != nil else { throw .sessionNotFound(commit.session) }
             return
         }
         try write { t in
-            guard let row = try t.run(appendSQL(commit)).first?.int(0) else {
+            guard let row = try appendedRow(t.run(appendSQL(commit))) else {
                 throw StoreError.sessionNotFound(commit.session)
             }
             switch commit.closing {
@@ -710,117 +703,57 @@ final class PostgresBackend: StoreBackend {
     }
 
     /// One statement appending a commit's sample and route chunks (inserted or replacing the open tail) and
-    /// journal entries to a session's journal, locking the session's row first as every commit does. It returns
-    /// the session's workout row, and no row (writing nothing) when the session's journal is gone. Rows come
-    /// from arrays (`unnest`); a nullable column has a flag array beside it, or is NULL for every row.
-    ///
-    /// A live session runs it a thousand times a second, and PostgreSQL parses and plans it each time: it names
-    /// the athlete's partitions (nothing to prune, no row to route) and holds only the parts the commit needs.
+    /// journal entries to a session's journal, locking the session's row first as every commit does: a call of
+    /// `workout_journal_append` (schema migration 4), whose statements PostgreSQL plans once per connection. Its
+    /// one row holds the session's workout row, or NULL (nothing written) when the session's journal is gone.
     private func appendSQL(_ commit: JournalCommit) -> SQL {
         var sql = scoped()
-        func partition(_ table: String) -> String { journalPartitions[table] ?? table }
-        /// The `unnest` arguments and column names, and the select expression, of a nullable column.
-        func nullable<T>(_ values: [T?], _ column: String, _ type: String, _ bind: ([T]) -> Bind, empty: T)
-            -> (arguments: [String], columns: [String], expression: String)
-        {
-            guard values.contains(where: { $0 != nil }) else { return ([], [], "NULL") }
-            let present = sql.bind(.bools(values.map { $0 != nil }))
-            let value = sql.bind(bind(values.map { $0 ?? empty }))
-            return (
-                ["\(value)::\(type)[]", "\(present)::boolean[]"], [column, "has_" + column],
-                "CASE WHEN u.has_\(column) THEN u.\(column) END"
-            )
+        var arguments = ["$1"]
+        func add(_ value: Bind, _ type: String) { arguments.append("\(sql.bind(value))::\(type)") }
+        func texts(_ values: [String?]) {
+            add(.texts(values.map { $0 ?? "" }), "text[]")
+            add(.bools(values.map { $0 != nil }), "boolean[]")
         }
-        let session = sql.bind(.uuid(commit.session))
-        var parts = [
-            """
-            s AS (
-                SELECT workout_row FROM \(partition("journal_session")) WHERE athlete = $1 AND uuid = \(session) FOR UPDATE
-            )
-            """
-        ]
+        func doubles(_ values: [Double?]) {
+            add(.doubles(values.map { $0 ?? 0 }), "float8[]")
+            add(.bools(values.map { $0 != nil }), "boolean[]")
+        }
+        add(.uuid(commit.session), "uuid")
         let chunks = commit.sampleChunks
-        if !chunks.isEmpty {
-            var arguments = [
-                "\(sql.bind(.texts(chunks.map(\.type.rawValue))))::text[]", "\(sql.bind(.texts(chunks.map(\.source.name))))::text[]",
-                "\(sql.bind(.ints(chunks.map(\.firstOrdinal))))::bigint[]", "\(sql.bind(.ints(chunks.map(\.lastOrdinal))))::bigint[]",
-                "\(sql.bind(.ints(chunks.map { Int64($0.count) })))::bigint[]",
-                "\(sql.bind(.doubles(chunks.map(\.startMin))))::float8[]", "\(sql.bind(.doubles(chunks.map(\.startMax))))::float8[]",
-                "\(sql.bind(.doubles(chunks.map(\.endMin))))::float8[]", "\(sql.bind(.doubles(chunks.map(\.endMax))))::float8[]",
-                "\(sql.bind(.byteas(chunks.map(\.payload))))::bytea[]",
-            ]
-            var columns = ["type", "name", "first", "last", "count", "start_min", "start_max", "end_min", "end_max", "data"]
-            var expressions: [String] = []
-            for (values, column) in [
-                (chunks.map(\.source.manufacturer), "manufacturer"), (chunks.map(\.source.model), "model"),
-                (chunks.map(\.source.identifier), "identifier"),
-            ] {
-                let part = nullable(values, column, "text", Bind.texts, empty: "")
-                arguments += part.arguments
-                columns += part.columns
-                expressions.append(part.expression)
-            }
-            for (values, column) in [(chunks.map(\.valueMin), "value_min"), (chunks.map(\.valueMax), "value_max")] {
-                let part = nullable(values, column, "float8", Bind.doubles, empty: 0)
-                arguments += part.arguments
-                columns += part.columns
-                expressions.append(part.expression)
-            }
-            parts.append(
-                """
-                c AS (
-                    INSERT INTO \(partition("sample_chunk"))(athlete, workout_row, type, source_name, source_manufacturer,
-                        source_model, source_identifier, first_ordinal, last_ordinal, count, start_min, start_max, end_min,
-                        end_max, value_min, value_max, data)
-                    SELECT $1, s.workout_row, u.type, u.name, \(expressions[0]), \(expressions[1]), \(expressions[2]),
-                           u.first, u.last, u.count::integer, u.start_min, u.start_max, u.end_min, u.end_max,
-                           \(expressions[3]), \(expressions[4]), u.data
-                    FROM s, unnest(\(arguments.joined(separator: ", "))) AS u(\(columns.joined(separator: ", ")))
-                    \(Self.sampleChunkUpsert)
-                )
-                """)
-        }
+        add(.texts(chunks.map(\.type.rawValue)), "text[]")
+        add(.texts(chunks.map(\.source.name)), "text[]")
+        texts(chunks.map(\.source.manufacturer))
+        texts(chunks.map(\.source.model))
+        texts(chunks.map(\.source.identifier))
+        add(.ints(chunks.map(\.firstOrdinal)), "bigint[]")
+        add(.ints(chunks.map(\.lastOrdinal)), "bigint[]")
+        add(.ints(chunks.map { Int64($0.count) }), "bigint[]")
+        add(.doubles(chunks.map(\.startMin)), "float8[]")
+        add(.doubles(chunks.map(\.startMax)), "float8[]")
+        add(.doubles(chunks.map(\.endMin)), "float8[]")
+        add(.doubles(chunks.map(\.endMax)), "float8[]")
+        doubles(chunks.map(\.valueMin))
+        doubles(chunks.map(\.valueMax))
+        add(.byteas(chunks.map(\.payload)), "bytea[]")
         let routes = commit.routeChunks
-        if !routes.isEmpty {
-            let first = sql.bind(.ints(routes.map(\.firstOrdinal)))
-            let last = sql.bind(.ints(routes.map(\.lastOrdinal)))
-            let count = sql.bind(.ints(routes.map { Int64($0.count) }))
-            let dateMin = sql.bind(.doubles(routes.map(\.dateMin)))
-            let dateMax = sql.bind(.doubles(routes.map(\.dateMax)))
-            let data = sql.bind(.byteas(routes.map(\.payload)))
-            parts.append(
-                """
-                r AS (
-                    INSERT INTO \(partition("route_chunk"))(athlete, workout_row, first_ordinal, last_ordinal, count, date_min,
-                        date_max, data)
-                    SELECT $1, s.workout_row, u.first, u.last, u.count::integer, u.date_min, u.date_max, u.data
-                    FROM s, unnest(\(first)::bigint[], \(last)::bigint[], \(count)::bigint[], \(dateMin)::float8[],
-                                   \(dateMax)::float8[], \(data)::bytea[]) AS u(first, last, count, date_min, date_max, data)
-                    \(Self.routeChunkUpsert)
-                )
-                """)
-        }
+        add(.ints(routes.map(\.firstOrdinal)), "bigint[]")
+        add(.ints(routes.map(\.lastOrdinal)), "bigint[]")
+        add(.ints(routes.map { Int64($0.count) }), "bigint[]")
+        add(.doubles(routes.map(\.dateMin)), "float8[]")
+        add(.doubles(routes.map(\.dateMax)), "float8[]")
+        add(.byteas(routes.map(\.payload)), "bytea[]")
         let entries = commit.entries
-        if !entries.isEmpty {
-            var arguments = [
-                "\(sql.bind(.ints(entries.map(\.seq))))::bigint[]", "\(sql.bind(.texts(entries.map(\.kind.rawValue))))::text[]",
-                "\(sql.bind(.ints(entries.map { Int64($0.count) })))::bigint[]",
-            ]
-            var columns = ["seq", "kind", "count"]
-            let payload = nullable(entries.map(\.payload), "payload", "text", Bind.texts, empty: "")
-            arguments += payload.arguments
-            columns += payload.columns
-            parts.append(
-                """
-                j AS (
-                    INSERT INTO \(partition("journal_change"))(athlete, session, seq, kind, count, payload)
-                    SELECT $1, \(session), u.seq, u.kind, u.count::integer, \(payload.expression)
-                    FROM s, unnest(\(arguments.joined(separator: ", "))) AS u(\(columns.joined(separator: ", ")))
-                )
-                """)
-        }
-        sql.text = "WITH " + parts.joined(separator: ", ") + " SELECT workout_row FROM s"
+        add(.ints(entries.map(\.seq)), "bigint[]")
+        add(.texts(entries.map(\.kind.rawValue)), "text[]")
+        add(.ints(entries.map { Int64($0.count) }), "bigint[]")
+        texts(entries.map(\.payload))
+        sql.text = "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
         return sql
+    }
+
+    /// The workout row `appendSQL` answered, nil when the session's journal is gone.
+    private func appendedRow(_ records: [Record]) throws -> Int64? {
+        try records.first?.optionalInt(0)
     }
 
     /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`), before its journal is
@@ -840,7 +773,7 @@ final class PostgresBackend: StoreBackend {
         }
         let rewrite = JournalCommit(
             session: id, entries: [], sampleChunks: plan.sampleChunks, routeChunks: plan.routeChunks, closing: nil)
-        guard try t.run(appendSQL(rewrite)).first != nil else { throw StoreError.sessionNotFound(id) }
+        guard try appendedRow(t.run(appendSQL(rewrite))) != nil else { throw StoreError.sessionNotFound(id) }
     }
 
     /// Every sample and route chunk of a workout row (a recording's included), any order.

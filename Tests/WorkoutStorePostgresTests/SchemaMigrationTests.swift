@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutModel
 import WorkoutStore
 import WorkoutStorePostgres
 
@@ -43,15 +44,24 @@ struct SchemaMigrationTests {
         #expect(try options("route_chunk") == "fillfactor=70")
         #expect(try options("journal_change") == "", "tables only appended to keep full pages")
 
-        // The same athlete's partitions as a version 2 database had them: migration 3 sets the fill factor.
+        // The database as version 2 left it (partitions without a fill factor, no journal function): migrations
+        // 3 and 4 run again.
         try ConnectionPoolTests.psql(
             url, "ALTER TABLE sample_chunk_\(suffix) RESET (fillfactor)", "ALTER TABLE route_chunk_\(suffix) RESET (fillfactor)",
-            "DELETE FROM schema_migration WHERE version = 3")
+            "DROP FUNCTION workout_journal_append", "DELETE FROM schema_migration WHERE version >= 3")
         #expect(try options("sample_chunk") == "")
         let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { reopened.closeConnections() }
         #expect(try options("sample_chunk") == "fillfactor=70")
         #expect(try options("route_chunk") == "fillfactor=70")
-        #expect(try Self.value(url, "SELECT max(version) FROM schema_migration") == "3")
+        #expect(try Self.value(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4")
+        // And the store writes through the function migration 4 made.
+        let store = try reopened.store(athlete: athlete)
+        let recording = try store.beginRecording(configuration: WorkoutConfiguration(activityType: .running), commitInterval: 0)
+        try recording.session.start()
+        try recording.builder.add([QuantitySample(.heartRate, 120, at: Date(), source: SourceDevice(name: "strap"))])
+        try recording.commit()
+        #expect(try recording.committedSamples().count == 1)
+        try recording.discard()
     }
 }

@@ -356,11 +356,49 @@ struct ChunkStorageTests {
         clock.set(t(9000))
         try recording.session.end(at: t(9000))
         let workout = try recording.finish()
+        #expect(try store.journaledSessions().isEmpty)
         #expect(try store.samples(workout: workout.id) == added)
         #expect(try store.route(workout: workout.id) == route)
         let saved = UUID()
         try store.save(minimalWorkout(saved, start: t(0), end: t(9000)), samples: added, route: route)
         #expect(try chunkRows(fixture, workout: workout.id).map { $0[0] } == ["4096", "4096", "808"])
+        #expect(try chunkRows(fixture, workout: workout.id) == (try chunkRows(fixture, workout: saved)))
+    }
+
+    @Test(
+        "a whole-chunked recording recovered after a crash goes on and finishes as a save of its samples",
+        arguments: Backend.testable)
+    func wholeChunkedRecordingRecoversAndFinishesLikeASave(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate])), commitInterval: 0,
+            chunking: .whole)
+        try recording.session.start(at: t(0))
+        var added: [QuantitySample] = []
+        func record(_ recording: JournaledRecording, _ seconds: Range<Int>) throws {
+            for second in seconds {
+                let sample = QuantitySample(.heartRate, Double(100 + second % 60), at: t(Double(second)), source: strap)
+                clock.set(t(Double(second)))
+                try recording.builder.add([sample])
+                added.append(sample)
+            }
+            try recording.commit()
+        }
+        try record(recording, 0..<5000)
+        // The "crash": a full chunk and an open one of 904 committed; recovery goes on as a live recording.
+        let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
+        #expect(try recovered.committedSamples() == added)
+        try record(recovered, 5000..<9000)
+        clock.set(t(9000))
+        try recovered.session.end(at: t(9000))
+        let workout = try recovered.finish()
+        #expect(try store.samples(workout: workout.id) == added)
+        let saved = UUID()
+        try store.save(minimalWorkout(saved, start: t(0), end: t(9000)), samples: added)
         #expect(try chunkRows(fixture, workout: workout.id) == (try chunkRows(fixture, workout: saved)))
     }
 
