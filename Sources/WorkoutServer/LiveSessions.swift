@@ -137,7 +137,28 @@ enum Offload {
                 message: "\(uploadQueueLimit) uploads are already waiting to be imported; send this file again later")
         }
         defer { uploadsWaiting.subtract(1, ordering: .relaxed) }
-        return try await run(on: uploads, body)
+        return try await run(on: uploads) { () throws(APIError) -> T in
+            lowerThreadPriority()
+            return try body()
+        }
+    }
+
+    /// Gives the calling thread (an upload thread) the lowest scheduling priority but one (nice 10; Linux
+    /// schedules threads each with its own nice value): on a busy machine an import's CPU then goes to live
+    /// sessions' acknowledgements first, and imports, which nobody waits on second by second, take the rest.
+    /// A failure (not permitted) leaves the priority as it was.
+    private static func lowerThreadPriority() {
+        #if os(Linux)
+            // The thread's id from /proc/thread-self ("pid/task/tid"): gettid(2) is not imported into Swift.
+            var link = [CChar](repeating: 0, count: 64)
+            let length = readlink("/proc/thread-self", &link, 63)
+            guard length > 0,
+                let tid = String(decoding: link[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    .split(separator: "/").last
+                .flatMap({ id_t($0) })
+            else { return }
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, 10)
+        #endif
     }
 }
 

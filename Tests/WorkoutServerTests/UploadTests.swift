@@ -65,6 +65,30 @@ struct UploadTests {
         await server.stop()
     }
 
+    @Test("imports run on threads of lower priority (nice 10) than the threads that acknowledge live batches")
+    func importsRunAtALowerPriority() async throws {
+        /// The nice values of this process's threads (field 19 of /proc/self/task/*/stat, after the command).
+        func niceValues() throws -> [Int] {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
+                guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { return nil }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                return fields.count > 16 ? Int(fields[16]) : nil
+            }
+        }
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "ann").token
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        let uploaded = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let nice = try niceValues()
+        #expect(nice.contains(10), "\(nice)")
+        #expect(nice.filter { $0 == 0 }.count > nice.filter { $0 == 10 }.count, "only the upload threads: \(nice)")
+        await server.stop()
+    }
+
     @Test func aBodyOverTheLimitIsRefusedWith413AndTheServerKeepsServing() async throws {
         let server = try await TestServer.start(bodyLimit: 10_000)
         defer { server.remove() }
