@@ -149,6 +149,7 @@ async def session(args, token, host, port, results, stop_at):
             status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
             if status == 200:
                 latencies.append(time.monotonic() - sent)
+                results["late"].append(sent - results["began"] >= 60 and time.monotonic() - sent)
                 acked = json.loads(data)["ack"]
                 highest = max(highest, acked)
             else:
@@ -294,8 +295,9 @@ async def main():
         sys.exit(f"no tokens in {args.tokens}")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
                "upload_errors": [], "uploads_missed": 0, "lag": [],
-               "stored": 0}
+               "stored": 0, "late": []}
     began = time.monotonic()
+    results["began"] = began
     stop_at = began + args.duration
     tasks = [session(args, tokens[i % len(tokens)], host, int(port), results, stop_at) for i in range(args.sessions)]
     # Start the sessions over the first seconds, as devices would.
@@ -327,6 +329,10 @@ def report(args, results):
           f"({samples} samples, {samples / args.duration:.0f} samples/s)")
     print(f"ack latency: p50 {pct(latencies, 0.5):.1f} ms, p99 {pct(latencies, 0.99):.1f} ms, max {pct(latencies, 1.0):.1f} ms "
           f"({len(latencies)} acknowledgements; generator's own lag p99 {pct(results['lag'], 0.99):.1f} ms)")
+    settled = [latency for latency in results["late"] if latency is not False]
+    if settled:
+        print(f"ack latency after the first minute: p50 {pct(settled, 0.5):.1f} ms, p99 {pct(settled, 0.99):.1f} ms "
+              f"({len(settled)} acknowledgements)")
     ok_uploads = [t for s, t in results["uploads"] if s in (200, 201)]
     duplicates = sum(1 for s, _ in results["uploads"] if s == 200)
     print(f"uploads: {len(ok_uploads)} imported ({duplicates} answered as duplicates), {len(ok_uploads) / args.duration:.1f}/s "
