@@ -99,14 +99,9 @@ struct ChangeFeedTests {
     }
 
     @Test func theFeedListensAgainAfterPostgreSQLEndedItsConnection() async throws {
-        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
-        // A database of this test's own: ending its connections disturbs no other suite.
-        let name = "feed_" + UUID().uuidString.prefix(8).lowercased()
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let url = try #require(components.string)
-        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
-        defer { try? ConnectionPoolTests.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let database = try TestPostgres.ownDatabase("feed")
+        defer { TestPostgres.drop(database) }
+        let (name, url, base) = database
         let athlete = UUID()
         let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
         let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)

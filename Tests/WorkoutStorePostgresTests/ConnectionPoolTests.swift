@@ -23,14 +23,9 @@ struct ConnectionPoolTests {
     }
 
     @Test func aStoreAnswersAgainAfterPostgreSQLEndedItsIdleConnections() throws {
-        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
-        // A database of this test's own: ending its connections disturbs no other suite.
-        let name = "pool_" + UUID().uuidString.prefix(8).lowercased()
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let url = try #require(components.string)
-        try Self.psql(base, "CREATE DATABASE \(name)")
-        defer { try? Self.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let database = try TestPostgres.ownDatabase("pool")
+        defer { TestPostgres.drop(database) }
+        let (name, url, base) = database
         let store = try PostgresWorkoutDatabase(url: url, poolSize: 4).store(athlete: UUID())
         #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
 

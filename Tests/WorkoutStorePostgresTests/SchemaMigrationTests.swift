@@ -23,13 +23,9 @@ struct SchemaMigrationTests {
 
     @Test("chunk partitions keep room for rewritten tails: new ones are created so, existing ones get it by migration 3")
     func chunkPartitionsHaveAFillFactorForInPlaceRewrites() throws {
-        let base = try #require(TestPostgres.url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
-        let name = "migrate_" + UUID().uuidString.prefix(8).lowercased()
-        var components = try #require(URLComponents(string: base))
-        components.path = "/" + name
-        let url = try #require(components.string)
-        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
-        defer { try? ConnectionPoolTests.psql(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let database = try TestPostgres.ownDatabase("migrate")
+        defer { TestPostgres.drop(database) }
+        let url = database.url
         let athlete = UUID()
         let suffix = athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         func options(_ table: String) throws -> String {

@@ -17,6 +17,22 @@ enum TestPostgres {
         let url = try #require(url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
         return try PostgresWorkoutDatabase(url: url, poolSize: 4)
     }
+
+    /// A new database of the test's own in the test cluster (ending its connections or changing its schema
+    /// disturbs no other suite): its name, its URL, and the cluster's URL; `drop` removes it.
+    static func ownDatabase(_ prefix: String) throws -> (name: String, url: String, base: String) {
+        let base = try #require(url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
+        let name = prefix + "_" + UUID().uuidString.prefix(8).lowercased()
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let own = try #require(components.string)
+        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        return (name, own, base)
+    }
+
+    static func drop(_ database: (name: String, url: String, base: String)) {
+        try? ConnectionPoolTests.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
+    }
 }
 
 enum SharedData {
