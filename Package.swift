@@ -46,7 +46,6 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "CTerminalShims"),
-        .target(name: "CProcessShims"),
         .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         .target(
             name: "WorkoutSensors", dependencies: ["WorkoutEngine", "CTerminalShims", "CSerialPort"],
@@ -73,7 +72,6 @@ let package = Package(
             name: "WorkoutServer",
             dependencies: [
                 "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats", "WorkoutReport",
-                "CProcessShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -120,7 +120,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        WorkoutServer.limitMallocArenas()
         guard let level = ServerLogLevel(rawValue: logLevel) else {
             throw ValidationError("--log-level '\(logLevel)' is not trace, debug, info, notice, warning, error or critical")
         }

@@ -1,4 +1,3 @@
-import CProcessShims
 import Foundation
 import Hummingbird
 import Logging
@@ -120,17 +119,6 @@ public final class WorkoutServer: Sendable {
                 backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
         }
         metrics = ServerMetrics()
-    }
-
-    /// Caps the C library's malloc arenas at two for this process (glibc's `M_ARENA_MAX`), unless the environment
-    /// sets `MALLOC_ARENA_MAX`: call it first thing in a process that serves.
-    ///
-    /// By default glibc gives threads up to eight arenas per core; the server's threads (event loops, store and
-    /// upload threads) free in one arena what another allocated, and a 10-minute load of 1,000 sessions and 20
-    /// imports a second grew the resident memory by 13 % though nothing it holds grows. With two arenas the
-    /// same load grew it by 5 % over 5 minutes, at a lower level (docs/live-load.md).
-    public static func limitMallocArenas() {
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil { _ = workout_limit_malloc_arenas(2) }
     }
 
     /// Stops a running server gracefully, as SIGTERM does (no-op when it is not running).
