@@ -239,3 +239,63 @@ struct StoreTests {
             StoreLocation.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/share/workout-engine/workouts.sqlite")
     }
 }
+
+@Suite("Store: statistics collections at bucket edges and odd intervals")
+struct StatisticsCollectionEdgeTests {
+    // A cumulative sample ending exactly at a bucket's start makes the empty bucket non-empty.
+    @Test(arguments: Backend.testable) func cumulativeSampleEndingAtBucketStartFillsTheNextBucket(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (workout, samples) = try recordWorkout([
+            LegPlan(type: .cycling, seconds: 60, heartRate: 140, maxHeartRate: 140)
+        ])
+        try store.save(workout, samples: samples)
+        // distance samples cover [0, 60); bucket [60, 120) has no data.
+        let buckets = try store.statisticsCollection(
+            .distanceCycling, from: t(0), to: t(120), anchor: t(0), interval: .minute)
+        #expect(buckets.count == 2)
+        #expect(buckets[0].statistics?.sampleCount == 60)
+        #expect(buckets[1].statistics == nil, "got \(String(describing: buckets[1].statistics))")
+        #expect(try store.statistics(.distanceCycling, from: t(60), to: t(120)) == nil)
+    }
+
+    // Crashes reachable from statisticsCollection input. SQLite only: the arithmetic is the store's, the
+    // same for both backends, and each case runs in a child process (an empty store).
+    @Test func tinyIntervalDoesNotCrash() async {
+        await #expect(processExitsWith: .success) {
+            guard let folder = try? temporaryFolder(),
+                let store = try? WorkoutStore(path: folder.appendingPathComponent("x.sqlite").path)
+            else { return }
+            _ = try? store.statisticsCollection(
+                .heartRate, from: t(0), to: t(10), anchor: t(0), interval: .seconds(Double.leastNonzeroMagnitude))
+        }
+    }
+
+    @Test func nanAnchorDoesNotCrash() async {
+        await #expect(processExitsWith: .success) {
+            guard let folder = try? temporaryFolder(),
+                let store = try? WorkoutStore(path: folder.appendingPathComponent("x.sqlite").path)
+            else { return }
+            _ = try? store.statisticsCollection(
+                .heartRate, from: t(0), to: t(10), anchor: Date(timeIntervalSinceReferenceDate: .nan), interval: .minute
+            )
+        }
+    }
+}
+
+@Suite("Store: anchored workouts across a delete and a re-save")
+struct AnchoredResaveTests {
+    // Anchored: delete then re-save the same id.
+    @Test(arguments: Backend.testable) func anchoredDeleteThenResave(_ backend: Backend) throws {
+        let (store, folder) = try freshStore(backend)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])
+        try store.save(a)
+        let anchor = try store.anchoredWorkouts().anchor
+        try store.delete(workout: a.id)
+        try store.save(a)
+        let changes = try store.anchoredWorkouts(since: anchor)
+        // The workout exists now; a consumer applying added then deleted would drop it.
+        #expect(!(changes.added.map(\.id) == [a.id] && changes.deleted == [a.id]))
+    }
+}
