@@ -377,11 +377,6 @@ public final class ServerDirectory: Sendable {
         }
     }
 
-    /// Who `token` speaks for; nil for an unknown or revoked token.
-    func principal(token: String) throws(ServerSetupError) -> Principal? {
-        try principal(hash: Tokens.hash(token))
-    }
-
     /// Who the token whose `Tokens.hash` is `hash` speaks for; nil for an unknown or revoked token.
     func principal(hash: String) throws(ServerSetupError) -> Principal? {
         try perform(readOnly: true, single: true) { db -> Principal? in
