@@ -195,6 +195,11 @@ struct RecoveryCollector: Sendable {
     let options: HeartRateRecoveryOptions
     /// Exercise readings of the last `endWindow` seconds (plus slack), until the stop.
     var tail: [HeartRateReading] = []
+    /// The tail's count at which readings older than the window are dropped: twice what the last pruning
+    /// kept (at least `minimumPrune`), so a session holds about two windows of readings whatever its length
+    /// and the pruning costs O(1) a reading.
+    var pruneAt = RecoveryCollector.minimumPrune
+    static let minimumPrune = 64
     var newest = -Double.infinity
     /// Set at stop.
     var endOfExercise: Seconds?
@@ -214,9 +219,10 @@ struct RecoveryCollector: Sendable {
         if tail.suffix(8).contains(reading) { return }
         tail.append(reading)
         if reading.time > newest { newest = reading.time }
-        if tail.count >= 512 {
+        if tail.count >= pruneAt {
             let keepFrom = newest - options.endWindow - 5
             tail.removeAll { $0.time < keepFrom }
+            pruneAt = Swift.max(Self.minimumPrune, tail.count * 2)
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WorkoutEngine
+@testable import WorkoutEngine
 import WorkoutModel
 
 private let watch = SourceDevice(name: "Watch", identifier: "watch-link:1")
@@ -120,6 +120,25 @@ struct HeartRateRecoveryTests {
     /// Heart rate falling by 0.5 bpm a second from 160 after the stop, at 1 Hz for `seconds`.
     private func recovery(_ seconds: ClosedRange<Int>, skipping gap: Range<Int> = 0..<0) -> [QuantitySample] {
         seconds.filter { !gap.contains($0) }.map { hr(160 - 0.5 * Double($0), at: 600 + Double($0)) }
+    }
+
+    /// A long session keeps about two end windows of exercise readings, not a count that takes minutes to
+    /// reach (a server holds one collector per live session), and still has the whole window at the stop.
+    @Test(arguments: [1.0, 4.0])
+    func theExerciseTailStaysAboutTwoEndWindowsLong(hertz: Double) throws {
+        let options = HeartRateRecoveryOptions(endWindow: 30)
+        var collector = RecoveryCollector(options: options)
+        let window = (options.endWindow + 5) * hertz + 1
+        var longest = 0
+        for index in 0..<Int(2 * 3600 * hertz) {
+            collector.observeExercise(HeartRateReading(time: Double(index) / hertz, value: 150))
+            longest = max(longest, collector.tail.count)
+        }
+        #expect(longest <= max(2 * Int(window), RecoveryCollector.minimumPrune))
+        let stop = 2 * 3600 - 1 / hertz
+        collector.stop(at: stop)
+        #expect(collector.tail.count == Int(options.endWindow * hertz) + 1)
+        #expect(collector.tail.first?.time == stop - options.endWindow)
     }
 
     @Test func recoveryIsTheDropOverOneMinuteWithItsMetadata() throws {
