@@ -130,6 +130,17 @@ echo "load average (1 min) during the run: ${loads[*]} (before: $load_before)"
 read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/null || true
 [ -n "${utime:-}" ] && echo "server CPU time since its (last) start: $(( (utime + stime) / $(getconf CLK_TCK) )) s"
 [ "$backend" = postgres ] && echo "PostgreSQL CPU time during the run: $(( $(postgres_cpu) - postgres_before )) s (a restart with --fault resets it)"
+# The server's own view of a batch: from its arrival at the session to its commit (workout_live_batch_commit_seconds,
+# a histogram): the share of the generator's latency spent inside the server's session and database work.
+curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | awk '
+  /^workout_live_batch_commit_seconds_bucket/ { match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); n++; bound[n] = le; cum[n] = $NF }
+  /^workout_live_batch_commit_seconds_count/ { total = $NF }
+  END {
+    if (total == 0) exit
+    line = "server batch commit (arrival at the session to commit): " total " batches;"
+    for (i = 1; i <= n; i++) if (bound[i] != "+Inf") line = line sprintf(" ≤%g s %.1f %%;", bound[i], cum[i] * 100 / total)
+    print line
+  }'
 kill -TERM "$server"
 wait "$server"
 if [ "$statements" = 1 ]; then
