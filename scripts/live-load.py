@@ -150,6 +150,7 @@ async def session(args, token, host, port, results, stop_at):
             if status == 200:
                 latencies.append(time.monotonic() - sent)
                 results["late"].append(sent - results["began"] >= 60 and time.monotonic() - sent)
+                results["minutes"].setdefault(int((sent - results["began"]) // 60), []).append(latencies[-1])
                 acked = json.loads(data)["ack"]
                 highest = max(highest, acked)
             else:
@@ -295,7 +296,7 @@ async def main():
         sys.exit(f"no tokens in {args.tokens}")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
                "upload_errors": [], "uploads_missed": 0, "lag": [],
-               "stored": 0, "late": []}
+               "stored": 0, "late": [], "minutes": {}}
     began = time.monotonic()
     results["began"] = began
     stop_at = began + args.duration
@@ -333,6 +334,9 @@ def report(args, results):
     if settled:
         print(f"ack latency after the first minute: p50 {pct(settled, 0.5):.1f} ms, p99 {pct(settled, 0.99):.1f} ms "
               f"({len(settled)} acknowledgements)")
+    if len(results["minutes"]) > 1:
+        print("ack latency by minute (p50/p99 ms): " + ", ".join(
+            f"{minute + 1}: {pct(values, 0.5):.0f}/{pct(values, 0.99):.0f}" for minute, values in sorted(results["minutes"].items())))
     ok_uploads = [t for s, t in results["uploads"] if s in (200, 201)]
     duplicates = sum(1 for s, _ in results["uploads"] if s == 200)
     print(f"uploads: {len(ok_uploads)} imported ({duplicates} answered as duplicates), {len(ok_uploads) / args.duration:.1f}/s "
