@@ -386,7 +386,7 @@ public final class JournaledRecording: Sendable {
 
 /// How a journaled recording lays out its samples and route while it records (docs/storage-chunks.md).
 public enum JournalChunking: Sendable, Equatable {
-    /// For recording as it happens: a stream's open chunk closes at 128 samples, so that a commit rewrites
+    /// For recording as it happens: a stream's open chunk closes at 32 samples, so that a commit rewrites
     /// little however long the recording; finishing merges the small chunks into full ones.
     case live
     /// For replaying a file faster than real time (an import) that commits rarely, best once at its finish:

@@ -244,13 +244,13 @@ struct ChunkStorageTests {
             try recording.builder.add(batch)
             added += batch
             if second % 10 == 9 { try recording.commit() }
-            // While recording, no chunk row (an open tail included) goes past the journal's bound of 128.
+            // While recording, no chunk row (an open tail included) goes past the journal's bound of 32.
             if second % 500 == 499 { largest = max(largest, try chunkCounts(fixture).max() ?? 0) }
         }
         try recording.commit()
-        #expect(largest == 128)
-        // Two streams of 5,000 samples: 39 closed chunks of 128 and one open tail of 8 each, whatever the commits.
-        #expect(try chunkCounts(fixture).sorted() == [8, 8] + Array(repeating: 128, count: 78))
+        #expect(largest == 32)
+        // Two streams of 5,000 samples: 156 closed chunks of 32 and one open tail of 8 each, whatever the commits.
+        #expect(try chunkCounts(fixture).sorted() == [8, 8] + Array(repeating: 32, count: 312))
         #expect(try recording.committedSamples() == added)
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == added)
@@ -297,7 +297,7 @@ struct ChunkStorageTests {
         let recovered = try #require(try store.recoverActiveSession(clock: clock, commitInterval: 0))
         #expect(try recovered.committedSamples() == added)
         try record(recovered, 3000..<9000)
-        #expect(try chunkCounts(fixture).allSatisfy { $0 <= 128 })
+        #expect(try chunkCounts(fixture).allSatisfy { $0 <= 32 })
         clock.set(t(9000))
         try recovered.session.end(at: t(9000))
         let workout = try recovered.finish()
