@@ -133,8 +133,8 @@ read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/nul
 # The server's own view of a batch: from its arrival at the session to its commit (workout_live_batch_commit_seconds,
 # a histogram): the share of the generator's latency spent inside the server's session and database work.
 curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | awk '
-  /^workout_live_batch_commit_seconds_bucket/ { match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); n++; bound[n] = le; cum[n] = $NF }
-  /^workout_live_batch_commit_seconds_count/ { total = $NF }
+  /^workout_live_batch_commit_seconds_bucket/ && match($0, /[{,]le="[^"]*"/) { n++; bound[n] = substr($0, RSTART + 5, RLENGTH - 6); cum[n] = $2 }
+  /^workout_live_batch_commit_seconds_count/ { total = $2 }
   END {
     if (total == 0) exit
     line = "server batch commit (arrival at the session to commit): " total " batches;"

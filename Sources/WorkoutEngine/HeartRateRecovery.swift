@@ -201,6 +201,9 @@ struct RecoveryCollector: Sendable {
     var pruneAt = RecoveryCollector.minimumPrune
     static let minimumPrune = 64
     var newest = -Double.infinity
+    /// When the session paused, while it is paused: a stop now ends exercise there, so the end window
+    /// before it and the readings after it (a recovery's) are kept however long the pause.
+    var pausedAt: Seconds?
     /// Set at stop.
     var endOfExercise: Seconds?
     var recovery: [HeartRateReading] = []
@@ -220,10 +223,23 @@ struct RecoveryCollector: Sendable {
         tail.append(reading)
         if reading.time > newest { newest = reading.time }
         if tail.count >= pruneAt {
-            let keepFrom = newest - options.endWindow - 5
-            tail.removeAll { $0.time < keepFrom }
+            // What a stop could still need: the end window before the newest reading (a stop while running
+            // comes after it), and while paused the end window before the pause and a recovery after it.
+            let recent = newest - options.endWindow - 5
+            let paused = pausedAt.map { ($0 - options.endWindow - 5)...($0 + options.window) }
+            tail.removeAll { $0.time < recent && !(paused?.contains($0.time) ?? false) }
             pruneAt = Swift.max(Self.minimumPrune, tail.count * 2)
         }
+    }
+
+    /// The session paused at `time` (a stop while paused ends exercise there).
+    mutating func pause(at time: Seconds) {
+        if endOfExercise == nil { pausedAt = time }
+    }
+
+    /// The session runs again.
+    mutating func resume() {
+        pausedAt = nil
     }
 
     /// Marks the end of exercise.

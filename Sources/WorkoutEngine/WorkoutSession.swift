@@ -204,8 +204,14 @@ extension RecordingCore {
     }
 
     /// Starts the heart-rate recovery when `change` stopped exercise. Paused at the stop, exercise
-    /// ended when the pause began (the heart rate already fell during it).
+    /// ended when the pause began (the heart rate already fell during it): the collector is told of
+    /// pauses and resumes so that it keeps that pause's end window.
     mutating func exerciseMayHaveStopped(_ change: SessionStateChange, previousChange: Date?) {
+        if change.to == .paused {
+            recovery?.pause(at: seconds(change.date))
+        } else if change.to == .running {
+            recovery?.resume()
+        }
         guard change.to == .stopped || change.to == .ended, change.from == .running || change.from == .paused else {
             return
         }

@@ -141,6 +141,27 @@ struct HeartRateRecoveryTests {
         #expect(collector.tail.first?.time == stop - options.endWindow)
     }
 
+    /// Paused at t(600) while the strap goes on sending for three minutes, then stopped: exercise ended at the
+    /// pause, so the end window before it and the readings of the pause give the recovery a stop at t(600)
+    /// gives (160 bpm at the end, 0.5 bpm a second down from there: 30 after one minute, 60 after two).
+    @Test func aStopAfterALongPauseRecoversFromThePause() throws {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)))
+        try session.start(at: t(0))
+        try session.builder.add((0..<600).map { hr($0 == 300 ? 175 : 160, at: Double($0)) })
+        try session.pause(at: t(600))
+        try session.builder.add(recovery(1...180))
+        try session.stop(at: t(781))
+        try session.end(at: t(781))
+        _ = try session.builder.finishWorkout()
+        let result = try session.finishHeartRateRecovery(at: t(781))
+        #expect(result.heartRateAtEnd.map { abs($0 - 160) < 1e-9 } == true)
+        let sample = try #require(result.sample)
+        #expect(abs(sample.quantity.value - 30) < 1e-9)
+        #expect(sample.start == t(600))
+        #expect(abs((result.twoMinuteDrop ?? 0) - 60) < 1e-9)
+    }
+
     @Test func recoveryIsTheDropOverOneMinuteWithItsMetadata() throws {
         let session = try stoppedRun()
         let workout = try session.builder.finishWorkout()
