@@ -30,8 +30,9 @@ private func antBroadcasts(_ bytes: [UInt8], channel: UInt8) -> [[UInt8]] {
 
 private func u16(_ p: [UInt8], _ at: Int) -> Int { Int(p[at]) | Int(p[at + 1]) << 8 }
 
-@Suite("Simulator: regressions found in review")
-struct SimulatorRegressionTests {
+/// What the simulator sends for a race: sensor pages, pool lengths, leg changes and strokes as the wire carries them.
+@Suite("Simulator: sensor output of legs, pools and disconnects")
+struct SimulatorOutputTests {
     /// ANT+ bike speed & cadence: the event time is the time of the last whole revolution, so
     /// circumference × Δrevs / Δtime gives the true speed and 60 × Δcrank / Δtime the true cadence.
     @Test func speedCadenceEventTimesAreRevolutionTimes() throws {
@@ -68,6 +69,65 @@ struct SimulatorRegressionTests {
         #expect(worstCadence < 0.02, "cadence from crank page off by \(worstCadence * 100) % (true \(trueCadence) rpm)")
     }
 
+    /// A pool swim leg that is not the race's first leg: its first length must start with the leg.
+    @Test func poolLegAfterAnotherLegStartsItsLengthsAtTheLeg() throws {
+        let s = try scenario(
+            """
+            "activityType": "swimming", "swimmingLocation": "pool", "lapLength": 25, \(athleteJSON),
+            "recoverySeconds": 120,
+            "legs": [{"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
+                     {"type": "swimming", "segments": [{"distance": 100, "intensity": 0.7}]}]
+            """)
+        var simulator = WatchSimulator(scenario: s, seed: 3)
+        var recorder = GroundTruthRecorder(scenario: s)
+        while let second = simulator.next() { recorder.observe(second) }
+        let truth = recorder.result(of: simulator)
+        let swim = truth.legs[1]
+        #expect(swim.lengths.first?.start == swim.start)
+    }
+
+    /// A watch-port disconnect over a leg boundary loses the NEXT button (the truth still changes leg).
+    @Test func legChangeDuringWatchDisconnectStillReachesTheWire() throws {
+        let s = try scenario(
+            """
+            "activityType": "swimBikeRun", \(athleteJSON), "recoverySeconds": 130,
+            "disconnects": [{"port": "watch", "start": 55, "duration": 10}],
+            "legs": [{"type": "swimming", "segments": [{"duration": 60, "intensity": 0.7}]},
+                     {"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
+                     {"type": "cycling", "segments": [{"duration": 60, "intensity": 0.7}]},
+                     {"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
+                     {"type": "running", "segments": [{"duration": 60, "intensity": 0.7}]}]
+            """)
+        var simulator = WatchSimulator(scenario: s, seed: 3)
+        var emitter = WireEmitter(start: simulator.start)
+        var watch: [UInt8] = []
+        while let second = simulator.next() { watch += emitter.encode(second)[.watch] ?? [] }
+        let text = String(decoding: watch, as: UTF8.self)
+        #expect(text.components(separatedBy: ",NEXT*").count - 1 == 4)
+    }
+
+    /// Open-water strokes: what the watch reports over the swim covers the whole swim.
+    @Test func openWaterStrokesAreNotLostAtTheEndOfTheSwim() throws {
+        let s = try scenario(
+            """
+            "activityType": "swimming", "swimmingLocation": "openWater", \(athleteJSON), "recoverySeconds": 120,
+            "legs": [{"type": "swimming", "segments": [{"duration": 19, "intensity": 0.7}]}]
+            """)
+        var simulator = WatchSimulator(scenario: s, seed: 3)
+        var strokes = 0.0
+        var distance = 0.0
+        while let second = simulator.next() {
+            for x in second.samples where x.type == .swimmingStrokeCount { strokes += x.quantity.value }
+            for x in second.samples where x.type == .distanceSwimming { distance += x.quantity.value }
+        }
+        #expect(abs(strokes - distance / 2.0) <= 1, "strokes \(strokes) for \(distance) m at 2 m/stroke")
+    }
+}
+
+/// Which scenarios validate: a scenario that would make the simulator crash, run backwards or never end is
+/// refused, and one a real pool allows is accepted.
+@Suite("Simulator: scenario validation")
+struct ScenarioValidationTests {
     /// A scenario that validates must not crash the simulator or the encoders.
     @Test func hugePowerInAScenarioIsRejectedOrSurvives() async throws {
         await #expect(processExitsWith: .success) {
@@ -126,63 +186,6 @@ struct SimulatorRegressionTests {
         }
     }
 
-    /// A pool swim leg that is not the race's first leg: its first length must start with the leg.
-    @Test func poolLegAfterAnotherLegStartsItsLengthsAtTheLeg() throws {
-        let s = try scenario(
-            """
-            "activityType": "swimming", "swimmingLocation": "pool", "lapLength": 25, \(athleteJSON),
-            "recoverySeconds": 120,
-            "legs": [{"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
-                     {"type": "swimming", "segments": [{"distance": 100, "intensity": 0.7}]}]
-            """)
-        var simulator = WatchSimulator(scenario: s, seed: 3)
-        var recorder = GroundTruthRecorder(scenario: s)
-        while let second = simulator.next() { recorder.observe(second) }
-        let truth = recorder.result(of: simulator)
-        let swim = truth.legs[1]
-        #expect(swim.lengths.first?.start == swim.start)
-    }
-
-    /// A watch-port disconnect over a leg boundary loses the NEXT button (the truth still changes leg).
-    @Test func legChangeDuringWatchDisconnectStillReachesTheWire() throws {
-        let s = try scenario(
-            """
-            "activityType": "swimBikeRun", \(athleteJSON), "recoverySeconds": 130,
-            "disconnects": [{"port": "watch", "start": 55, "duration": 10}],
-            "legs": [{"type": "swimming", "segments": [{"duration": 60, "intensity": 0.7}]},
-                     {"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
-                     {"type": "cycling", "segments": [{"duration": 60, "intensity": 0.7}]},
-                     {"type": "transition", "segments": [{"duration": 60, "intensity": 0.3}]},
-                     {"type": "running", "segments": [{"duration": 60, "intensity": 0.7}]}]
-            """)
-        var simulator = WatchSimulator(scenario: s, seed: 3)
-        var emitter = WireEmitter(start: simulator.start)
-        var watch: [UInt8] = []
-        while let second = simulator.next() { watch += emitter.encode(second)[.watch] ?? [] }
-        let text = String(decoding: watch, as: UTF8.self)
-        #expect(text.components(separatedBy: ",NEXT*").count - 1 == 4)
-    }
-
-    /// Open-water strokes: what the watch reports over the swim covers the whole swim.
-    @Test func openWaterStrokesAreNotLostAtTheEndOfTheSwim() throws {
-        let s = try scenario(
-            """
-            "activityType": "swimming", "swimmingLocation": "openWater", \(athleteJSON), "recoverySeconds": 120,
-            "legs": [{"type": "swimming", "segments": [{"duration": 19, "intensity": 0.7}]}]
-            """)
-        var simulator = WatchSimulator(scenario: s, seed: 3)
-        var strokes = 0.0
-        var distance = 0.0
-        while let second = simulator.next() {
-            for x in second.samples where x.type == .swimmingStrokeCount { strokes += x.quantity.value }
-            for x in second.samples where x.type == .distanceSwimming { distance += x.quantity.value }
-        }
-        #expect(abs(strokes - distance / 2.0) <= 1, "strokes \(strokes) for \(distance) m at 2 m/stroke")
-    }
-}
-
-@Suite("Review probes: validation")
-struct ReviewValidationProbeTests {
     /// A 25-yard pool: 14 lengths = 320.04 m is a whole number of lengths.
     @Test func yardPoolWholeLengthsAreAccepted() throws {
         _ = try scenario(
