@@ -280,8 +280,8 @@ public final class ServerDirectory: Sendable {
     }
 
     /// Runs `body` in one transaction of the directory's database (SQLite or PostgreSQL: the statements are
-    /// written for both, with `?` placeholders).
-    /// Runs `body` in one transaction; `single`: `body` is one statement (PostgreSQL runs it without BEGIN and COMMIT).
+    /// written for both, with `?` placeholders). `single`: `body` is one statement, which PostgreSQL runs
+    /// without BEGIN and COMMIT.
     private func perform<T>(
         readOnly: Bool = false, single: Bool = false, _ body: (any DirectoryStatements) throws -> T
     ) throws(ServerSetupError) -> T {

@@ -180,7 +180,19 @@ final class PostgresBackend: StoreBackend {
         _ t: Transaction, workout: Int64, workoutStart: Date, workoutID: UUID, activity: Int64?,
         type: WorkoutActivityType, _ statistics: [QuantityType: Statistics]
     ) throws {
+        // Per quantity type: the columns both tables have (to `sum`), then what each adds before the workout's
+        // start and id.
         let present = QuantityType.allCases.compactMap { quantityType in statistics[quantityType].map { (quantityType, $0) } }
+        let shared: [[(Bind, String)]] = present.map { quantityType, s in
+            [
+                (.int(workout), ""), (.int(activity), ""), (.text(type.rawValue), ""), (.text(quantityType.rawValue), ""),
+                (.double(s.minimum?.value), ""), (.double(s.maximum?.value), ""), (.double(s.average?.value), ""),
+                (.double(s.sum?.value), ""),
+            ]
+        }
+        let workoutColumns: [(Bind, String)] = [
+            (.double(workoutStart.timeIntervalSinceReferenceDate), ""), (.uuid(workoutID), ""),
+        ]
         try insertRows(
             t,
             """
@@ -188,16 +200,13 @@ final class PostgresBackend: StoreBackend {
                       most_recent, most_recent_date, start, "end", duration, covered, sample_count, workout_start,
                       workout_uuid)
             """,
-            present.map { quantityType, s in
-                [
-                    (.int(workout), ""), (.int(activity), ""), (.text(type.rawValue), ""), (.text(quantityType.rawValue), ""),
-                    (.double(s.minimum?.value), ""), (.double(s.maximum?.value), ""), (.double(s.average?.value), ""),
-                    (.double(s.sum?.value), ""), (.double(s.mostRecent?.value), ""),
-                    (.double(s.mostRecentDate?.timeIntervalSinceReferenceDate), ""),
+            zip(shared, present).map { row, entry in
+                let s = entry.1
+                return row + [
+                    (.double(s.mostRecent?.value), ""), (.double(s.mostRecentDate?.timeIntervalSinceReferenceDate), ""),
                     (.double(s.start.timeIntervalSinceReferenceDate), ""), (.double(s.end.timeIntervalSinceReferenceDate), ""),
                     (.double(s.duration), ""), (.double(s.coveredTime), ""), (.int(Int64(s.sampleCount)), "::integer"),
-                    (.double(workoutStart.timeIntervalSinceReferenceDate), ""), (.uuid(workoutID), ""),
-                ]
+                ] + workoutColumns
             })
         guard activity != nil else { return }
         try insertRows(
@@ -206,14 +215,7 @@ final class PostgresBackend: StoreBackend {
             team_statistic(athlete, workout_row, activity_row, activity_type, quantity_type, minimum, maximum, average,
                            sum, workout_start, workout_uuid)
             """,
-            present.map { quantityType, s in
-                [
-                    (.int(workout), ""), (.int(activity), ""), (.text(type.rawValue), ""), (.text(quantityType.rawValue), ""),
-                    (.double(s.minimum?.value), ""), (.double(s.maximum?.value), ""), (.double(s.average?.value), ""),
-                    (.double(s.sum?.value), ""), (.double(workoutStart.timeIntervalSinceReferenceDate), ""),
-                    (.uuid(workoutID), ""),
-                ]
-            })
+            shared.map { $0 + workoutColumns })
     }
 
     /// Inserts `rows` (each value with its cast, after the athlete `$1`) into `table` (its name and columns, the

@@ -332,11 +332,7 @@ struct ChunkStorageTests {
         let store = fixture.store
         defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
-            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate])), commitInterval: 0,
-            chunking: .whole)
-        try recording.session.start(at: t(0))
+        let recording = try startedHeartRateRecording(store, clock: clock, chunking: .whole)
         var added: [QuantitySample] = []
         var route: [RoutePoint] = []
         for second in 0..<9000 {
@@ -373,11 +369,7 @@ struct ChunkStorageTests {
         let store = fixture.store
         defer { fixture.cleanup() }
         let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
-            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate])), commitInterval: 0,
-            chunking: .whole)
-        try recording.session.start(at: t(0))
+        let recording = try startedHeartRateRecording(store, clock: clock, chunking: .whole)
         var added: [QuantitySample] = []
         func record(_ recording: JournaledRecording, _ seconds: Range<Int>) throws {
             for second in seconds {

@@ -155,6 +155,18 @@ func recordWorkout(
     return (workout, sink.samples)
 }
 
+/// A cycling recording of heart rate alone, started at t(0), committing on every `commit()` call.
+func startedHeartRateRecording(
+    _ store: WorkoutStore, clock: ManualClock, chunking: JournalChunking = .live
+) throws -> JournaledRecording {
+    let recording = try store.beginRecording(
+        configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
+        options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate])), commitInterval: 0,
+        chunking: chunking)
+    try recording.session.start(at: t(0))
+    return recording
+}
+
 /// Bytes as hexadecimal text and back (raw chunk bytes through either backend's SQL).
 enum Hex {
     static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
