@@ -126,6 +126,10 @@ async def session(args, token, host, port, results, stop_at):
     conn = Connection(host, port)
     sid = str(uuid.uuid4())
     start = datetime.now(timezone.utc)
+    # The recorder's own clock: its batches fall due a whole number of seconds after it started, however long
+    # the server took to answer the open (anchoring them to that answer would bunch the sessions that a busy
+    # start answered together into the same part of every second, a burst no fleet of devices makes).
+    began = time.monotonic()
     status, _ = await conn.request("PUT", f"/v1/sessions/{sid}", token, json.dumps({"activityType": "cycling"}).encode())
     if status not in (200, 201):
         results["errors"].append(f"open {status}")
@@ -134,8 +138,7 @@ async def session(args, token, host, port, results, stop_at):
     # had acknowledged (a server that comes back with less than that has lost acknowledged batches).
     acked, highest, seq, latencies = 0, 0, 0, results["latencies"]
     # A recorder makes five samples a second whatever the server does: batch n is due n - 1 seconds after the
-    # session opened, and a batch whose answer came late is followed at once by the next one due.
-    opened = time.monotonic()
+    # recorder started, and a batch whose answer came late is followed at once by the next one due.
     while time.monotonic() < stop_at:
         seq = acked + 1
         at = start + timedelta(seconds=seq - 1)
@@ -168,7 +171,7 @@ async def session(args, token, host, port, results, stop_at):
             except Exception:
                 pass
             continue
-        await asyncio.sleep(max(0, opened + acked - time.monotonic()))
+        await asyncio.sleep(max(0, began + acked - time.monotonic()))
     results["sessions"].append((sid, highest, acked, start, token))
     conn.close()
 

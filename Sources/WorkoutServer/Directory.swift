@@ -87,10 +87,19 @@ enum Tokens {
 /// known tokens are kept (an unknown one is looked up again, so a token issued a moment ago works at once), and
 /// a token revoked while kept is refused once its lifetime has passed. At most `capacity` tokens: when full,
 /// the expired ones go, and all of them when none has expired.
+///
+/// Requests seldom wait for the directory: a token used in the second half of its lifetime is answered from the
+/// cache while one lookup refreshes it in the background, and requests that find a token missing while it is
+/// being looked up wait for that lookup instead of making their own (a thousand recorders of two hundred
+/// athletes starting at once make two hundred lookups, not a thousand). Neither changes when a revoked token is
+/// refused: an answer is still trusted only until `lifetime` after its lookup began. With a lifetime of 0
+/// every request looks its token up itself.
 final class TokenCache: Sendable {
     static let capacity = 100_000
     let lifetime: Duration
     private let entries = Mutex<[String: (principal: Principal, until: ContinuousClock.Instant)]>([:])
+    /// The lookups running now, by token hash (each shared by the requests that wait for it).
+    private let lookups = Mutex<[String: Task<Result<Principal?, APIError>, Never>]>([:])
 
     /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
     init(lifetime: TimeInterval) {
@@ -98,8 +107,21 @@ final class TokenCache: Sendable {
         self.lifetime = .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
-    /// Who the token speaks for, when looked up less than `lifetime` ago.
-    func principal(hash: String) -> Principal? {
+    /// Who the token speaks for: from the cache when looked up less than `lifetime` ago, else from `lookUp` (the
+    /// directory), run once for all the requests that ask meanwhile. nil: unknown or revoked.
+    func principal(
+        hash: String, lookUp: @escaping @Sendable () async throws(APIError) -> Principal?
+    ) async throws(APIError) -> Principal? {
+        guard lifetime > .zero else { return try await lookUp() }
+        if let (principal, refresh) = cached(hash: hash) {
+            if refresh { _ = running(hash: hash, lookUp: lookUp) }
+            return principal
+        }
+        return try await running(hash: hash, lookUp: lookUp).value.get()
+    }
+
+    /// The cached principal of `hash` and whether its lookup is in the second half of its lifetime.
+    func cached(hash: String) -> (Principal, refresh: Bool)? {
         guard lifetime > .zero else { return nil }
         let now = ContinuousClock.now
         return entries.withLock { entries in
@@ -108,7 +130,32 @@ final class TokenCache: Sendable {
                 entries[hash] = nil
                 return nil
             }
-            return entry.principal
+            return (entry.principal, entry.until - now < lifetime / 2)
+        }
+    }
+
+    /// The lookup of `hash` running now, started when there is none; it keeps its answer and then leaves.
+    private func running(
+        hash: String, lookUp: @escaping @Sendable () async throws(APIError) -> Principal?
+    ) -> Task<Result<Principal?, APIError>, Never> {
+        lookups.withLock { lookups in
+            if let task = lookups[hash] { return task }
+            // Runs after this lock is released (a new task never starts inside `Task.init`), so its own removal
+            // below always finds it here.
+            let task = Task { () -> Result<Principal?, APIError> in
+                let asked = ContinuousClock.now
+                let result: Result<Principal?, APIError>
+                do throws(APIError) {
+                    result = .success(try await lookUp())
+                } catch {
+                    result = .failure(error)
+                }
+                if case .success(let principal) = result { self.remember(principal, hash: hash, asked: asked) }
+                self.lookups.withLock { $0[hash] = nil }
+                return result
+            }
+            lookups[hash] = task
+            return task
         }
     }
 

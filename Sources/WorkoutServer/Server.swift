@@ -213,20 +213,17 @@ public final class WorkoutServer: Sendable {
                 message: "the Authorization header is not 'Bearer wk_…' with a token of 35 characters")
         }
         let hash = Tokens.hash(String(parts[1]))
-        if let known = tokenCache.principal(hash: hash) { return known }
-        // Trusted from the moment before the lookup read the directory (a revocation committed while the answer
-        // came back is then refused within the lifetime too). Off the request's thread: the directory may be a
-        // PostgreSQL round trip away.
-        let asked = ContinuousClock.now
         let directory = directory
-        let principal = try await Offload.run { () throws(APIError) -> Principal? in
-            do {
-                return try directory.principal(hash: hash)
-            } catch {
-                throw .unavailable("the server directory cannot be read: \(error)")
+        // Off the request's thread: the directory may be a PostgreSQL round trip away.
+        let principal = try await tokenCache.principal(hash: hash) { () async throws(APIError) -> Principal? in
+            try await Offload.run { () throws(APIError) -> Principal? in
+                do {
+                    return try directory.principal(hash: hash)
+                } catch {
+                    throw .unavailable("the server directory cannot be read: \(error)")
+                }
             }
         }
-        tokenCache.remember(principal, hash: hash, asked: asked)
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }

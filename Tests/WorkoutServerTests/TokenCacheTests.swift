@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import WorkoutServer
+
+/// The token cache's lookups: shared by the requests that wait for them, refreshed ahead of expiry, and never
+/// trusted past their lifetime.
+@Suite("Token cache: shared lookups and refresh ahead of expiry")
+struct TokenCacheTests {
+    static let dora = Principal.athlete(Athlete(id: UUID(), name: "dora", team: nil))
+
+    /// A directory lookup the test holds until it lets it answer, counting how often it was asked.
+    final class HeldLookup: Sendable {
+        private let state = Mutex<(asked: Int, waiting: [CheckedContinuation<Void, Never>], open: Bool)>((0, [], false))
+        let answer: Mutex<Principal?>
+
+        init(answer: Principal?) { self.answer = Mutex(answer) }
+
+        var asked: Int { state.withLock { $0.asked } }
+
+        /// Lets every lookup waiting (and every later one) answer.
+        func release() {
+            let waiting = state.withLock { state in
+                state.open = true
+                defer { state.waiting.removeAll() }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+
+        /// Holds every later lookup until the next `release`.
+        func hold() { state.withLock { $0.open = false } }
+
+        func lookUp() async -> Principal? {
+            await withCheckedContinuation { continuation in
+                let open = state.withLock { state in
+                    state.asked += 1
+                    if !state.open { state.waiting.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+            return answer.withLock { $0 }
+        }
+
+        /// Waits (up to two seconds) until `count` lookups were asked.
+        func waitUntilAsked(_ count: Int) async throws {
+            for _ in 0..<200 where asked < count { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    @Test("requests that find a token missing while it is looked up share that one lookup")
+    func concurrentMissesShareOneLookup() async throws {
+        let cache = TokenCache(lifetime: 30)
+        let directory = HeldLookup(answer: Self.dora)
+        let answers = try await withThrowingTaskGroup(of: Principal?.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await cache.principal(hash: "h") { await directory.lookUp() } }
+            }
+            try await directory.waitUntilAsked(1)
+            // Give every request time to arrive and find the lookup running.
+            try await Task.sleep(for: .milliseconds(200))
+            directory.release()
+            return try await group.reduce(into: [Principal?]()) { $0.append($1) }
+        }
+        #expect(answers.count == 50 && answers.allSatisfy { $0 == Self.dora })
+        #expect(directory.asked == 1)
+    }
+
+    @Test("a token used in the second half of its lifetime is answered from the cache while one lookup refreshes it")
+    func aTokenIsRefreshedAheadOfExpiry() async throws {
+        let cache = TokenCache(lifetime: 3)
+        let directory = HeldLookup(answer: Self.dora)
+        directory.release()
+        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(directory.asked == 1)
+        // First half: the cache answers and nothing is looked up.
+        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(directory.asked == 1)
+        let looked = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(1600))
+        // Second half: answered at once although the refresh is held, and only one refresh for many requests.
+        directory.hold()
+        // Should the machine stall past the lifetime, the requests below would wait for the held lookup: let it
+        // go after a while so that the test fails instead of hanging.
+        let valve = Task {
+            try await Task.sleep(for: .seconds(10))
+            directory.release()
+        }
+        defer { valve.cancel() }
+        for _ in 0..<20 {
+            #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        }
+        try await directory.waitUntilAsked(2)
+        #expect(directory.asked == 2)
+        directory.release()
+        // The refresh began less than a lifetime ago: its answer is kept past the first lookup's expiry.
+        try await Task.sleep(until: looked + .milliseconds(3200))
+        #expect(cache.cached(hash: "h")?.0 == Self.dora)
+    }
+
+    @Test("a refresh that finds the token revoked drops it: the next request asks the directory and is refused")
+    func aRefreshThatFindsTheTokenRevokedDropsIt() async throws {
+        let cache = TokenCache(lifetime: 2)
+        let directory = HeldLookup(answer: Self.dora)
+        directory.release()
+        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        directory.answer.withLock { $0 = nil }  // revoked
+        try await Task.sleep(for: .milliseconds(1200))
+        // Trusted until its lifetime has passed; this request starts the refresh that sees the revocation.
+        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        try await directory.waitUntilAsked(2)
+        for _ in 0..<100 where cache.cached(hash: "h") != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(cache.cached(hash: "h") == nil)
+        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == nil)
+        #expect(directory.asked == 3)
+    }
+
+    @Test("with a lifetime of 0 every request asks the directory itself")
+    func aLifetimeOfZeroSharesNothing() async throws {
+        let cache = TokenCache(lifetime: 0)
+        let directory = HeldLookup(answer: Self.dora)
+        directory.release()
+        for _ in 0..<3 { #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora) }
+        #expect(directory.asked == 3)
+    }
+}
