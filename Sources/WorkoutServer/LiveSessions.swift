@@ -27,14 +27,23 @@ final class AthleteStores: Sendable {
     }
 
     /// The store of `athlete` for writes, live sessions and reads that must see them.
-    func store(for athlete: Athlete) throws(APIError) -> WorkoutStore {
-        try Self.open(athlete, in: backing, cache: open)
+    ///
+    /// A store opened before is returned at once; opening one (creating the athlete's partitions, say) runs on a
+    /// store thread, off the request's.
+    func store(for athlete: Athlete) async throws(APIError) -> WorkoutStore {
+        if let store = open.withLock({ $0[athlete.id] }) { return store }
+        return try await Offload.run { () throws(APIError) -> WorkoutStore in
+            try Self.open(athlete, in: self.backing, cache: self.open)
+        }
     }
 
     /// The store of `athlete` for lists, shows, samples and reports: the read replica's when there is one.
-    func readStore(for athlete: Athlete) throws(APIError) -> WorkoutStore {
-        guard let reader else { return try store(for: athlete) }
-        return try Self.open(athlete, in: reader, cache: openForReading)
+    func readStore(for athlete: Athlete) async throws(APIError) -> WorkoutStore {
+        guard let reader else { return try await store(for: athlete) }
+        if let store = openForReading.withLock({ $0[athlete.id] }) { return store }
+        return try await Offload.run { () throws(APIError) -> WorkoutStore in
+            try Self.open(athlete, in: reader, cache: self.openForReading)
+        }
     }
 
     private static func open(

@@ -168,9 +168,15 @@ public final class WorkoutServer: Sendable {
             guard !self.shuttingDown.load(ordering: .relaxed) else {
                 throw APIError.unavailable("the server is shutting down")
             }
-            guard self.directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
-            guard self.stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
-            guard self.stores.pingReader() else { throw APIError.unavailable("the read replica (--read-url) does not answer") }
+            // Off the request's thread: each ping is a database round trip.
+            let (directory, stores) = (self.directory, self.stores)
+            try await Offload.run { () throws(APIError) in
+                guard directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
+                guard stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
+                guard stores.pingReader() else {
+                    throw APIError.unavailable("the read replica (--read-url) does not answer")
+                }
+            }
             return try self.json(["status": "ready"])
         }
         router.get("/metrics") { _, _ in
@@ -247,9 +253,11 @@ public final class WorkoutServer: Sendable {
             }
             return [athlete]
         case .coach(let team):
-            let members: [Athlete]
-            do { members = try directory.athletes(team: team) } catch {
-                throw .unavailable("the server directory cannot be read: \(error)")
+            let directory = directory
+            let members = try await Offload.run { () throws(APIError) -> [Athlete] in
+                do { return try directory.athletes(team: team) } catch {
+                    throw .unavailable("the server directory cannot be read: \(error)")
+                }
             }
             if let athleteName {
                 guard let member = members.first(where: { $0.name == athleteName }) else {
@@ -310,7 +318,7 @@ public final class WorkoutServer: Sendable {
         guard !bytes.isEmpty else {
             throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
         }
-        let store = try stores.store(for: athlete)
+        let store = try await stores.store(for: athlete)
         let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
         let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -374,8 +382,9 @@ public final class WorkoutServer: Sendable {
                     duplicate: false, athlete: athlete.name, workout: result.workout,
                     anomalies: anomalies.isEmpty ? nil : anomalies), status: .created)
         case .failure(.alreadyImported(_, let id)):
-            let existing: Workout?
-            do { existing = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            let existing = try await Offload.run { () throws(APIError) -> Workout? in
+                do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            }
             guard let workout = existing else { throw APIError.notFound("workout \(id) vanished") }
             return try json(Uploaded(duplicate: true, athlete: athlete.name, workout: workout))
         case .failure(.format(_, let error)):
@@ -414,10 +423,10 @@ public final class WorkoutServer: Sendable {
         workoutQuery.limit = limit
         var found: [(start: Date, body: WorkoutBody)] = []
         for athlete in athletes {
-            let store = try stores.readStore(for: athlete)
-            let workouts: [Workout]
-            do { workouts = try store.workouts(matching: workoutQuery) } catch {
-                throw Parsing.storeError(error)
+            let store = try await stores.readStore(for: athlete)
+            let query = workoutQuery
+            let workouts = try await Offload.run { () throws(APIError) -> [Workout] in
+                do throws(StoreError) { return try store.workouts(matching: query) } catch { throw Parsing.storeError(error) }
             }
             found += workouts.map { ($0.start, WorkoutBody(athlete: athlete.name, workout: $0)) }
         }
@@ -429,9 +438,10 @@ public final class WorkoutServer: Sendable {
     /// The athlete (among those readable) holding workout `id`, read where reads go (`--read-url`).
     func locate(_ request: Request, id: UUID, athleteName: String?) async throws -> (Athlete, WorkoutStore, Workout) {
         for athlete in try await readable(request, athleteName: athleteName) {
-            let store = try stores.readStore(for: athlete)
-            let workout: Workout?
-            do { workout = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            let store = try await stores.readStore(for: athlete)
+            let workout = try await Offload.run { () throws(APIError) -> Workout? in
+                do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+            }
             if let workout { return (athlete, store, workout) }
         }
         throw APIError.notFound("no workout \(id) among the workouts this token may read")
@@ -485,13 +495,15 @@ public final class WorkoutServer: Sendable {
         _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
         let id = try pathID(context)
-        let store = try stores.store(for: athlete)
-        do {
-            try store.delete(workout: id)
-        } catch .workoutNotFound {
-            throw APIError.notFound("no workout \(id) among this athlete's workouts")
-        } catch {
-            throw APIError.unavailable("workout \(id) could not be deleted (\(error)); try again")
+        let store = try await stores.store(for: athlete)
+        try await Offload.run { () throws(APIError) in
+            do throws(StoreError) {
+                try store.delete(workout: id)
+            } catch .workoutNotFound {
+                throw APIError.notFound("no workout \(id) among this athlete's workouts")
+            } catch {
+                throw APIError.unavailable("workout \(id) could not be deleted (\(error)); try again")
+            }
         }
         return Response(status: .noContent)
     }
@@ -520,12 +532,12 @@ public final class WorkoutServer: Sendable {
         }
         var found: [Item] = []
         for athlete in athletes {
-            let store = try stores.readStore(for: athlete)
-            do {
-                found += try store.samples(matching: sampleQuery).map { Item(athlete: athlete.name, sample: $0) }
-            } catch {
-                throw Parsing.storeError(error)
+            let store = try await stores.readStore(for: athlete)
+            let query = sampleQuery
+            let samples = try await Offload.run { () throws(APIError) -> [QuantitySample] in
+                do throws(StoreError) { return try store.samples(matching: query) } catch { throw Parsing.storeError(error) }
             }
+            found += samples.map { Item(athlete: athlete.name, sample: $0) }
         }
         found.sort { sampleQuery.ascending ? $0.sample.start < $1.sample.start : $0.sample.start > $1.sample.start }
         struct Listing: Encodable { var samples: [Item] }
@@ -540,8 +552,8 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
         let configuration = try setup.configuration()
-        try requireOwner(athlete, of: id, claim: true)
-        let store = try stores.store(for: athlete)
+        try await requireOwner(athlete, of: id, claim: true)
+        let store = try await stores.store(for: athlete)
         let (session, created): (LiveSession, Bool)
         do {
             (session, created) = try await sessions.open(
@@ -556,12 +568,14 @@ public final class WorkoutServer: Sendable {
     }
 
     /// Refuses a live session id that another athlete opened (403, whatever the request).
-    func requireOwner(_ athlete: Athlete, of id: UUID, claim: Bool) throws(APIError) {
-        let owner: UUID?
-        do {
-            owner = claim ? try directory.claimSession(id, athlete: athlete) : try directory.sessionOwner(id)
-        } catch {
-            throw .unavailable("the server directory cannot be read: \(error)")
+    func requireOwner(_ athlete: Athlete, of id: UUID, claim: Bool) async throws(APIError) {
+        let directory = directory
+        let owner = try await Offload.run { () throws(APIError) -> UUID? in
+            do {
+                return claim ? try directory.claimSession(id, athlete: athlete) : try directory.sessionOwner(id)
+            } catch {
+                throw .unavailable("the server directory cannot be read: \(error)")
+            }
         }
         if let owner, owner != athlete.id {
             throw APIError(
@@ -575,10 +589,10 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         // A session in memory under this athlete was opened (claimed) by it: no directory lookup per batch.
         if let session = await sessions.inMemory(athlete: athlete, id: id) { return session }
-        try requireOwner(athlete, of: id, claim: false)
-        let store = try stores.store(for: athlete)
+        try await requireOwner(athlete, of: id, claim: false)
+        let store = try await stores.store(for: athlete)
         guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {
-            if (try? store.workout(id: id)) != nil {
+            if try await Self.savedWorkout(id: id, in: store) != nil {
                 throw APIError.conflict("session_finished", "session \(id) is already saved as a workout")
             }
             throw APIError.notFound("no live session \(id) for athlete \(athlete.name); open it with PUT /v1/sessions/\(id)")
@@ -621,17 +635,22 @@ public final class WorkoutServer: Sendable {
         return try json(Ack(ack: result.ack, duplicate: result.duplicate))
     }
 
+    /// The saved workout `id` of `store`, nil when there is none or the store cannot say now (off the request's thread).
+    static func savedWorkout(id: UUID, in store: WorkoutStore) async throws(APIError) -> Workout? {
+        try await Offload.run { () throws(APIError) -> Workout? in try? store.workout(id: id) }
+    }
+
     func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
         let id = try pathID(context)
-        try requireOwner(athlete, of: id, claim: false)
-        let store = try stores.store(for: athlete)
+        try await requireOwner(athlete, of: id, claim: false)
+        let store = try await stores.store(for: athlete)
         let workout: Workout
         if let session = try await sessions.existing(athlete: athlete, id: id, store: store) {
             workout = try await session.finish()
             await sessions.forget(athlete: athlete, id: id)
-        } else if let saved = try? store.workout(id: id) {
+        } else if let saved = try await Self.savedWorkout(id: id, in: store) {
             workout = saved
         } else {
             throw APIError.notFound("no live session \(id) for athlete \(athlete.name)")
