@@ -99,19 +99,29 @@ public let lastBatchMetadataKey = "ServerLastBatch"
 /// Runs blocking store work (SQLite, PostgreSQL round trips, FIT imports) off Swift's cooperative threads, so
 /// that a slow commit never stalls the HTTP connections of other requests.
 ///
-/// Two fixed pools of threads, each taking work first come first served: `store` for live sessions and queries
-/// (enough threads that every pooled PostgreSQL connection can be busy while others wait their turn), and
-/// `uploads` for FIT imports, a few threads only, so that a burst of uploads never takes the threads and
-/// connections that acknowledge live batches. A fixed pool, not a concurrent DispatchQueue: blocking work on
-/// one makes libdispatch start thread after thread, and hundreds of threads on two cores delay every ack.
+/// Three fixed pools of threads, each taking work first come first served: `live` for what an acknowledgement
+/// waits for (live batches' commits, token lookups), enough threads that every pooled PostgreSQL connection can
+/// be busy while others wait their turn; `store` for the rest (sessions opened or read back from their journal,
+/// queries, the directory), fewer, so that a thousand recorders starting at once, or a coach's large query, hold
+/// at most that many connections and never queue in front of the batches of sessions already recording; and
+/// `uploads` for FIT imports, a few threads only, for the same reason. A fixed pool, not a concurrent
+/// DispatchQueue: blocking work on one makes libdispatch start thread after thread, and hundreds of threads on two
+/// cores delay every ack.
 enum Offload {
-    /// Threads for live sessions and queries.
-    static let storeThreads = 24
+    /// Threads for live batches and token lookups.
+    static let liveThreads = 24
+    /// Threads for other store work: opening and recovering sessions, queries, the directory.
+    static let storeThreads = 8
     /// Threads for FIT imports.
     static let uploadThreads = 2
     /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
     static let uploadQueueLimit = 64
 
+    static let live: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: liveThreads)
+        pool.start()
+        return pool
+    }()
     static let store: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: storeThreads)
         pool.start()
@@ -259,7 +269,7 @@ final class LiveSession: Sendable {
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
     /// without applying anything.
     func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
-        try await Offload.run { () throws(APIError) -> (ack: Int, duplicate: Bool) in
+        try await Offload.run(on: Offload.live) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
             try self.serial.withLock { _ throws(APIError) -> (ack: Int, duplicate: Bool) in
                 try self.applyLocked(seq: seq, steps: steps)
             }

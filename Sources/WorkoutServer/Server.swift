@@ -222,7 +222,7 @@ public final class WorkoutServer: Sendable {
         let directory = directory
         // Off the request's thread: the directory may be a PostgreSQL round trip away.
         let principal = try await tokenCache.principal(hash: hash) { () async throws(APIError) -> Principal? in
-            try await Offload.run { () throws(APIError) -> Principal? in
+            try await Offload.run(on: Offload.live) { () throws(APIError) -> Principal? in
                 do {
                     return try directory.principal(hash: hash)
                 } catch {
