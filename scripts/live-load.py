@@ -122,14 +122,14 @@ def iso(date):
     return date.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-async def session(args, token, host, port, results, stop_at):
+async def session(args, token, host, port, results, stop_at, due):
     conn = Connection(host, port)
     sid = str(uuid.uuid4())
     start = datetime.now(timezone.utc)
-    # The recorder's own clock: its batches fall due a whole number of seconds after it started, however long
-    # the server took to answer the open (anchoring them to that answer would bunch the sessions that a busy
-    # start answered together into the same part of every second, a burst no fleet of devices makes).
-    began = time.monotonic()
+    # The recorder's own clock: its batches fall due a whole number of seconds after `due`, its planned start,
+    # however late it got going or the server answered its open (anchoring them to either would bunch sessions
+    # into the same part of every second for the whole run, a burst no fleet of devices makes).
+    began = due
     status, _ = await conn.request("PUT", f"/v1/sessions/{sid}", token, json.dumps({"activityType": "cycling"}).encode())
     if status not in (200, 201):
         results["errors"].append(f"open {status}")
@@ -210,25 +210,40 @@ async def finish(args, token, host, port, sid, highest, acked, start, results):
     results["stored"] += len(keys)
 
 
-async def uploads(args, tokens, host, port, results, stop_at):
-    """FIT uploads at a fixed rate, at most --upload-connections at once (a late one is counted as missed)."""
+def upload_files(args):
+    """The FIT files uploads cycle over, each one's CRC operator computed (cached in `unique_fit`).
+
+    Called before the clock starts: the operators cost CPU (a file's is its size in zero bytes carried through
+    the CRC), while making an upload unique once they are known is a copy and a few table lookups, done as it is
+    sent. Preparing every upload beforehand instead held gigabytes and, done once the clock ran, kept the event
+    loop from starting the sessions on time: all of them then started together and posted in step all run long.
+    """
     if args.uploads <= 0 or not args.fit_dir:
-        return
+        return []
     files = sorted(os.path.join(args.fit_dir, name) for name in os.listdir(args.fit_dir) if name.endswith(".fit"))
     contents = [open(path, "rb").read() for path in files]
     # A file cut short (its header's data size runs past its end) is refused by the server: not a load.
     contents = [c for c in contents if len(c) >= 14 and len(c) >= c[0] + int.from_bytes(c[4:8], "little") + 2]
-    # Made unique before the clock starts (the CRCs cost CPU that would slow the load generator): enough
-    # distinct files for the whole run, each sent once.
-    count = min(65536, int(args.uploads * args.duration) + 1)
-    prepared = [unique_fit(contents[i % len(contents)], args.first_profile + i // len(contents)) for i in range(count)]
+    for content in contents:
+        unique_fit(content, 0)
+    return contents
+
+
+async def uploads(args, tokens, host, port, results, stop_at, contents):
+    """FIT uploads at a fixed rate, at most --upload-connections at once (a late one is counted as missed).
+
+    Upload i is file i mod N made unique with profile version first_profile + i div N (wrapping at 65536), so
+    every upload of the run is a different file (the server's deduplication never answers it)."""
+    if not contents:
+        return
     idle = [Connection(host, port) for _ in range(args.upload_connections)]
 
     async def one(index):
         conn = idle.pop()
         sent = time.monotonic()
         try:
-            status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], prepared[index % len(prepared)])
+            body = unique_fit(contents[index % len(contents)], (args.first_profile + index // len(contents)) & 0xFFFF)
+            status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], body)
             results["uploads"].append((status, time.monotonic() - sent))
             if status not in (200, 201):
                 results["upload_errors"].append(f"{status} {data[:160]!r}")
@@ -300,13 +315,16 @@ async def main():
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
                "upload_errors": [], "uploads_missed": 0, "lag": [],
                "stored": 0, "late": [], "minutes": {}}
+    contents = upload_files(args)
     began = time.monotonic()
     results["began"] = began
     stop_at = began + args.duration
-    tasks = [session(args, tokens[i % len(tokens)], host, int(port), results, stop_at) for i in range(args.sessions)]
-    # Start the sessions over the first seconds, as devices would.
+    # The sessions start spread evenly over the first second (a thousand a second at most), as devices would:
+    # session i's clock starts at `began + (i mod 1000) / 1000` whenever the event loop gets to it.
+    dues = [began + i % 1000 / 1000 for i in range(args.sessions)]
+    tasks = [session(args, tokens[i % len(tokens)], host, int(port), results, stop_at, dues[i]) for i in range(args.sessions)]
     async def staggered(index, task):
-        await asyncio.sleep(index % 1000 / 1000)
+        await asyncio.sleep(max(0, dues[index] - time.monotonic()))
         await task
     async def lag():
         # How late the generator's own event loop wakes up: latencies include it, so a busy generator shows here.
@@ -314,7 +332,7 @@ async def main():
             before = time.monotonic()
             await asyncio.sleep(0.1)
             results["lag"].append(time.monotonic() - before - 0.1)
-    await asyncio.gather(*(staggered(i, t) for i, t in enumerate(tasks)), uploads(args, tokens, host, int(port), results, stop_at),
+    await asyncio.gather(*(staggered(i, t) for i, t in enumerate(tasks)), uploads(args, tokens, host, int(port), results, stop_at, contents),
                          memory(args, results, stop_at), lag())
     for i in range(0, len(results["sessions"]), 100):
         await asyncio.gather(*(finish(args, token, host, int(port), sid, highest, acked, start, results)

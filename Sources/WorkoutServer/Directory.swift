@@ -98,8 +98,13 @@ final class TokenCache: Sendable {
     static let capacity = 100_000
     let lifetime: Duration
     private let entries = Mutex<[String: (principal: Principal, until: ContinuousClock.Instant)]>([:])
-    /// The lookups running now, by token hash (each shared by the requests that wait for it).
-    private let lookups = Mutex<[String: Task<Result<Principal?, APIError>, Never>]>([:])
+    /// A lookup's answer and when it began (the answer is trusted until `lifetime` after that).
+    typealias Answer = (result: Result<Principal?, APIError>, asked: ContinuousClock.Instant)
+    /// The lookups running now, by token hash (each shared by the requests that wait for them), with when they
+    /// began: one running longer than `staleLookup` is no longer joined (a new one starts beside it).
+    private let lookups = Mutex<[String: (task: Task<Answer, Never>, began: ContinuousClock.Instant)]>([:])
+    /// How long a running lookup is joined by new requests.
+    static let staleLookup: Duration = .seconds(10)
 
     /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
     init(lifetime: TimeInterval) {
@@ -117,7 +122,11 @@ final class TokenCache: Sendable {
             if refresh { _ = running(hash: hash, lookUp: lookUp) }
             return principal
         }
-        return try await running(hash: hash, lookUp: lookUp).value.get()
+        let answer = await running(hash: hash, lookUp: lookUp).value
+        // A shared answer is trusted as a cached one is: until `lifetime` after its lookup began. One that came
+        // back later than that (the machine was slow) is not: this request asks again, alone.
+        guard ContinuousClock.now < answer.asked + lifetime else { return try await lookUp() }
+        return try answer.result.get()
     }
 
     /// The cached principal of `hash` and whether its lookup is in the second half of its lifetime.
@@ -134,15 +143,18 @@ final class TokenCache: Sendable {
         }
     }
 
-    /// The lookup of `hash` running now, started when there is none; it keeps its answer and then leaves.
+    /// The lookup of `hash` running now, started when there is none (or the one running began more than
+    /// `staleLookup` ago: a lookup stuck on a dead connection does not hold up later requests); it keeps its
+    /// answer and then leaves.
     private func running(
         hash: String, lookUp: @escaping @Sendable () async throws(APIError) -> Principal?
-    ) -> Task<Result<Principal?, APIError>, Never> {
+    ) -> Task<Answer, Never> {
         lookups.withLock { lookups in
-            if let task = lookups[hash] { return task }
-            // Runs after this lock is released (a new task never starts inside `Task.init`), so its own removal
-            // below always finds it here.
-            let task = Task { () -> Result<Principal?, APIError> in
+            let now = ContinuousClock.now
+            if let running = lookups[hash], now - running.began < Self.staleLookup { return running.task }
+            // The task may start on another thread at once, but its removal below takes this lock, so it finds
+            // the entry added here (and removes only its own: a newer one started beside a stuck one stays).
+            let task = Task { () -> Answer in
                 let asked = ContinuousClock.now
                 let result: Result<Principal?, APIError>
                 do throws(APIError) {
@@ -151,10 +163,12 @@ final class TokenCache: Sendable {
                     result = .failure(error)
                 }
                 if case .success(let principal) = result { self.remember(principal, hash: hash, asked: asked) }
-                self.lookups.withLock { $0[hash] = nil }
-                return result
+                self.lookups.withLock { lookups in
+                    if lookups[hash]?.began == now { lookups[hash] = nil }
+                }
+                return (result, asked)
             }
-            lookups[hash] = task
+            lookups[hash] = (task, now)
             return task
         }
     }

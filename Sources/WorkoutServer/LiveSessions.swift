@@ -20,6 +20,10 @@ final class AthleteStores: Sendable {
     let reader: Backing?
     private let open = Mutex<[UUID: WorkoutStore]>([:])
     private let openForReading = Mutex<[UUID: WorkoutStore]>([:])
+    /// Held while a store is being opened (on a store thread, a database round trip or more), so that two requests
+    /// never open the same athlete's store twice; the caches' own locks are held only to read or add an entry,
+    /// so that a request finding its store open never waits for another athlete's being opened.
+    private let opening = Mutex<Void>(())
 
     init(backing: Backing, reader: Backing? = nil) {
         self.backing = backing
@@ -33,7 +37,7 @@ final class AthleteStores: Sendable {
     func store(for athlete: Athlete) async throws(APIError) -> WorkoutStore {
         if let store = open.withLock({ $0[athlete.id] }) { return store }
         return try await Offload.run { () throws(APIError) -> WorkoutStore in
-            try Self.open(athlete, in: self.backing, cache: self.open)
+            try Self.open(athlete, in: self.backing, cache: self.open, opening: self.opening)
         }
     }
 
@@ -42,15 +46,16 @@ final class AthleteStores: Sendable {
         guard let reader else { return try await store(for: athlete) }
         if let store = openForReading.withLock({ $0[athlete.id] }) { return store }
         return try await Offload.run { () throws(APIError) -> WorkoutStore in
-            try Self.open(athlete, in: reader, cache: self.openForReading)
+            try Self.open(athlete, in: reader, cache: self.openForReading, opening: self.opening)
         }
     }
 
     private static func open(
-        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>
+        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>,
+        opening: borrowing Mutex<Void>
     ) throws(APIError) -> WorkoutStore {
-        let result = cache.withLock { stores -> Result<WorkoutStore, StoreError> in
-            if let store = stores[athlete.id] { return .success(store) }
+        let result = opening.withLock { _ -> Result<WorkoutStore, StoreError> in
+            if let store = cache.withLock({ $0[athlete.id] }) { return .success(store) }
             do throws(StoreError) {
                 let store: WorkoutStore
                 switch backing {
@@ -60,7 +65,7 @@ final class AthleteStores: Sendable {
                 case .postgres(let database):
                     store = try database.store(athlete: athlete.id)
                 }
-                stores[athlete.id] = store
+                cache.withLock { $0[athlete.id] = store }
                 return .success(store)
             } catch {
                 return .failure(error)
@@ -186,12 +191,12 @@ enum Offload {
 /// Each batch is applied and then committed together with its number (a metadata change in the same journal
 /// transaction), so after any crash the journal says exactly which batches it holds: a client resending from
 /// its last acknowledged number loses nothing and doubles nothing. A batch that fails to apply or commit is
-/// undone by rebuilding the session from the journal. Calls run one at a time (a lock held on the store thread).
+/// undone by rebuilding the session from the journal. Calls run one at a time (a lock held on an `Offload` thread).
 final class LiveSession: Sendable {
     let athlete: Athlete
     let id: UUID
     let store: WorkoutStore
-    /// Held for each call's whole work on a store thread: calls of one session run one at a time, in turn.
+    /// Held for each call's whole work on an `Offload` thread: calls of one session run one at a time, in turn.
     private let serial = Mutex<Void>(())
     private let current: Mutex<(recording: JournaledRecording?, lastBatch: Int)>
     /// Set when the session could not be read back from its journal (the database did not answer): its

@@ -170,7 +170,8 @@ public final class WorkoutServer: Sendable {
             }
             // Off the request's thread: each ping is a database round trip.
             let (directory, stores) = (self.directory, self.stores)
-            try await Offload.run { () throws(APIError) in
+            // On the live pool: quick, and never queued behind a burst of session opens or a large query.
+            try await Offload.run(on: Offload.live) { () throws(APIError) in
                 guard directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
                 guard stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
                 guard stores.pingReader() else {

@@ -151,12 +151,15 @@ struct HardeningTests {
         ]
         try holder.run()
         defer { holder.waitUntilExit() }
-        for _ in 0..<100 {
-            let waiting = try TestPostgres.psql(
-                url, "SELECT count(*) FROM pg_locks WHERE relation = 'workout'::regclass AND mode = 'AccessExclusiveLock'")
-            if waiting == "1" { break }
-            try await Task.sleep(for: .milliseconds(20))
+        var locked = false
+        for _ in 0..<150 where !locked {
+            locked = try TestPostgres.psql(
+                url,
+                "SELECT count(*) FROM pg_locks WHERE relation = 'workout'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+            ) == "1"
+            if !locked { try await Task.sleep(for: .milliseconds(20)) }
         }
+        try #require(locked, "the table was not locked: the reads below would not wait")
         let started = ContinuousClock.now
         // More waiting reads than the machine has cores (the width of Swift's cooperative pool).
         let reads = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
@@ -173,6 +176,8 @@ struct HardeningTests {
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(answeredAfter < .seconds(3), "/health took \(answeredAfter) while reads waited on the lock")
             for try await status in group { #expect(status == 200) }
+            // The reads did wait for the lock (else /health answering proves nothing).
+            #expect(ContinuousClock.now - started > .seconds(2), "the reads did not wait on the locked table")
         }
         await server.stop()
     }

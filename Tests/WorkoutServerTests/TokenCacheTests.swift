@@ -117,6 +117,18 @@ struct TokenCacheTests {
         #expect(directory.asked == 3)
     }
 
+    @Test("a shared lookup that answers later than the lifetime is not trusted: the request asks again, alone")
+    func aSharedAnswerOlderThanTheLifetimeIsNotTrusted() async throws {
+        let cache = TokenCache(lifetime: 0.3)
+        let directory = HeldLookup(answer: Self.dora)
+        let request = Task { try await cache.principal(hash: "h") { await directory.lookUp() } }
+        try await directory.waitUntilAsked(1)
+        try await Task.sleep(for: .milliseconds(500))
+        directory.release()  // the first lookup answers 0.5 s after it began; the one asked again answers at once
+        #expect(try await request.value == Self.dora)
+        #expect(directory.asked == 2)
+    }
+
     @Test("with a lifetime of 0 every request asks the directory itself")
     func aLifetimeOfZeroSharesNothing() async throws {
         let cache = TokenCache(lifetime: 0)
