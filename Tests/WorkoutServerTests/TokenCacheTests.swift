@@ -44,6 +44,11 @@ struct TokenCacheTests {
             return answer.withLock { $0 }
         }
 
+        /// Asks `cache` who token "h" speaks for, with this as its directory.
+        func ask(_ cache: TokenCache) async throws -> Principal? {
+            try await cache.principal(hash: "h") { await self.lookUp() }
+        }
+
         /// Waits (up to two seconds) until `count` lookups were asked.
         func waitUntilAsked(_ count: Int) async throws {
             for _ in 0..<200 where asked < count { try await Task.sleep(for: .milliseconds(10)) }
@@ -56,7 +61,7 @@ struct TokenCacheTests {
         let directory = HeldLookup(answer: Self.dora)
         let answers = try await withThrowingTaskGroup(of: Principal?.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await cache.principal(hash: "h") { await directory.lookUp() } }
+                group.addTask { try await directory.ask(cache) }
             }
             try await directory.waitUntilAsked(1)
             // Give every request time to arrive and find the lookup running.
@@ -73,10 +78,10 @@ struct TokenCacheTests {
         let cache = TokenCache(lifetime: 3)
         let directory = HeldLookup(answer: Self.dora)
         directory.release()
-        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(try await directory.ask(cache) == Self.dora)
         #expect(directory.asked == 1)
         // First half: the cache answers and nothing is looked up.
-        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(try await directory.ask(cache) == Self.dora)
         #expect(directory.asked == 1)
         let looked = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(1600))
@@ -90,7 +95,7 @@ struct TokenCacheTests {
         }
         defer { valve.cancel() }
         for _ in 0..<20 {
-            #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+            #expect(try await directory.ask(cache) == Self.dora)
         }
         try await directory.waitUntilAsked(2)
         #expect(directory.asked == 2)
@@ -105,15 +110,15 @@ struct TokenCacheTests {
         let cache = TokenCache(lifetime: 2)
         let directory = HeldLookup(answer: Self.dora)
         directory.release()
-        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(try await directory.ask(cache) == Self.dora)
         directory.answer.withLock { $0 = nil }  // revoked
         try await Task.sleep(for: .milliseconds(1200))
         // Trusted until its lifetime has passed; this request starts the refresh that sees the revocation.
-        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora)
+        #expect(try await directory.ask(cache) == Self.dora)
         try await directory.waitUntilAsked(2)
         for _ in 0..<100 where cache.cached(hash: "h") != nil { try await Task.sleep(for: .milliseconds(10)) }
         #expect(cache.cached(hash: "h") == nil)
-        #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == nil)
+        #expect(try await directory.ask(cache) == nil)
         #expect(directory.asked == 3)
     }
 
@@ -121,7 +126,7 @@ struct TokenCacheTests {
     func aSharedAnswerOlderThanTheLifetimeIsNotTrusted() async throws {
         let cache = TokenCache(lifetime: 0.3)
         let directory = HeldLookup(answer: Self.dora)
-        let request = Task { try await cache.principal(hash: "h") { await directory.lookUp() } }
+        let request = Task { try await directory.ask(cache) }
         try await directory.waitUntilAsked(1)
         try await Task.sleep(for: .milliseconds(500))
         directory.release()  // the first lookup answers 0.5 s after it began; the one asked again answers at once
@@ -134,7 +139,7 @@ struct TokenCacheTests {
         let cache = TokenCache(lifetime: 0)
         let directory = HeldLookup(answer: Self.dora)
         directory.release()
-        for _ in 0..<3 { #expect(try await cache.principal(hash: "h") { await directory.lookUp() } == Self.dora) }
+        for _ in 0..<3 { #expect(try await directory.ask(cache) == Self.dora) }
         #expect(directory.asked == 3)
     }
 }
