@@ -107,9 +107,13 @@ final class TokenCache: Sendable {
     static let staleLookup: Duration = .seconds(10)
 
     /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
-    init(lifetime: TimeInterval) {
+    /// The time (`ContinuousClock.now`; tests give a clock they move themselves).
+    let now: @Sendable () -> ContinuousClock.Instant
+
+    init(lifetime: TimeInterval, now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         let seconds = lifetime.isFinite ? min(max(0, lifetime), 3600) : 0
         self.lifetime = .nanoseconds(Int64((seconds * 1e9).rounded()))
+        self.now = now
     }
 
     /// Who the token speaks for: from the cache when looked up less than `lifetime` ago, else from `lookUp` (the
@@ -125,14 +129,14 @@ final class TokenCache: Sendable {
         let answer = await running(hash: hash, lookUp: lookUp).value
         // A shared answer is trusted as a cached one is: until `lifetime` after its lookup began. One that came
         // back later than that (the machine was slow) is not: this request asks again, alone.
-        guard ContinuousClock.now < answer.asked + lifetime else { return try await lookUp() }
+        guard now() < answer.asked + lifetime else { return try await lookUp() }
         return try answer.result.get()
     }
 
     /// The cached principal of `hash` and whether its lookup is in the second half of its lifetime.
     func cached(hash: String) -> (Principal, refresh: Bool)? {
         guard lifetime > .zero else { return nil }
-        let now = ContinuousClock.now
+        let now = self.now()
         return entries.withLock { entries in
             guard let entry = entries[hash] else { return nil }
             guard entry.until > now else {
@@ -150,12 +154,12 @@ final class TokenCache: Sendable {
         hash: String, lookUp: @escaping @Sendable () async throws(APIError) -> Principal?
     ) -> Task<Answer, Never> {
         lookups.withLock { lookups in
-            let now = ContinuousClock.now
+            let now = self.now()
             if let running = lookups[hash], now - running.began < Self.staleLookup { return running.task }
             // The task may start on another thread at once, but its removal below takes this lock, so it finds
             // the entry added here (and removes only its own: a newer one started beside a stuck one stays).
             let task = Task { () -> Answer in
-                let asked = ContinuousClock.now
+                let asked = self.now()
                 let result: Result<Principal?, APIError>
                 do throws(APIError) {
                     result = .success(try await lookUp())
@@ -177,7 +181,7 @@ final class TokenCache: Sendable {
     /// (unknown or revoked) is dropped.
     func remember(_ principal: Principal?, hash: String, asked: ContinuousClock.Instant) {
         guard lifetime > .zero else { return }
-        let now = ContinuousClock.now
+        let now = self.now()
         guard let principal, asked + lifetime > now else {
             entries.withLock { $0[hash] = nil }
             return
