@@ -80,14 +80,20 @@ struct TokenCacheTests {
         #expect(directory.asked == 1)
     }
 
+    /// A cache of `lifetime` seconds on a test clock whose token "h" was just looked up (dora), and its directory.
+    static func lookedUp(lifetime: TimeInterval) async throws -> (TestClock, TokenCache, HeldLookup) {
+        let clock = TestClock()
+        let cache = TokenCache(lifetime: lifetime, now: clock.now)
+        let directory = HeldLookup(answer: dora)
+        directory.release()
+        #expect(try await directory.ask(cache) == dora)
+        #expect(directory.asked == 1)
+        return (clock, cache, directory)
+    }
+
     @Test("a token used in the second half of its lifetime is answered from the cache while one lookup refreshes it")
     func aTokenIsRefreshedAheadOfExpiry() async throws {
-        let clock = TestClock()
-        let cache = TokenCache(lifetime: 3, now: clock.now)
-        let directory = HeldLookup(answer: Self.dora)
-        directory.release()
-        #expect(try await directory.ask(cache) == Self.dora)
-        #expect(directory.asked == 1)
+        let (clock, cache, directory) = try await Self.lookedUp(lifetime: 3)
         // First half: the cache answers and nothing is looked up.
         clock.advance(.seconds(1))
         #expect(try await directory.ask(cache) == Self.dora)
@@ -110,11 +116,7 @@ struct TokenCacheTests {
 
     @Test("a refresh that finds the token revoked drops it: the next request asks the directory and is refused")
     func aRefreshThatFindsTheTokenRevokedDropsIt() async throws {
-        let clock = TestClock()
-        let cache = TokenCache(lifetime: 2, now: clock.now)
-        let directory = HeldLookup(answer: Self.dora)
-        directory.release()
-        #expect(try await directory.ask(cache) == Self.dora)
+        let (clock, cache, directory) = try await Self.lookedUp(lifetime: 2)
         directory.answer.withLock { $0 = nil }  // revoked
         clock.advance(.milliseconds(1200))
         // Trusted until its lifetime has passed; this request starts the refresh that sees the revocation.
