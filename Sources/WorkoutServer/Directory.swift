@@ -106,10 +106,10 @@ final class TokenCache: Sendable {
     /// How long a running lookup is joined by new requests.
     static let staleLookup: Duration = .seconds(10)
 
-    /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
     /// The time (`ContinuousClock.now`; tests give a clock they move themselves).
     let now: @Sendable () -> ContinuousClock.Instant
 
+    /// `lifetime` in seconds, at most an hour (0, negative or not a number: nothing is kept).
     init(lifetime: TimeInterval, now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         let seconds = lifetime.isFinite ? min(max(0, lifetime), 3600) : 0
         self.lifetime = .nanoseconds(Int64((seconds * 1e9).rounded()))

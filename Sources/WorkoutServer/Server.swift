@@ -168,9 +168,9 @@ public final class WorkoutServer: Sendable {
             guard !self.shuttingDown.load(ordering: .relaxed) else {
                 throw APIError.unavailable("the server is shutting down")
             }
-            // Off the request's thread: each ping is a database round trip.
+            // Each ping is a database round trip: off the request's thread, on the live pool (quick, and never
+            // queued behind a burst of session opens or a large query).
             let (directory, stores) = (self.directory, self.stores)
-            // On the live pool: quick, and never queued behind a burst of session opens or a large query.
             try await Offload.run(on: Offload.live) { () throws(APIError) in
                 guard directory.ping() else { throw APIError.unavailable("the server directory does not answer") }
                 guard stores.ping() else { throw APIError.unavailable("the workouts' database does not answer") }
