@@ -367,7 +367,8 @@ public final class ServerDirectory: Sendable {
 
     private static var now: SQLValue { .double(Date().timeIntervalSince1970) }
 
-    /// Adds an athlete (in `team` when given) and returns it with a new token for it.
+    /// Adds an athlete (in `team` when given) and returns it with a new token for it; in a PostgreSQL
+    /// directory, the athlete's partitions are created too.
     public func addAthlete(name: String, team: String? = nil) throws(ServerSetupError) -> (Athlete, token: String) {
         guard Self.validName(name) else { throw .invalidName(name) }
         if let team, !Self.validName(team) { throw .invalidName(team) }
@@ -384,6 +385,10 @@ public final class ServerDirectory: Sendable {
                 "INSERT INTO token(hash, athlete_id, created) VALUES (?, ?, ?)",
                 [.text(Tokens.hash(token)), .text(athlete.id.uuidString), Self.now])
         }
+        // The athlete's partitions now, once, rather than on its first request (a server meeting hundreds of new
+        // athletes at once would create them all while their first sessions wait). Should this fail, the
+        // athlete is added all the same: the server creates them on first use.
+        if case .postgres(let database) = storage { _ = try? database.store(athlete: athlete.id) }
         return (athlete, token)
     }
 
@@ -462,15 +467,23 @@ public final class ServerDirectory: Sendable {
         return Athlete(id: id, name: name, team: row[2].text)
     }
 
-    /// Records `athlete` as the owner of live session `id` unless it has one; returns the owner's id.
-    func claimSession(_ id: UUID, athlete: Athlete) throws(ServerSetupError) -> UUID? {
-        try perform { db in
+    /// Claims live session `id` for `athlete` when no athlete has it: its owner, and whether this call claimed it.
+    ///
+    /// A new id (most opens) costs one statement: the row it inserted is the answer. An id already claimed is
+    /// read back (on PostgreSQL, an insert meeting a claim not yet committed waits for it, so the owner read
+    /// after it is that claim's).
+    func claimSession(_ id: UUID, athlete: Athlete) throws(ServerSetupError) -> SessionClaim {
+        let inserted = try perform(single: true) { db in
             try db.rows(
-                "INSERT INTO live_session(id, athlete_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+                "INSERT INTO live_session(id, athlete_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING RETURNING athlete_id",
                 [.text(id.uuidString), .text(athlete.id.uuidString)])
-            return try db.rows("SELECT athlete_id FROM live_session WHERE id = ?", [.text(id.uuidString)])
-                .first?.first?.text.flatMap(UUID.init(uuidString:))
         }
+        if !inserted.isEmpty { return SessionClaim(owner: athlete.id, isNew: true) }
+        guard let owner = try sessionOwner(id) else {
+            // Claimed and gone again at once: its athlete was deleted meanwhile.
+            throw .storage(path: location, detail: "live session \(id) was claimed and removed at the same time; open it again")
+        }
+        return SessionClaim(owner: owner, isNew: false)
     }
 
     /// The owner of live session `id`, if any athlete opened it.
@@ -485,6 +498,14 @@ public final class ServerDirectory: Sendable {
     func ping() -> Bool {
         (try? perform(readOnly: true) { db in try db.rows("SELECT 1") }) != nil
     }
+}
+
+/// Who holds a live session id (`ServerDirectory.claimSession`).
+struct SessionClaim: Sendable {
+    var owner: UUID
+    /// Whether the claim that answered made the id this athlete's (the id was never opened before on this
+    /// directory, so no journal can hold it).
+    var isNew: Bool
 }
 
 /// Plain statements with `?` placeholders, as both directory databases run them.

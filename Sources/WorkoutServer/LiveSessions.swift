@@ -20,10 +20,13 @@ final class AthleteStores: Sendable {
     let reader: Backing?
     private let open = Mutex<[UUID: WorkoutStore]>([:])
     private let openForReading = Mutex<[UUID: WorkoutStore]>([:])
-    /// Held while a store is being opened (on a store thread, a database round trip or more), so that two requests
-    /// never open the same athlete's store twice; the caches' own locks are held only to read or add an entry,
-    /// so that a request finding its store open never waits for another athlete's being opened.
-    private let opening = Mutex<Void>(())
+    /// Held while a store is being opened (on a store thread, a database round trip or more), one lock per
+    /// stripe of athletes, so that two requests never open the same athlete's store twice while other athletes'
+    /// stores open at the same time (a thousand recorders starting at once meet hundreds of athletes); the
+    /// caches' own locks are held only to read or add an entry, so that a request finding its store open never
+    /// waits for another's being opened.
+    private let opening: [NSLock] = (0..<AthleteStores.openingStripes).map { _ in NSLock() }
+    private static let openingStripes = 64
 
     init(backing: Backing, reader: Backing? = nil) {
         self.backing = backing
@@ -36,9 +39,13 @@ final class AthleteStores: Sendable {
     /// store thread, off the request's.
     func store(for athlete: Athlete) async throws(APIError) -> WorkoutStore {
         if let store = open.withLock({ $0[athlete.id] }) { return store }
-        return try await Offload.run { () throws(APIError) -> WorkoutStore in
-            try Self.open(athlete, in: self.backing, cache: self.open, opening: self.opening)
-        }
+        return try await Offload.run { () throws(APIError) -> WorkoutStore in try self.storeOpening(for: athlete) }
+    }
+
+    /// `store(for:)` for code already on a store thread: opens the store there when it is not open yet (blocks).
+    func storeOpening(for athlete: Athlete) throws(APIError) -> WorkoutStore {
+        if let store = open.withLock({ $0[athlete.id] }) { return store }
+        return try open(athlete, in: backing, cache: open)
     }
 
     /// The store of `athlete` for lists, shows, samples and reports: the read replica's when there is one.
@@ -46,34 +53,30 @@ final class AthleteStores: Sendable {
         guard let reader else { return try await store(for: athlete) }
         if let store = openForReading.withLock({ $0[athlete.id] }) { return store }
         return try await Offload.run { () throws(APIError) -> WorkoutStore in
-            try Self.open(athlete, in: reader, cache: self.openForReading, opening: self.opening)
+            try self.open(athlete, in: reader, cache: self.openForReading)
         }
     }
 
-    private static func open(
-        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>,
-        opening: borrowing Mutex<Void>
+    private func open(
+        _ athlete: Athlete, in backing: Backing, cache: borrowing Mutex<[UUID: WorkoutStore]>
     ) throws(APIError) -> WorkoutStore {
-        let result = opening.withLock { _ -> Result<WorkoutStore, StoreError> in
-            if let store = cache.withLock({ $0[athlete.id] }) { return .success(store) }
-            do throws(StoreError) {
-                let store: WorkoutStore
-                switch backing {
-                case .sqlite(let folder):
-                    let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
-                    store = try WorkoutStore(path: path, busyTimeout: 5)
-                case .postgres(let database):
-                    store = try database.store(athlete: athlete.id)
-                }
-                cache.withLock { $0[athlete.id] = store }
-                return .success(store)
-            } catch {
-                return .failure(error)
+        let lock = opening[Int(athlete.id.uuid.15) % Self.openingStripes]
+        lock.lock()
+        defer { lock.unlock() }
+        if let store = cache.withLock({ $0[athlete.id] }) { return store }
+        do throws(StoreError) {
+            let store: WorkoutStore
+            switch backing {
+            case .sqlite(let folder):
+                let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
+                store = try WorkoutStore(path: path, busyTimeout: 5)
+            case .postgres(let database):
+                store = try database.store(athlete: athlete.id)
             }
-        }
-        switch result {
-        case .success(let store): return store
-        case .failure(let error): throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+            cache.withLock { $0[athlete.id] = store }
+            return store
+        } catch {
+            throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
         }
     }
 
@@ -263,12 +266,18 @@ final class LiveSession: Sendable {
                 try self.use()
                 try self.recoverIfStale()
             }
-            let (recording, lastBatch) = self.current.withLock { ($0.recording, $0.lastBatch) }
-            return State(
-                id: self.id, athlete: self.athlete.name, lastBatch: lastBatch,
-                state: recording?.session.state.rawValue ?? "finished",
-                samples: recording?.builder.counters.accepted ?? 0)
+            return self.snapshot()
         }
+    }
+
+    /// The state as it is in memory now, without a database call: for a session just opened or read back
+    /// (never stale); `state()` for any other.
+    func snapshot() -> State {
+        let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
+        return State(
+            id: id, athlete: athlete.name, lastBatch: lastBatch,
+            state: recording?.session.state.rawValue ?? "finished",
+            samples: recording?.builder.counters.accepted ?? 0)
     }
 
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
@@ -439,16 +448,21 @@ actor LiveSessions {
     nonisolated func existing(athlete: Athlete, id: UUID, store: WorkoutStore) async throws(APIError) -> LiveSession? {
         if let session = await inMemory(athlete: athlete, id: id) { return session }
         let recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
-            do {
-                return try store.recoverActiveSession(id: id, commitInterval: 0)
-            } catch StoreError.sessionNotFound {
-                return nil
-            } catch {
-                throw .unavailable("session \(id) cannot be read from the journal: \(error)")
-            }
+            try Self.recover(id: id, from: store)
         }
         guard let recovered else { return nil }
         return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+    }
+
+    /// Session `id` read back from `store`'s journal; nil when it has none (blocks: on a store thread).
+    private static func recover(id: UUID, from store: WorkoutStore) throws(APIError) -> JournaledRecording? {
+        do {
+            return try store.recoverActiveSession(id: id, commitInterval: 0)
+        } catch .sessionNotFound {
+            return nil
+        } catch {
+            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+        }
     }
 
     /// Sessions being opened now (their journal being begun on a store thread), by athlete.
@@ -473,13 +487,24 @@ actor LiveSessions {
         sessions.keys.filter { $0.athlete == athlete.id }.count + opening[athlete.id, default: 0]
     }
 
-    /// Opens session `id` (idempotent: an existing session is returned as it is). A new session beyond the
-    /// athlete's `limit` of sessions in memory (counting those being opened) is a 429.
+    /// Opens session `id` (idempotent: an existing session is returned as it is, from memory or read back from
+    /// its journal). A new session beyond the athlete's `limit` of sessions in memory (counting those being
+    /// opened) is a 429.
+    ///
+    /// `prepare` runs first on a store thread (blocking; it may throw, a 403 say) and gives the athlete's store
+    /// and whether `id` is new (claimed by this request: no journal can hold it). A session not in memory costs
+    /// one store-thread task, its round trips in turn: `prepare`, the journal read (not for a new id) and the
+    /// journal's begin, which refuses the id of a saved workout (a thousand recorders opening at once wait
+    /// behind each other's tasks once, not once per step).
     nonisolated func open(
-        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, store: WorkoutStore, limit: Int = .max
+        athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, limit: Int = .max,
+        prepare: @escaping @Sendable () throws(APIError) -> (WorkoutStore, new: Bool)
     ) async throws(APIError) -> (LiveSession, created: Bool) {
-        if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
+        if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
         guard await reserve(athlete: athlete, limit: limit) != nil else {
+            // At the limit, only a session of this athlete's journal may still be resumed.
+            let (store, _) = try await Offload.run(prepare)
+            if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
             let open = await openCount(athlete: athlete)
             throw .tooManyRequests(
                 "too_many_sessions",
@@ -487,29 +512,38 @@ actor LiveSessions {
                     + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
                 details: ["limit": String(limit)])
         }
-        let begun: Result<JournaledRecording, APIError>
+        struct Opened: Sendable {
+            var recording: JournaledRecording
+            var store: WorkoutStore
+            var resumed: Bool
+        }
+        let opened: Result<Opened, APIError>
         do {
-            begun = try await Offload.run { () throws(APIError) -> Result<JournaledRecording, APIError> in
-                if (try? store.workout(id: id)) != nil {
-                    return .failure(
-                        .conflict("session_finished", "session \(id) is already saved as a workout; use a new id"))
-                }
-                do {
-                    return .success(
-                        try store.beginRecording(
-                            configuration: configuration, options: Self.options(id: id), commitInterval: 0))
-                } catch {
-                    return .failure(.unavailable("session \(id) cannot be started: \(error)"))
+            opened = try await Offload.run { () throws(APIError) -> Result<Opened, APIError> in
+                Result { () throws(APIError) -> Opened in
+                    let (store, new) = try prepare()
+                    if !new, let recovered = try Self.recover(id: id, from: store) {
+                        return Opened(recording: recovered, store: store, resumed: true)
+                    }
+                    do {
+                        let recording = try store.beginRecording(
+                            configuration: configuration, options: Self.options(id: id), commitInterval: 0)
+                        return Opened(recording: recording, store: store, resumed: false)
+                    } catch StoreError.workoutExists {
+                        throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+                    } catch {
+                        throw .unavailable("session \(id) cannot be started: \(error)")
+                    }
                 }
             }
         } catch {
-            begun = .failure(error)
+            opened = .failure(error)
         }
-        switch begun {
-        case .success(let recording):
-            let session = LiveSession(athlete: athlete, id: id, store: store, recording: recording)
+        switch opened {
+        case .success(let opened):
+            let session = LiveSession(athlete: athlete, id: id, store: opened.store, recording: opened.recording)
             let kept = await keepOpened(session)
-            return (kept, kept === session)
+            return (kept, !opened.resumed && kept === session)
         case .failure(let error):
             await unreserve(athlete: athlete)
             // The same id opened at the same time by another request (a client's retry): that one is kept.

@@ -553,36 +553,55 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
         let configuration = try setup.configuration()
-        try await requireOwner(athlete, of: id, claim: true)
-        let store = try await stores.store(for: athlete)
+        let (directory, stores) = (directory, stores)
         let (session, created): (LiveSession, Bool)
         do {
             (session, created) = try await sessions.open(
-                athlete: athlete, id: id, configuration: configuration, store: store,
-                limit: self.configuration.maxOpenSessionsPerAthlete)
+                athlete: athlete, id: id, configuration: configuration,
+                limit: self.configuration.maxOpenSessionsPerAthlete
+            ) { () throws(APIError) -> (WorkoutStore, new: Bool) in
+                let new = try Self.checkOwner(athlete, of: id, claim: true, in: directory)
+                return (try stores.storeOpening(for: athlete), new)
+            }
         } catch where error.statusCode == 429 {
             metrics.sessionsOverLimit.increment()
             throw error
         }
         if created { metrics.sessionsOpened.increment() }
-        return try json(await session.state(), status: created ? .created : .ok)
+        // A session this request began holds nothing a database call would change: its state as it is.
+        return try json(created ? session.snapshot() : await session.state(), status: created ? .created : .ok)
     }
 
     /// Refuses a live session id that another athlete opened (403, whatever the request).
-    func requireOwner(_ athlete: Athlete, of id: UUID, claim: Bool) async throws(APIError) {
+    func requireOwner(_ athlete: Athlete, of id: UUID) async throws(APIError) {
         let directory = directory
-        let owner = try await Offload.run { () throws(APIError) -> UUID? in
-            do {
-                return claim ? try directory.claimSession(id, athlete: athlete) : try directory.sessionOwner(id)
-            } catch {
-                throw .unavailable("the server directory cannot be read: \(error)")
+        _ = try await Offload.run { () throws(APIError) -> Bool in
+            try Self.checkOwner(athlete, of: id, claim: false, in: directory)
+        }
+    }
+
+    /// `requireOwner` on a store thread (blocks); `claim`: the id is claimed for `athlete` when no athlete has it.
+    /// Returns whether this call claimed it (a new session id).
+    @discardableResult
+    static func checkOwner(_ athlete: Athlete, of id: UUID, claim: Bool, in directory: ServerDirectory) throws(APIError) -> Bool {
+        let owner: UUID?
+        var claimed = false
+        do {
+            if claim {
+                let answer = try directory.claimSession(id, athlete: athlete)
+                (owner, claimed) = (answer.owner, answer.isNew)
+            } else {
+                owner = try directory.sessionOwner(id)
             }
+        } catch {
+            throw .unavailable("the server directory cannot be read: \(error)")
         }
         if let owner, owner != athlete.id {
             throw APIError(
                 status: 403, code: "session_of_another_athlete",
                 message: "session \(id) belongs to another athlete; a token reaches only its own athlete's sessions")
         }
+        return claimed
     }
 
     func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
@@ -590,7 +609,7 @@ public final class WorkoutServer: Sendable {
         let id = try pathID(context)
         // A session in memory under this athlete was opened (claimed) by it: no directory lookup per batch.
         if let session = await sessions.inMemory(athlete: athlete, id: id) { return session }
-        try await requireOwner(athlete, of: id, claim: false)
+        try await requireOwner(athlete, of: id)
         let store = try await stores.store(for: athlete)
         guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {
             if try await Self.savedWorkout(id: id, in: store) != nil {
@@ -645,7 +664,7 @@ public final class WorkoutServer: Sendable {
         _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
         let id = try pathID(context)
-        try await requireOwner(athlete, of: id, claim: false)
+        try await requireOwner(athlete, of: id)
         let store = try await stores.store(for: athlete)
         let workout: Workout
         if let session = try await sessions.existing(athlete: athlete, id: id, store: store) {

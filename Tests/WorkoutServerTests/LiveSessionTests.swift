@@ -117,6 +117,37 @@ struct LiveSessionTests {
         await server.stop()
     }
 
+    @Test(arguments: Backend.available)
+    func aSessionIdThatIsASavedWorkoutsIdIsRefusedAndNothingIsBegun(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "ivy").token
+        // An uploaded workout's id, never opened as a live session: the open claims it as new, and the journal's
+        // begin is what refuses it.
+        let uploaded = try await server.send(
+            "POST", "/v1/workouts", token: token, body: try SharedData.bytes("fp_sample-activity-indoor-trainer"))
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let id = try #require((uploaded.json["workout"] as? [String: Any])?["id"] as? String)
+        let before = try await server.send("GET", "/v1/workouts", token: token).text
+        let opened = try await server.json("PUT", "/v1/sessions/\(id)", token: token, ["activityType": "running"])
+        #expect(opened.status == 409 && opened.errorCode == "session_finished", "\(opened.status) \(opened.text)")
+        #expect(try await server.send("GET", "/v1/sessions/\(id)", token: token).status == 409)
+        #expect(try await server.send("GET", "/v1/workouts", token: token).text == before)
+        // A live session finished and saved: opening its id again is refused the same way (the id is claimed now).
+        let session = UUID().uuidString
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        var batch = heartRateBatch(seq: 1, start: start, count: 5, startSession: true)
+        var items = batch["items"] as? [[String: Any]] ?? []
+        items.append(["kind": "end", "at": iso(start.addingTimeInterval(10))])
+        batch["items"] = items
+        #expect(try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, batch).json["ack"] as? Int == 1)
+        #expect(try await server.send("POST", "/v1/sessions/\(session)/finish", token: token).status == 200)
+        let again = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
+        #expect(again.status == 409 && again.errorCode == "session_finished", "\(again.status) \(again.text)")
+        await server.stop()
+    }
+
     /// Runs each statement with psql on the test cluster (each `-c` on its own, outside a transaction block).
     static func psql(_ url: String, _ statements: String...) throws {
         let process = Process()

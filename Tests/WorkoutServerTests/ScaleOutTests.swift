@@ -9,6 +9,25 @@ struct ScaleOutTests {
     static let enabled = TestPostgres.available
 
     @Test(.enabled(if: enabled, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func anAthleteAddedHasItsPartitionsBeforeItsFirstRequest() async throws {
+        let url = try TestPostgres.freshDatabase()
+        let server = try await TestServer.start(backend: .postgres, postgresURL: url)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "cal")
+        let id = athlete.id.uuidString.lowercased()
+        let suffix = id.replacingOccurrences(of: "-", with: "")
+        let found = try TestPostgres.psql(
+            url,
+            "SELECT (SELECT count(*) FROM athlete_partition WHERE athlete = '\(id)') || ' ' || "
+                + "(to_regclass('workout_\(suffix)') IS NOT NULL) || ' ' || (to_regclass('journal_session_\(suffix)') IS NOT NULL)")
+        #expect(found == "1 true true", "the athlete's partitions after `athletes add`: \(found)")
+        // The server finds them (its first live session opens without creating anything).
+        let opened = try await server.json("PUT", "/v1/sessions/\(UUID().uuidString)", token: token, ["activityType": "running"])
+        #expect(opened.status == 201, "\(opened.text)")
+        await server.stop()
+    }
+
+    @Test(.enabled(if: enabled, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
     func twoServersOnOneDatabaseSeeTheSameAthletesTokensAndWorkouts() async throws {
         let url = try TestPostgres.freshDatabase()
         let first = try await TestServer.start(backend: .postgres, postgresURL: url)
