@@ -130,7 +130,9 @@ async def session(args, token, host, port, results, stop_at, due):
     # however late it got going or the server answered its open (anchoring them to either would bunch sessions
     # into the same part of every second for the whole run, a burst no fleet of devices makes).
     began = due
+    asked = time.monotonic()
     status, _ = await conn.request("PUT", f"/v1/sessions/{sid}", token, json.dumps({"activityType": "cycling"}).encode())
+    results["opens"].append((asked - results["began"], time.monotonic() - asked))
     if status not in (200, 201):
         results["errors"].append(f"open {status}")
         return
@@ -154,6 +156,11 @@ async def session(args, token, host, port, results, stop_at, due):
                 latencies.append(time.monotonic() - sent)
                 results["late"].append(sent - results["began"] >= 60 and time.monotonic() - sent)
                 results["minutes"].setdefault(int((sent - results["began"]) // 60), []).append(latencies[-1])
+                # The start in finer steps: where a cold server's first seconds go.
+                if sent - results["began"] < 20:
+                    results["seconds"].setdefault(int(sent - results["began"]), []).append(latencies[-1])
+                if sent - results["began"] < 150:
+                    results["tens"].setdefault(int((sent - results["began"]) // 10), []).append(latencies[-1])
                 acked = json.loads(data)["ack"]
                 highest = max(highest, acked)
             else:
@@ -314,7 +321,7 @@ async def main():
         sys.exit(f"no tokens in {args.tokens}")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
                "upload_errors": [], "uploads_missed": 0, "lag": [],
-               "stored": 0, "late": [], "minutes": {}}
+               "stored": 0, "late": [], "minutes": {}, "seconds": {}, "tens": {}, "opens": []}
     contents = upload_files(args)
     began = time.monotonic()
     results["began"] = began
@@ -355,6 +362,16 @@ def report(args, results):
     if settled:
         print(f"ack latency after the first minute: p50 {pct(settled, 0.5):.1f} ms, p99 {pct(settled, 0.99):.1f} ms "
               f"({len(settled)} acknowledgements)")
+    if results["opens"]:
+        waits = [wait for _, wait in results["opens"]]
+        print(f"session opens: {len(waits)} answered, latency p50 {pct(waits, 0.5):.0f} ms, p99 {pct(waits, 0.99):.0f} ms; "
+              f"the last answered {max(at + wait for at, wait in results['opens']):.2f} s after the start")
+    if results["seconds"]:
+        print("ack latency by second, first 20 s (acks p50/p99 ms): " + ", ".join(
+            f"{second}: {len(values)} {pct(values, 0.5):.0f}/{pct(values, 0.99):.0f}" for second, values in sorted(results["seconds"].items())))
+    if results["tens"]:
+        print("ack latency by 10 s, first 150 s (acks p50/p99 ms): " + ", ".join(
+            f"{ten * 10}: {len(values)} {pct(values, 0.5):.0f}/{pct(values, 0.99):.0f}" for ten, values in sorted(results["tens"].items())))
     if len(results["minutes"]) > 1:
         print("ack latency by minute (p50/p99 ms): " + ", ".join(
             f"{minute + 1}: {pct(values, 0.5):.0f}/{pct(values, 0.99):.0f}" for minute, values in sorted(results["minutes"].items())))

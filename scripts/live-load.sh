@@ -58,6 +58,8 @@ serve_args=("${db_args[@]}")
 [ -n "$pool_size" ] && serve_args+=(--pool-size "$pool_size")
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 for i in $(seq 1 "$athletes"); do "$workout" athletes add "load$i" "${db_args[@]}"; done >"$data/tokens" || exit 1
+# The statements of the run only (not those adding the athletes and their partitions).
+[ "$statements" = 1 ] && psql -q "$WORKOUT_TEST_POSTGRES_URL" -c "SELECT pg_stat_statements_reset()" >/dev/null
 start_server() {
   "$workout" serve "${serve_args[@]}" --port "$port" --log-level error >>"$data/serve.log" 2>&1 &
   server=$!

@@ -469,9 +469,9 @@ public final class ServerDirectory: Sendable {
 
     /// Claims live session `id` for `athlete` when no athlete has it: its owner, and whether this call claimed it.
     ///
-    /// A new id (most opens) costs one statement: the row it inserted is the answer. An id already claimed is
-    /// read back (on PostgreSQL, an insert meeting a claim not yet committed waits for it, so the owner read
-    /// after it is that claim's).
+    /// A new id (most opens) costs one statement: the row it inserted is the answer (`INSERT … RETURNING`:
+    /// SQLite 3.35 or later). An id already claimed is read back (on PostgreSQL, an insert meeting a claim not
+    /// yet committed waits for it, so the owner read after it is that claim's).
     func claimSession(_ id: UUID, athlete: Athlete) throws(ServerSetupError) -> SessionClaim {
         let inserted = try perform(single: true) { db in
             try db.rows(
@@ -503,8 +503,9 @@ public final class ServerDirectory: Sendable {
 /// Who holds a live session id (`ServerDirectory.claimSession`).
 struct SessionClaim: Sendable {
     var owner: UUID
-    /// Whether the claim that answered made the id this athlete's (the id was never opened before on this
-    /// directory, so no journal can hold it).
+    /// Whether the claim that answered made the id this athlete's: no live session of a server on this
+    /// directory opened it before (a journal may still hold it, begun otherwise: the open checks on a refused
+    /// begin).
     var isNew: Bool
 }
 

@@ -492,10 +492,12 @@ actor LiveSessions {
     /// opened) is a 429.
     ///
     /// `prepare` runs first on a store thread (blocking; it may throw, a 403 say) and gives the athlete's store
-    /// and whether `id` is new (claimed by this request: no journal can hold it). A session not in memory costs
-    /// one store-thread task, its round trips in turn: `prepare`, the journal read (not for a new id) and the
-    /// journal's begin, which refuses the id of a saved workout (a thousand recorders opening at once wait
-    /// behind each other's tasks once, not once per step).
+    /// and whether `id` is new (claimed by this request, so no session of this server began a journal for it).
+    /// A session not in memory costs one store-thread task, its round trips in turn: `prepare`, the journal
+    /// read (not for a new id) and the journal's begin (a thousand recorders opening at once wait behind each
+    /// other's tasks once, not once per step). A begin refused because the id is taken reads the journal after
+    /// all (a journal begun by a racing request, or by something other than a live session, is resumed) and
+    /// answers 409 only for a saved workout.
     nonisolated func open(
         athlete: Athlete, id: UUID, configuration: WorkoutConfiguration, limit: Int = .max,
         prepare: @escaping @Sendable () throws(APIError) -> (WorkoutStore, new: Bool)
@@ -503,8 +505,8 @@ actor LiveSessions {
         if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
         guard await reserve(athlete: athlete, limit: limit) != nil else {
             // At the limit, only a session of this athlete's journal may still be resumed.
-            let (store, _) = try await Offload.run(prepare)
-            if let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
+            let (store, new) = try await Offload.run(prepare)
+            if !new, let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
             let open = await openCount(athlete: athlete)
             throw .tooManyRequests(
                 "too_many_sessions",
@@ -530,7 +532,15 @@ actor LiveSessions {
                             configuration: configuration, options: Self.options(id: id), commitInterval: 0)
                         return Opened(recording: recording, store: store, resumed: false)
                     } catch StoreError.workoutExists {
-                        throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+                        // The id is taken: by a journal (one begun by a request racing this one, or one no claim
+                        // knows of), which is resumed, or by a saved workout.
+                        if let recovered = try Self.recover(id: id, from: store) {
+                            return Opened(recording: recovered, store: store, resumed: true)
+                        }
+                        if (try? store.workout(id: id)) != nil {
+                            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
+                        }
+                        throw .unavailable("session \(id) is being opened or saved by another request; send it again")
                     } catch {
                         throw .unavailable("session \(id) cannot be started: \(error)")
                     }

@@ -594,7 +594,7 @@ public final class WorkoutServer: Sendable {
                 owner = try directory.sessionOwner(id)
             }
         } catch {
-            throw .unavailable("the server directory cannot be read: \(error)")
+            throw .unavailable("the server directory did not answer (\(error)); try again")
         }
         if let owner, owner != athlete.id {
             throw APIError(

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+import WorkoutEngine
+import WorkoutModel
 import WorkoutServer
+import WorkoutStore
 
 /// Live sessions: numbered batches acknowledged after their commit, refused batches change nothing, and a
 /// client resuming after a server restart loses nothing and doubles nothing.
@@ -145,6 +148,31 @@ struct LiveSessionTests {
         #expect(try await server.send("POST", "/v1/sessions/\(session)/finish", token: token).status == 200)
         let again = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
         #expect(again.status == 409 && again.errorCode == "session_finished", "\(again.status) \(again.text)")
+        await server.stop()
+    }
+
+    @Test func aJournalNoClaimKnowsOfIsResumedByTheOpenNotRefused() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "nia")
+        // The athlete's store exists (the server made it); a journal is begun in it directly, as something
+        // other than a live session of this server would (the directory has no claim for its id).
+        #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
+        let path = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        let id = UUID()
+        var options = BuilderOptions()
+        options.workoutID = id
+        let store = try WorkoutStore(path: path)
+        let journal = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), options: options, commitInterval: 0)
+        try journal.close()
+        // The open claims the id as new and begins nothing over the journal: it reads the journal back.
+        let opened = try await server.json("PUT", "/v1/sessions/\(id)", token: token, ["activityType": "running"])
+        #expect(opened.status == 200 && opened.json["lastBatch"] as? Int == 0, "\(opened.status) \(opened.text)")
+        let batch = heartRateBatch(seq: 1, start: Date().addingTimeInterval(-30), count: 3, startSession: true)
+        let first = try await server.json("POST", "/v1/sessions/\(id)/batches", token: token, batch)
+        #expect(first.json["ack"] as? Int == 1, "\(first.text)")
+        #expect(try await Self.state(server, id.uuidString, token: token) == (1, 3, "running"))
         await server.stop()
     }
 
