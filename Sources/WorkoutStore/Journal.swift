@@ -209,14 +209,15 @@ final class JournalWriter: WorkoutRecordingSink {
     /// Adds `changes` (numbered from `seq`) to the tails and to what is pending: their entries, the
     /// chunks they closed (written once), the streams whose open tail they extended.
     static func prepare(_ changes: [RecordingChange], from seq: Int64, tails: inout Tails) {
+        // The streams used last, with their place in `tails.samples`: a sample of one of them is appended without
+        // hashing its key (four strings of its source). Kept across the changes of this call (an import's
+        // thousands of one-record changes use the same few streams); an insertion or removal moves places, and
+        // the list is emptied then.
+        var recent: [(key: Series.StreamKey, index: [Series.StreamKey: Series.StreamBuilder].Index)] = []
         for (offset, change) in changes.enumerated() {
             let number = seq + Int64(offset)
             switch change {
             case .samples(let batch):
-                // The streams this batch used last, with their place in `tails.samples`: a sample of one of them
-                // is appended without hashing its key (four strings of its source). An insertion or removal
-                // moves places: the list is emptied then.
-                var recent: [(key: Series.StreamKey, index: [Series.StreamKey: Series.StreamBuilder].Index)] = []
                 for sample in batch {
                     let key = Series.StreamKey(type: sample.type, source: sample.source)
                     let ordinal = tails.nextOrdinal
