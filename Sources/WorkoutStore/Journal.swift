@@ -219,13 +219,14 @@ final class JournalWriter: WorkoutRecordingSink {
             switch change {
             case .samples(let batch):
                 for sample in batch {
-                    let key = Series.StreamKey(type: sample.type, source: sample.source)
                     let ordinal = tails.nextOrdinal
                     tails.nextOrdinal += 1
                     let index: [Series.StreamKey: Series.StreamBuilder].Index
-                    if let known = recent.first(where: { $0.key == key }) {
-                        index = known.index
+                    // Compared field by field: a known stream's sample makes no key (no copy of its source's strings).
+                    if let known = recent.firstIndex(where: { $0.key.type == sample.type && $0.key.source == sample.source }) {
+                        index = recent[known].index
                     } else {
+                        let key = Series.StreamKey(type: sample.type, source: sample.source)
                         if let found = tails.samples.index(forKey: key) {
                             index = found
                         } else {
