@@ -121,9 +121,10 @@ enum Offload {
     /// Threads for other store work: opening and recovering sessions, queries, the directory.
     static let storeThreads = 8
     /// Threads for FIT imports. Each runs at nice 10, so on a machine busy with live sessions the imports' share
-    /// of the CPU grows with their number: two imported 16 to 17.6 uploads/s of the 20 asked beside 1,000 live
-    /// sessions on two cores (docs/live-load.md), four 19/s, with the acknowledgements still well within 250 ms.
-    static let uploadThreads = 4
+    /// of the CPU grows with their number, and the live sessions' shrinks: beside 1,000 live sessions on two
+    /// cores (docs/live-load.md, 10 minutes) two imported 17.6 uploads/s of the 20 asked with the
+    /// acknowledgements' p99 at 104 ms, four 19.3/s with it at 417 ms (their imports slowed the sessions' opens).
+    static let uploadThreads = 2
     /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
     static let uploadQueueLimit = 64
 
