@@ -522,47 +522,40 @@ actor LiveSessions {
             var store: WorkoutStore
             var resumed: Bool
         }
-        let opened: Result<Opened, APIError>
+        let opened: Opened
         do {
-            opened = try await Offload.run { () throws(APIError) -> Result<Opened, APIError> in
-                Result { () throws(APIError) -> Opened in
-                    let (store, new) = try prepare()
-                    if !new, let recovered = try Self.recover(id: id, from: store) {
+            opened = try await Offload.run { () throws(APIError) -> Opened in
+                let (store, new) = try prepare()
+                if !new, let recovered = try Self.recover(id: id, from: store) {
+                    return Opened(recording: recovered, store: store, resumed: true)
+                }
+                do {
+                    let recording = try store.beginRecording(
+                        configuration: configuration, options: Self.options(id: id), commitInterval: 0)
+                    return Opened(recording: recording, store: store, resumed: false)
+                } catch StoreError.workoutExists {
+                    // The id is taken: by a journal (one begun by a request racing this one, or one no claim
+                    // knows of), which is resumed, or by a saved workout.
+                    if let recovered = try Self.recover(id: id, from: store) {
                         return Opened(recording: recovered, store: store, resumed: true)
                     }
-                    do {
-                        let recording = try store.beginRecording(
-                            configuration: configuration, options: Self.options(id: id), commitInterval: 0)
-                        return Opened(recording: recording, store: store, resumed: false)
-                    } catch StoreError.workoutExists {
-                        // The id is taken: by a journal (one begun by a request racing this one, or one no claim
-                        // knows of), which is resumed, or by a saved workout.
-                        if let recovered = try Self.recover(id: id, from: store) {
-                            return Opened(recording: recovered, store: store, resumed: true)
-                        }
-                        if (try? store.workout(id: id)) != nil {
-                            throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
-                        }
-                        throw .unavailable("session \(id) is being opened or saved by another request; send it again")
-                    } catch {
-                        throw .unavailable("session \(id) cannot be started: \(error)")
+                    if (try? store.workout(id: id)) != nil {
+                        throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
                     }
+                    throw .unavailable("session \(id) is being opened or saved by another request; send it again")
+                } catch {
+                    throw .unavailable("session \(id) cannot be started: \(error)")
                 }
             }
         } catch {
-            opened = .failure(error)
-        }
-        switch opened {
-        case .success(let opened):
-            let session = LiveSession(athlete: athlete, id: id, store: opened.store, recording: opened.recording)
-            let kept = await keepOpened(session)
-            return (kept, !opened.resumed && kept === session)
-        case .failure(let error):
             await unreserve(athlete: athlete)
             // The same id opened at the same time by another request (a client's retry): that one is kept.
             if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
             throw error
         }
+        let session = LiveSession(athlete: athlete, id: id, store: opened.store, recording: opened.recording)
+        let kept = await keepOpened(session)
+        return (kept, !opened.resumed && kept === session)
     }
 
     func forget(athlete: Athlete, id: UUID) {
