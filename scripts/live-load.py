@@ -94,17 +94,17 @@ class Connection:
         try:
             self.writer.write(head + body)
             await self.writer.drain()
-            status_line = await self.reader.readline()
-            if not status_line:
-                raise ConnectionError("closed")
-            status = int(status_line.split()[1])
+            # The whole head in one read (one await, not one a line: the generator's CPU is the server's too).
+            try:
+                head = await self.reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError as error:
+                raise ConnectionError("closed") from error
+            lines = head.split(b"\r\n")
+            status = int(lines[0].split()[1])
             length = 0
-            while True:
-                line = await self.reader.readline()
-                if line in (b"\r\n", b""):
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
                     length = int(value.strip())
             data = await self.reader.readexactly(length) if length else b""
             return status, data
@@ -120,6 +120,32 @@ class Connection:
 
 def iso(date):
     return date.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# A batch's JSON with its numbers and dates left open (every batch has the same five streams and values): filled
+# with `%` it is the body `json.dumps` made of the same objects, at a quarter of the generator's CPU per batch.
+BATCH_TEMPLATE = ('{"seq": %d, "items": [%s{"kind": "samples", "samples": [' + ", ".join(
+    json.dumps({"type": t, "value": v, "unit": u, "start": "@S@", **({"end": "@E@"} if t == "distanceCycling" else {})})
+    for t, v, u in STREAMS).replace("%", "%%").replace('"@S@"', '"%s"').replace('"@E@"', '"%s"') + "]}]}")
+
+
+def batch_objects(seq, start):
+    """Batch `seq` as JSON objects: the reference `batch_body` is checked against when the generator starts."""
+    at = start + timedelta(seconds=seq - 1)
+    items = [{"kind": "start", "at": iso(start)}] if seq == 1 else []
+    items.append({"kind": "samples", "samples": [
+        {"type": t, "value": v, "unit": u, "start": iso(at), **({"end": iso(at + timedelta(seconds=1))} if t == "distanceCycling" else {})}
+        for t, v, u in STREAMS]})
+    return {"seq": seq, "items": items}
+
+
+def batch_body(seq, start):
+    """Batch `seq` of a recorder that started at `start`: its five samples at start + seq - 1 s (distance over
+    the second that follows), the first batch also `start`."""
+    at = start + timedelta(seconds=seq - 1)
+    first = '{"kind": "start", "at": "%s"}, ' % iso(start) if seq == 1 else ""
+    when = iso(at)
+    return (BATCH_TEMPLATE % (seq, first, *([when] * (len(STREAMS))), iso(at + timedelta(seconds=1)))).encode()
 
 
 async def session(args, token, host, port, results, stop_at, due):
@@ -143,12 +169,7 @@ async def session(args, token, host, port, results, stop_at, due):
     # recorder started, and a batch whose answer came late is followed at once by the next one due.
     while time.monotonic() < stop_at:
         seq = acked + 1
-        at = start + timedelta(seconds=seq - 1)
-        items = [{"kind": "start", "at": iso(start)}] if seq == 1 else []
-        items.append({"kind": "samples", "samples": [
-            {"type": t, "value": v, "unit": u, "start": iso(at), **({"end": iso(at + timedelta(seconds=1))} if t == "distanceCycling" else {})}
-            for t, v, u in STREAMS]})
-        body = json.dumps({"seq": seq, "items": items}).encode()
+        body = batch_body(seq, start)
         sent = time.monotonic()
         try:
             status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
@@ -252,6 +273,9 @@ async def uploads(args, tokens, host, port, results, stop_at, contents):
             body = unique_fit(contents[index % len(contents)], (args.first_profile + index // len(contents)) & 0xFFFF)
             status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], body)
             results["uploads"].append((status, time.monotonic() - sent))
+            if status in (200, 201):
+                minute = int((time.monotonic() - results["began"]) // 60)
+                results["upload_minutes"][minute] = results["upload_minutes"].get(minute, 0) + 1
             if status not in (200, 201):
                 results["upload_errors"].append(f"{status} {data[:160]!r}")
         except Exception as error:
@@ -301,7 +325,8 @@ async def main():
     parser.add_argument("--tokens", required=True, help="a file of athlete tokens, one a line")
     parser.add_argument("--pid", type=int, default=0)
     parser.add_argument("--pid-file", help="a file holding the server's pid (read at each sample: a restarted server)")
-    parser.add_argument("--upload-connections", type=int, default=16, help="the most uploads in flight at once")
+    parser.add_argument("--upload-connections", type=int, default=64,
+                        help="the most uploads in flight at once (default 64: the uploads the server queues)")
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--duration", type=float, default=600)
     parser.add_argument("--uploads", type=float, default=20)
@@ -319,9 +344,12 @@ async def main():
     tokens = [line.strip() for line in open(args.tokens) if line.strip()]
     if not tokens:
         sys.exit(f"no tokens in {args.tokens}")
+    now = datetime.now(timezone.utc)
+    if any(batch_body(seq, now) != json.dumps(batch_objects(seq, now)).encode() for seq in (1, 2, 3600)):
+        sys.exit("the batch template no longer makes the body json.dumps makes; mend BATCH_TEMPLATE")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
                "upload_errors": [], "uploads_missed": 0, "lag": [],
-               "stored": 0, "late": [], "minutes": {}, "seconds": {}, "tens": {}, "opens": []}
+               "stored": 0, "late": [], "minutes": {}, "seconds": {}, "tens": {}, "opens": [], "upload_minutes": {}}
     contents = upload_files(args)
     began = time.monotonic()
     results["began"] = began
@@ -382,6 +410,10 @@ def report(args, results):
           f"{args.upload_connections} connections busy) {results['uploads_missed']}; latency p50 "
           f"{pct(ok_uploads, 0.5):.0f} ms, p99 {pct(ok_uploads, 0.99):.0f} ms"
           + (f" (first failure: {results['upload_errors'][0]})" if results["upload_errors"] else ""))
+    if len(results["upload_minutes"]) > 1:
+        print("uploads imported by minute (per second of the run's minute, by when answered): " + ", ".join(
+            f"{minute + 1}: {count / min(60, max(1, args.duration - 60 * minute)):.1f}"
+            for minute, count in sorted(results["upload_minutes"].items())))
     print(f"acknowledged samples: {samples}, read back {results['stored']}, lost {results['lost']}, "
           f"stored twice {results['doubled']}; batch errors {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))
