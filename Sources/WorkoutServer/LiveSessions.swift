@@ -122,8 +122,9 @@ enum Offload {
     static let storeThreads = 8
     /// Threads for FIT imports. Each runs at nice 10, so on a machine busy with live sessions the imports' share
     /// of the CPU grows with their number, and the live sessions' shrinks: beside 1,000 live sessions on two
-    /// cores (docs/live-load.md, 10 minutes) two imported 17.6 uploads/s of the 20 asked with the
-    /// acknowledgements' p99 at 104 ms, four 19.3/s with it at 417 ms (their imports slowed the sessions' opens).
+    /// cores (docs/live-load.md, 10 minutes) two imported all 20 uploads/s asked with the acknowledgements' p99
+    /// at 46 ms (25/s over 150 s), but 17.6 to 18.7/s on days the shared host left the machine less CPU; four
+    /// imported 19.3/s on such a day with the p99 at 417 ms (their imports slowed the sessions' opens).
     static let uploadThreads = 2
     /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
     static let uploadQueueLimit = 64
