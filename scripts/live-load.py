@@ -410,10 +410,13 @@ def report(args, results):
           f"{args.upload_connections} connections busy) {results['uploads_missed']}; latency p50 "
           f"{pct(ok_uploads, 0.5):.0f} ms, p99 {pct(ok_uploads, 0.99):.0f} ms"
           + (f" (first failure: {results['upload_errors'][0]})" if results["upload_errors"] else ""))
-    if len(results["upload_minutes"]) > 1:
-        print("uploads imported by minute (per second of the run's minute, by when answered): " + ", ".join(
-            f"{minute + 1}: {count / min(60, max(1, args.duration - 60 * minute)):.1f}"
-            for minute, count in sorted(results["upload_minutes"].items())))
+    # Minutes of the run (the last one may be shorter); uploads answered after the run's end are counted apart.
+    run_minutes = range((int(args.duration) + 59) // 60)
+    if len(run_minutes) > 1:
+        after = sum(count for minute, count in results["upload_minutes"].items() if minute not in run_minutes)
+        print("uploads imported by minute (per second of each minute of the run, by when answered): " + ", ".join(
+            f"{minute + 1}: {results['upload_minutes'].get(minute, 0) / min(60, args.duration - 60 * minute):.1f}"
+            for minute in run_minutes) + f"; answered after the end: {after}")
     print(f"acknowledged samples: {samples}, read back {results['stored']}, lost {results['lost']}, "
           f"stored twice {results['doubled']}; batch errors {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))

@@ -123,8 +123,9 @@ enum Offload {
     /// Threads for FIT imports. Each runs at nice 10, so on a machine busy with live sessions the imports' share
     /// of the CPU grows with their number, and the live sessions' shrinks: beside 1,000 live sessions on two
     /// cores (docs/live-load.md, 10 minutes) two imported all 20 uploads/s asked with the acknowledgements' p99
-    /// at 46 ms (25/s over 150 s), but 17.6 to 18.7/s on days the shared host left the machine less CPU; four
-    /// imported 19.3/s on such a day with the p99 at 417 ms (their imports slowed the sessions' opens).
+    /// at 46 ms (25/s over 150 s); on a day the shared host left the machine less CPU (and with a generator that
+    /// skipped uploads while its 16 connections were busy) two imported 17.6 to 18.7/s, four 19.3/s with the p99
+    /// at 417 ms (their imports slowed the sessions' opens).
     static let uploadThreads = 2
     /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
     static let uploadQueueLimit = 64
