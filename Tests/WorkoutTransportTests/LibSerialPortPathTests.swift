@@ -89,8 +89,10 @@ func readMaster(_ terminal: PseudoTerminal, count: Int) throws -> [UInt8] {
 
 /// libserialport's real open, configure, read and write code over real bytes: the probe process
 /// links an emulation of the two things a pseudo-terminal lacks (modem-line ioctls, a sysfs entry);
-/// see Tests/CModemLineEmulation and the README's Development section.
-@Suite("libserialport transport (probe process)")
+/// see Tests/CModemLineEmulation and the README's Development section. One test at a time: each makes
+/// pseudo-terminals and starts a probe process, and one test's pseudo-terminal once vanished (its slave path
+/// ENOENT for the probe) while the others did the same beside it.
+@Suite("libserialport transport (probe process)", .serialized)
 struct LibSerialPortPathTests {
     @Test func opensConfiguresReadsWritesAndSeesTheHangUp() async throws {
         var terminal: PseudoTerminal? = try PseudoTerminal()
