@@ -122,21 +122,26 @@ def iso(date):
     return date.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-# A batch's JSON with its numbers and dates left open (every batch has the same five streams and values): filled
-# with `%` it is the body `json.dumps` made of the same objects, in a quarter of the time (10 µs instead of 39).
-BATCH_TEMPLATE = ('{"seq": %d, "items": [%s{"kind": "samples", "samples": [' + ", ".join(
-    json.dumps({"type": t, "value": v, "unit": u, "start": "@S@", **({"end": "@E@"} if t == "distanceCycling" else {})})
-    for t, v, u in STREAMS).replace("%", "%%").replace('"@S@"', '"%s"').replace('"@E@"', '"%s"') + "]}]}")
+def sample_objects(start, end):
+    """The five samples of a batch as JSON objects, all at `start` (text), the distance over `start`…`end`."""
+    return [{"type": t, "value": v, "unit": u, "start": start, **({"end": end} if t == "distanceCycling" else {})}
+            for t, v, u in STREAMS]
 
 
 def batch_objects(seq, start):
     """Batch `seq` as JSON objects: the reference `batch_body` is checked against when the generator starts."""
     at = start + timedelta(seconds=seq - 1)
     items = [{"kind": "start", "at": iso(start)}] if seq == 1 else []
-    items.append({"kind": "samples", "samples": [
-        {"type": t, "value": v, "unit": u, "start": iso(at), **({"end": iso(at + timedelta(seconds=1))} if t == "distanceCycling" else {})}
-        for t, v, u in STREAMS]})
+    items.append({"kind": "samples", "samples": sample_objects(iso(at), iso(at + timedelta(seconds=1)))})
     return {"seq": seq, "items": items}
+
+
+# A batch's JSON with its number and dates left open (every batch has the same five streams and values): filled
+# with `%` it is the body `json.dumps` makes of `batch_objects`, in about 5 µs a batch where building the objects
+# and dumping them, each sample's date formatted anew, took about 16 µs (timeit, best of 5).
+BATCH_TEMPLATE = ('{"seq": %(seq)d, "items": [%(first)s{"kind": "samples", "samples": '
+                  + json.dumps(sample_objects("@S@", "@E@")).replace("%", "%%")
+                  .replace('"@S@"', '"%(start)s"').replace('"@E@"', '"%(end)s"') + "}]}")
 
 
 def batch_body(seq, start):
@@ -144,8 +149,8 @@ def batch_body(seq, start):
     the second that follows), the first batch also `start`."""
     at = start + timedelta(seconds=seq - 1)
     first = '{"kind": "start", "at": "%s"}, ' % iso(start) if seq == 1 else ""
-    when = iso(at)
-    return (BATCH_TEMPLATE % (seq, first, *([when] * (len(STREAMS))), iso(at + timedelta(seconds=1)))).encode()
+    return (BATCH_TEMPLATE % {"seq": seq, "first": first, "start": iso(at),
+                              "end": iso(at + timedelta(seconds=1))}).encode()
 
 
 async def session(args, token, host, port, results, stop_at, due):
