@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `swift package generate-documentation` (DocC catalogs under Sources/*/Documentation.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),

@@ -92,7 +92,8 @@ struct ActivityRecord: Sendable, Hashable {
 @inline(__always) func seconds(_ date: Date) -> Seconds { date.timeIntervalSinceReferenceDate }
 @inline(__always) func date(_ seconds: Seconds) -> Date { Date(timeIntervalSinceReferenceDate: seconds) }
 
-/// The whole live builder as one value: validation, timeline, streams and statistics (DESIGN §5–6).
+/// The whole live builder as one value: validation, timeline, streams and statistics
+/// (<doc:SessionAndBuilder#What-we-chose-where-HealthKit-is-silent>).
 ///
 /// Being a value makes multi-step operations transactional: callers mutate a copy and keep it
 /// only when every step succeeded. The sample path mutates in place and never throws after its

@@ -3,8 +3,9 @@ import Synchronization
 import WorkoutEngine
 import WorkoutModel
 
-/// The workout store (DESIGN §10): finished workouts (with activities, events, samples, route and
-/// per-activity statistics), the journal of sessions being recorded, and the queries of DESIGN §11.
+/// The workout store (<doc:SavingRecordingQuerying>): finished workouts (with activities, events, samples, route and
+/// per-activity statistics), the journal of sessions being recorded, and the queries of
+/// <doc:SavingRecordingQuerying#Queries>.
 ///
 /// Samples and route points are kept as compressed chunks (docs/storage-chunks.md) in a backend:
 /// an embedded SQLite file by default (`init(path:)`). Thread-safe; every save and delete is one
@@ -68,7 +69,8 @@ public final class WorkoutStore: Sendable {
         broadcaster.publish(.added([workout.id]))
     }
 
-    /// Attaches a heart-rate recovery to a saved workout (DESIGN §8): the heartRateRecoveryOneMinute
+    /// Attaches a heart-rate recovery to a saved workout (WorkoutEngine's article "Session and builder semantics",
+    /// heart-rate recovery): the heartRateRecoveryOneMinute
     /// sample when there is one, the heart-rate readings of the recovery window (`result.readings`,
     /// stored as heart-rate samples of the workout marked `MetadataKey.heartRateRecoveryReading`),
     /// and the values (or the reasons they are missing) merged into the workout's metadata. The

@@ -4,7 +4,7 @@ import GRDBSQLite
 import WorkoutEngine
 import WorkoutModel
 
-/// The SQLite backend of `WorkoutStore`: one file in WAL mode (DESIGN §10), samples and route
+/// The SQLite backend of `WorkoutStore`: one file in WAL mode (<doc:SavingRecordingQuerying#Saving>), samples and route
 /// points in chunks (docs/storage-chunks.md). Thread-safe; reads run concurrently with the single
 /// writer; every method is one transaction.
 package final class SQLiteBackend: StoreBackend {
