@@ -163,6 +163,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
             swiftSettings: strict),
+        // Every relative link of the README, docs/, CONTRIBUTING, CHANGELOG and the DocC catalogs resolves.
+        .testTarget(name: "DocumentationTests", swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
             dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],

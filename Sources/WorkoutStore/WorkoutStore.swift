@@ -30,7 +30,9 @@ public final class WorkoutStore: Sendable {
     /// written by a newer schema, read-only or locked each throw a `StoreError` and leave it as it was.
     /// A file of an older schema is upgraded in place, in one transaction; when that fails it is left
     /// exactly as it was (`.migrationFailed`).
-    /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
+    /// - Parameters:
+    ///   - path: the SQLite file, created when missing (the file 0600, a new folder 0700).
+    ///   - busyTimeout: how long to wait for another program's lock before `.locked`.
     public convenience init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
         self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
     }
