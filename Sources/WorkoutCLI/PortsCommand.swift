@@ -9,7 +9,9 @@ struct PortsCommand: ParsableCommand {
         discussion: """
             Without paths: one line per serial port libserialport finds (path, transport, USB \
             vendor:product id, description, manufacturer and serial number, stable /dev/serial \
-            links). Pseudo-terminals (watch-sim's, a BLE bridge's) are not listed: give their path.
+            links), and for a known stick, receiver or bridge what it is and how to record it \
+            ("ANT USB-m stick: use /dev/ttyUSB0:ant"). Pseudo-terminals (watch-sim's, a BLE \
+            bridge's) are not listed: give their path.
 
             With paths: opens each one as `workout record` will, with --settings, and prints what \
             it is (serial port through libserialport, pseudo-terminal through termios) and the \
@@ -62,7 +64,7 @@ struct PortsCommand: ParsableCommand {
             throw UserFacingError(error)
         }
         if output.json {
-            emitLine(try Format.json(ports))
+            emitLine(try Format.json(ports.map(ListedPort.init)))
         } else if ports.isEmpty {
             FileHandle.standardError.write(
                 Data(
@@ -73,7 +75,34 @@ struct PortsCommand: ParsableCommand {
         }
     }
 
-    /// A port's text line, with its stable links on following lines.
+    /// A listed port for --json: the port's fields, and `known` (what it is and how to record it)
+    /// for a known device.
+    struct ListedPort: Encodable {
+        var port: SerialPortInfo
+        var known: String?
+
+        init(_ port: SerialPortInfo) {
+            self.port = port
+            known = PortsCommand.advice(port)
+        }
+
+        private enum Key: String, CodingKey { case known }
+
+        func encode(to encoder: any Encoder) throws {
+            try port.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encodeIfPresent(known, forKey: .known)
+        }
+    }
+
+    /// What a known USB device is and how to record it (KnownSerialDevice.all), if it is known.
+    static func advice(_ port: SerialPortInfo) -> String? {
+        guard let usb = port.usb, let known = KnownSerialDevice.matching(vendor: usb.vendorID, product: usb.productID)
+        else { return nil }
+        return known.advice(path: port.path)
+    }
+
+    /// A port's text line, what it is when known, and its stable links on following lines.
     static func line(_ port: SerialPortInfo) -> String {
         var fields = [port.path, port.transport.rawValue]
         if let usb = port.usb { fields.append(usb.id) }
@@ -83,7 +112,8 @@ struct PortsCommand: ParsableCommand {
         if let serial = port.usb?.serialNumber { extras.append("serial \(serial)") }
         if let address = port.bluetoothAddress { extras.append(address) }
         if !extras.isEmpty { fields.append("(" + extras.joined(separator: ", ") + ")") }
-        return ([fields.joined(separator: "  ")] + port.links.map { "    \($0)" }).joined(separator: "\n")
+        let known = advice(port).map { ["    \($0)"] } ?? []
+        return ([fields.joined(separator: "  ")] + known + port.links.map { "    \($0)" }).joined(separator: "\n")
     }
 
     private func check() throws {

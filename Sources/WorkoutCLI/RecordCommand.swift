@@ -106,8 +106,10 @@ struct RecordCommand: ParsableCommand {
             let path = String(spec[..<colon])
             var rest = String(spec[spec.index(after: colon)...])
             var settings = SerialSettings.standard
+            var speedGiven = false
             if let at = rest.firstIndex(of: "@") {
                 let text = String(rest[rest.index(after: at)...])
+                speedGiven = SerialSettings.specifiesSpeed(text)
                 rest = String(rest[..<at])
                 do {
                     settings = try SerialSettings(parsing: text)
@@ -120,7 +122,8 @@ struct RecordCommand: ParsableCommand {
                     "--sensor \(path): unknown protocol '\(rest)'; use one of "
                         + SensorProtocol.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            return SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+            // An nmea port without a speed has it hunted (NMEASpeedHunt).
+            return SensorRecorder.Sensor(path: path, wire: wire, settings: settings, huntsSpeed: !speedGiven)
         }
     }
 
@@ -171,7 +174,8 @@ struct RecordCommand: ParsableCommand {
             initial: .milliseconds(Int(min(max(100 / timeScale, 1), 10_000))), multiplier: 2,
             maximum: .milliseconds(Int(min(max(5000 / timeScale, 10), 500_000))))
         let recorder = SensorRecorder(
-            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff
+            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff,
+            speedMemory: SerialSpeedMemory(file: SerialSpeedMemory.defaultFile())
         ) { [json = output.json] event in
             Self.report(event, json: json)
         }
@@ -352,7 +356,45 @@ struct RecordCommand: ParsableCommand {
             say("button \(button.rawValue)" + (refused.map { " refused: \($0)" } ?? ""), json: json)
         case .refused(let sensor, let problem):
             FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(problem)\n".utf8))
+        case .speedFound(let sensor, let finding, _):
+            say(speedFoundLine(sensor, finding), json: json)
         }
+    }
+
+    /// The log line of a hunted speed found: `sensor nmea PATH: 4800 bit/s found (remembered in FILE for DEVICE)`.
+    static func speedFoundLine(_ sensor: SensorRecorder.Sensor, _ finding: NMEASpeedHunt.Finding) -> String {
+        var line = "sensor \(sensor.wire) \(sensor.path): \(finding.speed) bit/s found"
+        if let file = finding.rememberedIn {
+            line += " (remembered in \(file) for \(finding.device); give @SPEED to skip the hunt)"
+        } else if let problem = finding.memoryProblem {
+            line += "; \(problem)"
+        }
+        return line
+    }
+
+    /// One sensor in the live status line: `nmea+` (open, valid data), `nmea-` (away), the speed
+    /// hunt while it runs, or "no valid data" with what to try when bytes come but no good frame.
+    static func liveStatus(_ status: SensorRecorder.SensorStatus) -> String {
+        let sensor = status.sensor
+        guard status.available else { return "\(sensor.wire)-" }
+        if case .trying(let speed)? = status.speedHunt {
+            return "\(sensor.wire): hunting the speed (\(speed) bit/s)"
+        }
+        if status.deliversNoValidData() {
+            let hint: String
+            switch sensor.wire {
+            case .nmea:
+                let other = status.sensor.settings.baudRate == 4800 ? 9600 : 4800
+                hint = "wrong speed? try \(sensor.path):nmea@\(other) or omit the speed to hunt"
+            case .ant:
+                hint = "not an ANT stick? check `workout ports`"
+            case .watch:
+                hint = "wrong speed or protocol? try \(sensor.path):watch@SPEED"
+            }
+            return "\(sensor.wire): no valid data (\(hint))"
+        }
+        if case .found(let speed)? = status.speedHunt { return "\(sensor.wire)@\(speed)+" }
+        return "\(sensor.wire)+"
     }
 
     /// SIGINT and SIGTERM stop the session gracefully; the counter tells how many arrived. Keep the
@@ -392,7 +434,7 @@ struct RecordCommand: ParsableCommand {
                     ? (speed > 0.3 ? Format.minutesSeconds(1000 / speed) + " /km" : "-") : String(format: "%.1f km/h", speed * 3.6))
         }
         if let power = statistics[.cyclingPower]?.mostRecent?.value { parts.append(Format.whole(power, "W")) }
-        parts.append(recorder.status.map { "\($0.sensor.wire)\($0.available ? "+" : "-")" }.joined(separator: " "))
+        parts.append(recorder.status.map(liveStatus).joined(separator: " "))
         FileHandle.standardError.write(Data(Format.progressLine(parts.joined(separator: "  ")).utf8))
     }
 }

@@ -45,7 +45,8 @@ public struct RecordedInput: Sendable {
 /// and a first reading that was held up does not shift the rest).
 /// Amounts: sensors send running totals (wheel revolutions × circumference, a foot pod's distance, a
 /// receiver's distance between fixes); each new total becomes a cumulative sample of the increase
-/// since the previous reading of the same source. After a disconnect (`connectionLost`) the next
+/// since the previous reading of the same source. A GPS receiver is one source whatever talker (GP,
+/// GN, GL …) its sentences carry, and its GGA and RMC of one fix count once. After a disconnect (`connectionLost`) the next
 /// total only re-bases: no amount is invented across a gap. Distance comes from the best source
 /// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
 /// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
@@ -353,8 +354,12 @@ public struct ReadingMapper: Sendable {
 
     private func sourceDevice(_ source: ReadingSource) -> SourceDevice {
         switch source {
-        case .nmea(let talker):
-            return SourceDevice(name: "GPS", model: "NMEA \(talker)", identifier: "nmea:\(talker)")
+        case .nmea:
+            // One receiver whatever talker its sentences carry: a multi-constellation receiver
+            // switches GP → GN → GP as satellites come and go, and its decoder's distance total
+            // runs on across the switches. Keyed per talker, each switch back re-counted the
+            // distance covered under the other talker.
+            return SourceDevice(name: "GPS", model: "NMEA 0183", identifier: "nmea:gps")
         case .ant(let channel, let device):
             if let device {
                 let name =

@@ -18,11 +18,18 @@ public final class SensorRecorder: Sendable {
         public var path: String
         public var wire: SensorProtocol
         public var settings: SerialSettings
+        /// Whether the speed is hunted (``NMEASpeedHunt``, `nmea` ports only) rather than taken
+        /// from `settings`.
+        public var huntsSpeed: Bool
 
-        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard) {
+        /// A port; an `ant` port accepts a port that keeps a speed of its own
+        /// (``SerialSettings/acceptsFixedSpeed``: an ANT USB stick's USB side has no bit rate).
+        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard, huntsSpeed: Bool = false) {
             self.path = path
             self.wire = wire
             self.settings = settings
+            self.huntsSpeed = huntsSpeed && wire == .nmea
+            if wire == .ant { self.settings.acceptsFixedSpeed = true }
         }
     }
 
@@ -34,6 +41,8 @@ public final class SensorRecorder: Sendable {
         case button(WatchLink.Button, Date, refused: String?)
         /// The engine refused input from a sensor (counted; the message says why).
         case refused(Sensor, String)
+        /// A hunted speed was found (``NMEASpeedHunt``), and remembered unless the finding says why not.
+        case speedFound(Sensor, NMEASpeedHunt.Finding, Date)
     }
 
     /// What one sensor did so far.
@@ -48,6 +57,17 @@ public final class SensorRecorder: Sendable {
         /// Input that arrived after the stop and was not heart rate for the recovery, or after the
         /// workout was saved: not recorded, counted.
         public var late: Int
+        /// Bytes read since the last frame with a good checksum (known or not): many of them mean
+        /// the port delivers no valid data (a wrong speed, a wrong protocol).
+        public var bytesSinceValidFrame: Int = 0
+        /// The speed hunt's state, for a port whose speed is hunted.
+        public var speedHunt: NMEASpeedHunt.Status?
+
+        /// Whether the port delivers bytes but no valid frames: at least `threshold` bytes
+        /// (256: half a second of a 4800 bit/s receiver) since the last good frame, while open.
+        public func deliversNoValidData(threshold: Int = 256) -> Bool {
+            available && bytesSinceValidFrame >= threshold
+        }
     }
 
     private struct PortState: Sendable {
@@ -55,6 +75,7 @@ public final class SensorRecorder: Sendable {
         var samplesAdded = 0
         var refused = 0
         var late = 0
+        var bytesSinceValidFrame = 0
     }
 
     private struct State: Sendable {
@@ -68,6 +89,8 @@ public final class SensorRecorder: Sendable {
     public let sensors: [Sensor]
     private let clock: any WorkoutClock
     private let connections: [SensorConnection]
+    /// The speed hunt of each port whose speed is hunted.
+    private let hunts: [NMEASpeedHunt?]
     private let state: Mutex<State>
     /// Serialises delivery into the session, so buttons and samples of different ports keep their order.
     private let delivery = Mutex(())
@@ -79,10 +102,13 @@ public final class SensorRecorder: Sendable {
     /// - Parameters:
     ///   - lapLength: the pool length in metres for pool swims (lengths add that distance).
     ///   - backoff: waits between reconnect attempts.
-    ///   - onEvent: availability changes, buttons and refusals, on a reader's thread.
+    ///   - speedMemory: where hunted speeds are remembered (``SerialSpeedMemory``); nil: nowhere.
+    ///   - huntWindow: how long a hunted port is read at one speed without a good sentence.
+    ///   - onEvent: availability changes, buttons, refusals and speeds found, on a reader's thread.
     public init(
         session: WorkoutSession, sensors: [Sensor], clock: any WorkoutClock, lapLength: Double? = nil,
-        backoff: SensorConnection.Backoff = .standard, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        backoff: SensorConnection.Backoff = .standard, speedMemory: SerialSpeedMemory? = nil,
+        huntWindow: Duration = .seconds(2), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {
         self.session = session
         self.sensors = sensors
@@ -92,10 +118,19 @@ public final class SensorRecorder: Sendable {
             State(
                 ports: sensors.map { PortState(decoder: $0.wire.makeDecoder()) },
                 mapper: ReadingMapper(lapLength: lapLength)))
-        connections = sensors.map { sensor in
-            SensorConnection(
+        let hunts = sensors.map { (sensor) -> NMEASpeedHunt? in
+            guard sensor.huntsSpeed else { return nil }
+            return NMEASpeedHunt(path: sensor.path, settings: sensor.settings, memory: speedMemory, window: huntWindow) {
+                finding in onEvent(.speedFound(sensor, finding, clock.now()))
+            }
+        }
+        self.hunts = hunts
+        connections = zip(sensors, hunts).map { (sensor, hunt) -> SensorConnection in
+            var opener: SensorConnection.Opener?
+            if let hunt { opener = { (path) throws(SensorError) -> any ByteTransport in try hunt.open(path) } }
+            return SensorConnection(
                 path: sensor.path, tag: sensor.wire.rawValue, settings: sensor.settings, backoff: backoff,
-                now: { clock.now() })
+                now: { clock.now() }, opener: opener)
         }
     }
 
@@ -130,7 +165,8 @@ public final class SensorRecorder: Sendable {
             SensorStatus(
                 sensor: sensors[index], available: connections[index].isAvailable,
                 decoder: ports[index].decoder.counters, connection: connections[index].counters,
-                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late)
+                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late,
+                bytesSinceValidFrame: ports[index].bytesSinceValidFrame, speedHunt: hunts[index]?.status)
         }
     }
 
@@ -142,7 +178,14 @@ public final class SensorRecorder: Sendable {
         case .bytes(let chunk, let arrival):
             let readings = state.withLock { state -> [SensorReading] in
                 var readings: [SensorReading] = []
+                let valid = { (counters: DecoderCounters) in counters.framesDecoded &+ counters.unknownMessages }
+                let before = valid(state.ports[port].decoder.counters)
                 state.ports[port].decoder.decode(chunk, into: &readings)
+                if valid(state.ports[port].decoder.counters) != before {
+                    state.ports[port].bytesSinceValidFrame = 0
+                } else {
+                    state.ports[port].bytesSinceValidFrame &+= chunk.count
+                }
                 return readings
             }
             // Up to and including each button, then the rest: what follows a NEXT belongs to the
