@@ -110,13 +110,36 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
 
+    /// The largest `--body-limit`: a body is held in memory whole while it is read.
+    static let largestBodyLimit = 1 << 30
+
+    /// A size such as `64MB`, `500KB` or a number of bytes, from 1 byte to `largestBodyLimit`; anything else
+    /// (a number too large for any unit, say) is a clear error, never an overflow.
     static func size(_ text: String) throws -> Int {
         let units: [(String, Int)] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        func digitsOnly(_ text: Substring) -> Bool { !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
+        var bytes: Int?
         for (suffix, factor) in units where text.uppercased().hasSuffix(suffix) {
-            if let value = Int(text.dropLast(suffix.count)), value > 0 { return value * factor }
+            let digits = text.dropLast(suffix.count)
+            if let value = Int(digits) {
+                let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+                bytes = overflow ? (value > 0 ? .max : .min) : product
+            } else if digitsOnly(digits) {
+                bytes = .max  // digits too many for an Int: too large
+            }
+            break
         }
-        if let value = Int(text), value > 0 { return value }
-        throw ValidationError("'\(text)' is not a size; use e.g. 64MB, 500KB or a number of bytes")
+        if bytes == nil, digitsOnly(text[...]) {
+            bytes = Int(text) ?? .max  // digits too many for an Int: too large
+        }
+        guard let bytes else {
+            throw ValidationError("'\(text.prefix(40))' is not a size; use e.g. 64MB, 500KB or a number of bytes")
+        }
+        guard bytes > 0 else { throw ValidationError("'\(text.prefix(40))': a body limit is at least 1 byte") }
+        guard bytes <= largestBodyLimit else {
+            throw ValidationError("'\(text.prefix(40))' is larger than the largest body limit, 1GB; use a size up to 1GB")
+        }
+        return bytes
     }
 
     func run() async throws {

@@ -79,11 +79,16 @@ public enum FileImport {
     static func run(
         _ plan: FITImportPlan, path: String, into store: WorkoutStore, compare: Bool, progress: ((Double) -> Void)?
     ) throws(StoreError) -> FileImportResult {
-        // The same file gives the same ids: refuse to import it twice.
-        if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: plan.builderOptions).workoutID,
-            try store.workout(id: id) != nil
-        {
-            throw .workoutExists(id)
+        // The same file gives the same ids: refuse to import it twice (also when it was imported without the salt
+        // of `FITImportOptions.idSalt`, before it was given one).
+        var unsalted = plan.builderOptions
+        unsalted.identifiers = plan.unsaltedIdentifiers
+        for options in plan.options.idSalt == 0 ? [plan.builderOptions] : [plan.builderOptions, unsalted] {
+            if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: options).workoutID,
+                try store.workout(id: id) != nil
+            {
+                throw .workoutExists(id)
+            }
         }
         let clock = ManualClock(plan.start)
         // The file is replayed faster than real time and committed once, by the finish: chunks as a save writes

@@ -76,8 +76,13 @@ final class AthleteStores: Sendable {
             cache.withLock { $0[athlete.id] = store }
             return store
         } catch {
-            throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+            throw .unavailable("the store of athlete \(athlete.name) cannot be opened now; try again", detail: "\(error)")
         }
+    }
+
+    /// Whether the store of athlete `id` has been opened (for writes or reads) by this server.
+    func isOpen(_ id: UUID) -> Bool {
+        open.withLock { $0[id] != nil } || openForReading.withLock { $0[id] != nil }
     }
 
     /// Whether the workouts' database answers (readiness).
@@ -287,7 +292,7 @@ final class LiveSession: Sendable {
 
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
     /// without applying anything.
-    func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
+    func apply(seq: Int, steps: CheckedBatch) async throws(APIError) -> (ack: Int, duplicate: Bool) {
         try await Offload.run(on: Offload.live) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
             try self.serial.withLock { _ throws(APIError) -> (ack: Int, duplicate: Bool) in
                 try self.applyLocked(seq: seq, steps: steps)
@@ -295,7 +300,7 @@ final class LiveSession: Sendable {
         }
     }
 
-    private func applyLocked(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+    private func applyLocked(seq: Int, steps batch: CheckedBatch) throws(APIError) -> (ack: Int, duplicate: Bool) {
         try use()
         try recoverIfStale()
         let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
@@ -310,8 +315,10 @@ final class LiveSession: Sendable {
                 "batch \(seq) is out of sequence: the last committed batch is \(lastBatch); send batch \(lastBatch + 1) next",
                 details: ["expected": String(lastBatch + 1)])
         }
+        // No session longer than `TimeBounds.longest`: checked against its start before anything is applied.
+        try batch.checkSpan(sessionStart: recording.session.startDate)
         do throws(EngineError) {
-            for step in steps { try apply(step, to: recording) }
+            for step in batch.steps { try apply(step, to: recording) }
             try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
         } catch .builderState(_, .notStarted) {
             // Samples, events or the batch number before the session started (an empty batch 1, say).
@@ -328,7 +335,7 @@ final class LiveSession: Sendable {
             try recording.commit()
         } catch {
             rebuild()
-            throw .unavailable("batch \(seq) could not be committed (\(error)); send it again")
+            throw .unavailable("batch \(seq) could not be committed; send it again", detail: "\(error)")
         }
         current.withLock { $0.lastBatch = seq }
         return (seq, false)
@@ -368,7 +375,8 @@ final class LiveSession: Sendable {
         } catch {
             current.withLock { $0.recording = nil }
             stale.store(true, ordering: .releasing)
-            throw .unavailable("session \(id) cannot be read back from its journal now (\(error)); send the batch again")
+            throw .unavailable(
+                "session \(id) cannot be read back from its journal now; send the batch again", detail: "\(error)")
         }
         current.withLock { current in
             current.recording = recovered
@@ -401,7 +409,7 @@ final class LiveSession: Sendable {
             current.withLock { $0.recording = nil }
             return workout
         } catch {
-            throw .unavailable("session \(id) could not be saved (\(error)); try again")
+            throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
         }
     }
 
@@ -450,13 +458,39 @@ actor LiveSessions {
     // every session behind their round trips.
 
     /// The session, from memory or recovered from the athlete's journal; nil when there is none.
-    nonisolated func existing(athlete: Athlete, id: UUID, store: WorkoutStore) async throws(APIError) -> LiveSession? {
+    ///
+    /// A session read back from the journal (one released for idleness, or one of before a restart) takes one of
+    /// the athlete's `limit` places like a session opened: beyond it, 429 `too_many_sessions` and nothing is read.
+    nonisolated func existing(
+        athlete: Athlete, id: UUID, store: WorkoutStore, limit: Int = .max
+    ) async throws(APIError) -> LiveSession? {
         if let session = await inMemory(athlete: athlete, id: id) { return session }
-        let recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
-            try Self.recover(id: id, from: store)
+        guard await reserve(athlete: athlete, limit: limit) != nil else {
+            throw await tooMany(athlete: athlete, limit: limit)
         }
-        guard let recovered else { return nil }
-        return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+        let recovered: JournaledRecording?
+        do {
+            recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
+                try Self.recover(id: id, from: store)
+            }
+        } catch {
+            await unreserve(athlete: athlete)
+            throw error
+        }
+        guard let recovered else {
+            await unreserve(athlete: athlete)
+            return nil
+        }
+        return await keepOpened(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+    }
+
+    /// The 429 of an athlete at its limit of sessions.
+    private func tooMany(athlete: Athlete, limit: Int) -> APIError {
+        .tooManyRequests(
+            "too_many_sessions",
+            "athlete \(athlete.name) has \(openCount(athlete: athlete)) live sessions open on this server, the most "
+                + "allowed (`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
+            details: ["limit": String(limit)])
     }
 
     /// Session `id` read back from `store`'s journal; nil when it has none (blocks: on a store thread).
@@ -466,7 +500,7 @@ actor LiveSessions {
         } catch .sessionNotFound {
             return nil
         } catch {
-            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+            throw .unavailable("session \(id) cannot be read from the journal now; try again", detail: "\(error)")
         }
     }
 
@@ -494,7 +528,7 @@ actor LiveSessions {
 
     /// Opens session `id` (idempotent: an existing session is returned as it is, from memory or read back from
     /// its journal). A new session beyond the athlete's `limit` of sessions in memory (counting those being
-    /// opened) is a 429.
+    /// opened) is a 429, answered before `prepare` runs: a refused open writes nothing.
     ///
     /// `prepare` runs first on a store thread (blocking; it may throw, a 403 say) and gives the athlete's store
     /// and whether `id` is new (claimed by this request, so no session of this server began a journal for it).
@@ -509,15 +543,9 @@ actor LiveSessions {
     ) async throws(APIError) -> (LiveSession, created: Bool) {
         if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
         guard await reserve(athlete: athlete, limit: limit) != nil else {
-            // At the limit, only a session of this athlete's journal may still be resumed.
-            let (store, new) = try await Offload.run(prepare)
-            if !new, let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
-            let open = await openCount(athlete: athlete)
-            throw .tooManyRequests(
-                "too_many_sessions",
-                "athlete \(athlete.name) has \(open) live sessions open on this server, the most allowed "
-                    + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
-                details: ["limit": String(limit)])
+            // Refused before any store or directory work: nothing is written (no claim of the id), and a session
+            // of the journal is not read back beyond the limit either.
+            throw await tooMany(athlete: athlete, limit: limit)
         }
         struct Opened: Sendable {
             var recording: JournaledRecording
@@ -546,7 +574,7 @@ actor LiveSessions {
                     }
                     throw .unavailable("session \(id) is being opened or saved by another request; send it again")
                 } catch {
-                    throw .unavailable("session \(id) cannot be started: \(error)")
+                    throw .unavailable("session \(id) cannot be started now; try again", detail: "\(error)")
                 }
             }
         } catch {
