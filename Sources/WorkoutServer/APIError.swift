@@ -12,12 +12,15 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var message: String
     /// Extra fields for the client (the expected batch number, the existing workout).
     var details: [String: String]
+    /// Seconds after which the client may try again (the `Retry-After` header of a 429 or 503), nil: none sent.
+    var retryAfter: Int?
 
-    init(status: Int, code: String, message: String, details: [String: String] = [:]) {
+    init(status: Int, code: String, message: String, details: [String: String] = [:], retryAfter: Int? = nil) {
         self.statusCode = status
         self.code = code
         self.message = message
         self.details = details
+        self.retryAfter = retryAfter
     }
 
     var description: String { "\(statusCode) \(code): \(message)" }
@@ -75,9 +78,8 @@ extension APIError: HTTPResponseError {
     var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
@@ -51,6 +52,19 @@ public struct ServerConfiguration: Sendable {
     /// revoked meanwhile is refused once this has passed since the server last looked it up. 0 looks every
     /// request's token up (one directory query per request).
     public var tokenCacheLifetime: TimeInterval = 1
+    /// The longest one database statement may run, seconds (10 by default; 0: no limit): PostgreSQL's
+    /// `statement_timeout` on every pooled connection, an interrupt for SQLite. A request whose statement passes it
+    /// is answered 503 `query_timeout` with Retry-After.
+    public var statementTimeout: TimeInterval = 10
+    /// A connection without a request in progress for this long is closed, seconds (60 by default; 0: never):
+    /// one that sends nothing, stops in the middle of its request head, or stays idle after a response.
+    public var idleTimeout: TimeInterval = 60
+    /// The most open client connections (4,096 by default), and never more than the process's descriptor limit
+    /// less `reservedDescriptors`: past it the longest-idle connection is closed to make room for a new one, or
+    /// the new one is closed at once when every connection has a request in progress.
+    public var maxConnections: Int = 4096
+    /// The most requests one connection may send; the connection is closed after the answer to the last one.
+    public var maxRequestsPerConnection: Int = 10_000
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
@@ -93,7 +107,8 @@ public final class WorkoutServer: Sendable {
             // The directory's tables live in the workouts' database (one pool): servers on one database share it.
             let database: PostgresWorkoutDatabase
             do {
-                database = try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)
+                database = try PostgresWorkoutDatabase(
+                    url: url, poolSize: configuration.poolSize, statementTimeout: configuration.statementTimeout)
             } catch {
                 throw .storage(path: "PostgreSQL", detail: "\(error)")
             }
@@ -102,7 +117,9 @@ public final class WorkoutServer: Sendable {
             if let readURL = configuration.readURL {
                 do {
                     reader = .postgres(
-                        try PostgresWorkoutDatabase(url: readURL, poolSize: configuration.poolSize, readOnly: true))
+                        try PostgresWorkoutDatabase(
+                            url: readURL, poolSize: configuration.poolSize, readOnly: true,
+                            statementTimeout: configuration.statementTimeout))
                 } catch {
                     throw .storage(path: "PostgreSQL (--read-url)", detail: "\(error)")
                 }
@@ -116,7 +133,9 @@ public final class WorkoutServer: Sendable {
             }
             directory = try ServerDirectory(folder: configuration.dataFolder)
             stores = AthleteStores(
-                backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
+                backing: .sqlite(
+                    folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes"),
+                    statementTimeout: configuration.statementTimeout))
         }
         metrics = ServerMetrics()
     }
@@ -132,8 +151,22 @@ public final class WorkoutServer: Sendable {
     ) async throws {
         var logger = Logger(label: "workout.serve")
         logger.logLevel = configuration.logLevel.logger
+        // Files of uploads cut short by a crash (no running upload holds them) are removed before any upload starts.
+        let orphans = UploadSpool(dataFolder: configuration.dataFolder).removeOrphans()
+        if orphans > 0 { logger.notice("removed \(orphans) upload files left by an earlier run") }
+        // Connections: at most `maxConnections` (and never so many that the descriptors run out: the
+        // longest-idle one makes room), closed after `idleTimeout` without a request in progress.
+        let descriptors = ConnectionGate.raiseDescriptorLimit(wanted: configuration.maxConnections * 2 + 1024)
+        let gate = ConnectionGate(
+            capacity: ConnectionGate.capacity(configured: configuration.maxConnections, descriptors: descriptors),
+            maxRequests: configuration.maxRequestsPerConnection)
+        let idle = configuration.idleTimeout
         let app = Application(
             router: makeRouter(),
+            server: .http1(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [ConnectionGateHandler(gate: gate)],
+                    idleTimeout: idle > 0 && idle.isFinite ? .milliseconds(Int64(min(idle, 1e9) * 1000)) : nil)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "workout",
                 // Hummingbird's default of 256 pending connections overflowed when 1,000 recorders connected
@@ -234,6 +267,7 @@ public final class WorkoutServer: Sendable {
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }
+        Offload.requester?.principal.withLock { $0 = principal }
         return principal
     }
 
@@ -315,30 +349,47 @@ public final class WorkoutServer: Sendable {
         let athlete = try await writer(request)
         let query = try QueryParameters(request, allowed: [])
         _ = query
-        let bytes = try await body(request, what: "FIT file")
-        guard !bytes.isEmpty else {
+        let store = try await stores.store(for: athlete)
+        let spool = UploadSpool(dataFolder: configuration.dataFolder)
+        let file: UploadSpool.File
+        do {
+            file = try spool.create()
+        } catch {
+            throw APIError.unavailable("the upload could not be written to the server's data folder; try again later")
+        }
+        defer { file.close() }
+        // The body goes to the file as it arrives: the server never holds an upload's bytes whole in memory.
+        let limit = configuration.bodyLimit
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            metrics.refusedBodies.increment()
+            throw APIError.tooLarge(limit: limit)
+        }
+        do {
+            for try await buffer in request.body {
+                guard file.size + buffer.readableBytes <= limit else {
+                    metrics.refusedBodies.increment()
+                    throw APIError.tooLarge(limit: limit)
+                }
+                try file.append(buffer)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch is StoreError {
+            throw APIError.unavailable("the upload could not be written to the server's data folder; check its space")
+        } catch {
+            throw APIError.badRequest("unreadable_body", "the FIT file could not be read: \(error)")
+        }
+        guard file.size > 0 else {
             throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
         }
-        let store = try await stores.store(for: athlete)
-        let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
-        let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        do {
-            // 0600 in a 0700 folder (created so when missing), like the stores' files.
-            try StoreFiles.createPrivate(path: path)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            try handle.write(contentsOf: Data(bytes))
-        } catch {
-            throw APIError.unavailable("the upload could not be written to \(folder); check the data folder's space")
-        }
+        let path = file.path
         struct Uploaded: Encodable {
             var duplicate: Bool
             var athlete: String
             var workout: Workout
             var anomalies: [String]?
         }
-        let key = "\(athlete.id)/" + Tokens.hash(bytes)
+        let key = "\(athlete.id)/" + file.digest()
         guard uploadsInFlight.withLock({ $0.insert(key).inserted }) else {
             throw APIError.conflict(
                 "upload_in_progress", "the same file is being imported for athlete \(athlete.name) now; wait for that answer")
@@ -349,7 +400,7 @@ public final class WorkoutServer: Sendable {
         let alone = { @Sendable [self] in
             self.uploadsInFlight.withLock { $0.filter { $0.hasPrefix(athletePrefix) }.count == 1 }
         }
-        let imported = try await Offload.upload { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+        let imported = try await Offload.upload(athlete: athlete.id.uuidString) { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.

@@ -52,7 +52,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         metrics.requests.increment()
         do {
-            let response = try await next(request, context)
+            // The store threads' fairness key: the token until `principal` knows its athlete or team.
+            let requester = Offload.Requester(request.headers[.authorization] ?? "")
+            let response = try await Offload.$requester.withValue(requester) { try await next(request, context) }
             if response.status.code >= 400 { metrics.clientErrors.increment() }
             return response
         } catch let error as APIError {

@@ -30,8 +30,12 @@ public final class WorkoutStore: Sendable {
     /// A file of an older schema is upgraded in place, in one transaction; when that fails it is left
     /// exactly as it was (`.migrationFailed`).
     /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
-    public convenience init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
-        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
+    /// - Parameter statementTimeout: the longest one statement may run, seconds (0: no limit); past it the
+    ///   statement is interrupted and the call throws `.timedOut`.
+    public convenience init(path: String, busyTimeout: TimeInterval = 2, statementTimeout: TimeInterval = 0)
+        throws(StoreError)
+    {
+        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout, statementTimeout: statementTimeout))
     }
 
     /// A store over any backend (the PostgreSQL target uses this).
