@@ -96,6 +96,26 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var tokenCache: Double = 1
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one database statement may run before it is cancelled (503 query_timeout). 0: no limit.",
+            valueName: "seconds"))
+    var statementTimeout: Double = 10
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection may stay without a request in progress (silent, mid-header or idle after an "
+                + "answer) before it is closed. 0: never.",
+            valueName: "seconds"))
+    var idleTimeout: Double = 60
+
+    @Option(
+        help: ArgumentHelp(
+            "The most open client connections (never more than the descriptor limit allows); past it the "
+                + "longest-idle connection is closed for a new one.",
+            valueName: "n"))
+    var maxConnections = 4096
+
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host = "127.0.0.1"
 
@@ -166,6 +186,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxOpenSessionsPerAthlete = maxSessionsPerAthlete
         configuration.sessionIdleTimeout = sessionIdleTimeout * 60
         configuration.tokenCacheLifetime = tokenCache
+        configuration.statementTimeout = max(0, statementTimeout)
+        configuration.idleTimeout = max(0, idleTimeout)
+        configuration.maxConnections = max(1, maxConnections)
         let server: WorkoutServer
         do {
             server = try WorkoutServer(configuration: configuration)

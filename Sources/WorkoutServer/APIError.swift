@@ -18,13 +18,19 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var details: [String: String]
     /// What went wrong inside (the store's or driver's error): logged with the request id, never sent.
     var detail: String?
+    /// Seconds after which the client may try again (the `Retry-After` header of a 429 or 503), nil: none sent.
+    var retryAfter: Int?
 
-    init(status: Int, code: String, message: String, details: [String: String] = [:], detail: String? = nil) {
+    init(
+        status: Int, code: String, message: String, details: [String: String] = [:], detail: String? = nil,
+        retryAfter: Int? = nil
+    ) {
         self.statusCode = status
         self.code = code
         self.message = message
         self.details = details
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 
     var description: String { "\(statusCode) \(code): \(message)" + (detail.map { " [\($0)]" } ?? "") }
@@ -92,6 +98,7 @@ extension APIError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .requestID: context.id]
         if statusCode == 405, let allow = details["allow"] { headers[.allow] = allow }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(
             status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json(requestID: context.id))))
     }

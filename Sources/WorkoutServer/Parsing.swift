@@ -149,6 +149,12 @@ enum Parsing {
 
     static func storeError(_ error: StoreError) -> APIError {
         if case .invalidQuery(let detail) = error { return .badRequest("invalid_query", detail) }
+        if case .timedOut = error {
+            return APIError(
+                status: 503, code: "query_timeout",
+                message: "the database did not answer within the server's statement time limit; ask for less "
+                    + "(a shorter date range, fewer conditions) or try again later", detail: "\(error)", retryAfter: 5)
+        }
         return .unavailable("the store cannot answer now; try again", detail: "\(error)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
@@ -54,6 +55,19 @@ public struct ServerConfiguration: Sendable {
     public var tokenCacheLifetime: TimeInterval = 1
     /// Where the server's log lines go instead of swift-log's process-wide handler (tests read them here).
     var logSink: (@Sendable (String) -> Void)?
+    /// The longest one database statement may run, seconds (10 by default; 0: no limit): PostgreSQL's
+    /// `statement_timeout` on every pooled connection, an interrupt for SQLite. A request whose statement passes it
+    /// is answered 503 `query_timeout` with Retry-After.
+    public var statementTimeout: TimeInterval = 10
+    /// A connection without a request in progress for this long is closed, seconds (60 by default; 0: never):
+    /// one that sends nothing, stops in the middle of its request head, or stays idle after a response.
+    public var idleTimeout: TimeInterval = 60
+    /// The most open client connections (4,096 by default), and never more than the process's descriptor limit
+    /// less `reservedDescriptors`: past it the longest-idle connection is closed to make room for a new one, or
+    /// the new one is closed at once when every connection has a request in progress.
+    public var maxConnections: Int = 4096
+    /// The most requests one connection may send; the connection is closed after the answer to the last one.
+    public var maxRequestsPerConnection: Int = 10_000
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
@@ -96,7 +110,8 @@ public final class WorkoutServer: Sendable {
             // The directory's tables live in the workouts' database (one pool): servers on one database share it.
             let database: PostgresWorkoutDatabase
             do {
-                database = try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)
+                database = try PostgresWorkoutDatabase(
+                    url: url, poolSize: configuration.poolSize, statementTimeout: configuration.statementTimeout)
             } catch {
                 throw .storage(path: "PostgreSQL", detail: "\(error)")
             }
@@ -105,7 +120,9 @@ public final class WorkoutServer: Sendable {
             if let readURL = configuration.readURL {
                 do {
                     reader = .postgres(
-                        try PostgresWorkoutDatabase(url: readURL, poolSize: configuration.poolSize, readOnly: true))
+                        try PostgresWorkoutDatabase(
+                            url: readURL, poolSize: configuration.poolSize, readOnly: true,
+                            statementTimeout: configuration.statementTimeout))
                 } catch {
                     throw .storage(path: "PostgreSQL (--read-url)", detail: "\(error)")
                 }
@@ -119,7 +136,9 @@ public final class WorkoutServer: Sendable {
             }
             directory = try ServerDirectory(folder: configuration.dataFolder)
             stores = AthleteStores(
-                backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
+                backing: .sqlite(
+                    folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes"),
+                    statementTimeout: configuration.statementTimeout))
         }
         metrics = ServerMetrics()
     }
@@ -137,9 +156,22 @@ public final class WorkoutServer: Sendable {
             configuration.logSink.map { sink in Logger(label: "workout.serve") { _ in LineLogHandler(sink: sink) } }
             ?? Logger(label: "workout.serve")
         logger.logLevel = configuration.logLevel.logger
+        // Files of uploads cut short by a crash (no running upload holds them) are removed before any upload starts.
+        let orphans = UploadSpool(dataFolder: configuration.dataFolder).removeOrphans()
+        if orphans > 0 { logger.notice("removed \(orphans) upload files left by an earlier run") }
+        // Connections: at most `maxConnections` (and never so many that the descriptors run out: the
+        // longest-idle one makes room), closed after `idleTimeout` without a request in progress.
+        let descriptors = ConnectionGate.raiseDescriptorLimit(wanted: configuration.maxConnections * 2 + 1024)
+        let gate = ConnectionGate(
+            capacity: ConnectionGate.capacity(configured: configuration.maxConnections, descriptors: descriptors),
+            maxRequests: configuration.maxRequestsPerConnection)
+        let idle = configuration.idleTimeout
         let app = Application(
             router: makeRouter(),
-            server: .http1KeepingHTTP10Rules(),
+            server: .http1KeepingHTTP10Rules(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [ConnectionGateHandler(gate: gate)],
+                    idleTimeout: idle > 0 && idle.isFinite ? .milliseconds(Int64(min(idle, 1e9) * 1000)) : nil)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "workout",
                 // Hummingbird's default of 256 pending connections overflowed when 1,000 recorders connected
@@ -240,6 +272,7 @@ public final class WorkoutServer: Sendable {
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }
+        Offload.requester?.principal.withLock { $0 = principal }
         return principal
     }
 
@@ -353,31 +386,49 @@ public final class WorkoutServer: Sendable {
         let athlete = try await writer(request)
         _ = try QueryParameters(request, allowed: [])
         try requireContentType(request, Self.fitTypes, orAbsent: true, what: "FIT file")
-        let bytes = try await body(request, what: "FIT file")
-        guard !bytes.isEmpty else {
-            throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
-        }
         let store = try await stores.store(for: athlete)
-        let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
-        let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let spool = UploadSpool(dataFolder: configuration.dataFolder)
+        let file: UploadSpool.File
         do {
-            // 0600 in a 0700 folder (created so when missing), like the stores' files.
-            try StoreFiles.createPrivate(path: path)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            try handle.write(contentsOf: Data(bytes))
+            file = try spool.create()
         } catch {
             throw APIError.unavailable(
-                "the upload could not be written to the server's data folder; try again later", detail: "\(folder): \(error)")
+                "the upload could not be written to the server's data folder; try again later", detail: "\(error)")
         }
+        defer { file.close() }
+        // The body goes to the file as it arrives: the server never holds an upload's bytes whole in memory.
+        let limit = configuration.bodyLimit
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            metrics.refusedBodies.increment()
+            throw APIError.tooLarge(limit: limit)
+        }
+        do {
+            for try await buffer in request.body {
+                guard file.size + buffer.readableBytes <= limit else {
+                    metrics.refusedBodies.increment()
+                    throw APIError.tooLarge(limit: limit)
+                }
+                try file.append(buffer)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch let error as StoreError {
+            throw APIError.unavailable(
+                "the upload could not be written to the server's data folder; try again later", detail: "\(error)")
+        } catch {
+            throw APIError.badRequest("unreadable_body", "the FIT file could not be read: \(error)")
+        }
+        guard file.size > 0 else {
+            throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
+        }
+        let path = file.path
         struct Uploaded: Encodable {
             var duplicate: Bool
             var athlete: String
             var workout: Workout
             var anomalies: [String]?
         }
-        let key = "\(athlete.id)/" + Tokens.hash(bytes)
+        let key = "\(athlete.id)/" + file.digest()
         guard uploadsInFlight.withLock({ $0.insert(key).inserted }) else {
             throw APIError.conflict(
                 "upload_in_progress", "the same file is being imported for athlete \(athlete.name) now; wait for that answer")
@@ -394,7 +445,7 @@ public final class WorkoutServer: Sendable {
         let importOptions = FITImportOptions(
             salvage: false, idSalt: Self.idSalt(of: athlete), longestSpan: TimeBounds.longest,
             latestEnd: Date().addingTimeInterval(TimeBounds.aheadOfClock))
-        let imported = try await Offload.upload { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+        let imported = try await Offload.upload(athlete: athlete.id.uuidString) { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.

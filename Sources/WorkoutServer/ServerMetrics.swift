@@ -57,7 +57,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         metrics.requests.increment()
         let failure: APIError
         do {
-            var response = try await next(request, context)
+            // The store threads' fairness key: the token until `principal` knows its athlete or team.
+            let requester = Offload.Requester(request.headers[.authorization] ?? "")
+            var response = try await Offload.$requester.withValue(requester) { try await next(request, context) }
             if response.status.code >= 400 { metrics.clientErrors.increment() }
             response.headers[.requestID] = context.id
             return response

@@ -151,7 +151,21 @@ public struct FITImportPlan: Sendable {
     public var start: Date
     public var end: Date
     public var legs: [ImportedLeg]
-    public var steps: [TimedStep]
+    /// Every step in time order (made whole: the replay itself takes the record steps one record at a time).
+    public var steps: [TimedStep] {
+        var all: [TimedStep] = []
+        all.reserveCapacity(stepCount)
+        var steps = orderedSteps()
+        while let (key, step) = steps.next() { all.append(TimedStep(time: FITTime.date(key.time), step: step)) }
+        return all
+    }
+    /// How many steps the replay applies.
+    public var stepCount: Int { fixedSteps.count + recordStepCount }
+    /// The steps other than the records' (legs, pauses, lengths, laps, heart beats), in key order.
+    var fixedSteps: [(key: StepKey, step: ImportStep)]
+    /// Makes the records' steps during the replay (nil: they are among `fixedSteps`).
+    var recordSteps: RecordStepperBox?
+    var recordStepCount: Int
     /// Heart rate after the end (for the heart-rate recovery).
     public var recoveryHeartRate: [QuantitySample]
     public var anomalies: [ImportAnomaly]
@@ -220,9 +234,9 @@ public struct FITImportPlan: Sendable {
             throw .outsideLimits("the file's workout ends at \(end), after \(latest): check the device's clock")
         }
         legs = planner.legs
-        steps = planner.steps.sorted { $0.key < $1.key }.map {
-            TimedStep(time: FITTime.date($0.key.time), step: $0.step)
-        }
+        fixedSteps = planner.steps.sorted { $0.key < $1.key }
+        recordSteps = planner.recordStepper
+        recordStepCount = planner.recordStepper == nil ? 0 : planner.recordStepCount
         recoveryHeartRate = planner.recovery
         anomalies = planner.anomalies
         device = planner.device
@@ -237,6 +251,35 @@ public struct FITImportPlan: Sendable {
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
         if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
+    }
+
+    /// Every step in key order: the fixed steps merged with the records' as they are made.
+    func orderedSteps() -> OrderedSteps {
+        OrderedSteps(fixed: fixedSteps, records: recordSteps?.stepper.makeIterator())
+    }
+
+    /// The merge of the fixed steps and the record steps (each in key order).
+    struct OrderedSteps: IteratorProtocol {
+        let fixed: [(key: StepKey, step: ImportStep)]
+        var records: RecordStepper.Iterator?
+        var fixedIndex = 0
+        var pending: (key: StepKey, step: ImportStep)?
+
+        init(fixed: [(key: StepKey, step: ImportStep)], records: RecordStepper.Iterator?) {
+            self.fixed = fixed
+            self.records = records
+            pending = self.records?.next()
+        }
+
+        mutating func next() -> (key: StepKey, step: ImportStep)? {
+            if let record = pending, fixedIndex == fixed.count || record.key < fixed[fixedIndex].key {
+                pending = records?.next()
+                return record
+            }
+            guard fixedIndex < fixed.count else { return nil }
+            defer { fixedIndex += 1 }
+            return fixed[fixedIndex]
+        }
     }
 
     /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation
