@@ -13,7 +13,9 @@ struct PortsCommand: ParsableCommand {
             ("ANT USB-m stick: use /dev/ttyUSB0:ant"). Pseudo-terminals (watch-sim's, a BLE \
             bridge's) are not listed: give their path.
 
-            With paths: opens each one as `workout record` will, with --settings, and prints what \
+            With paths: opens each one as `workout record` will, with --settings (or, given as \
+            PATH:PROTOCOL[@SETTINGS] like a --sensor of `record`, with that protocol's settings: \
+            /dev/ttyUSB0:ant opens an ANT stick whose driver keeps its own speed), and prints what \
             it is (serial port through libserialport, pseudo-terminal through termios) and the \
             settings the driver kept, or why it cannot be opened (missing, busy, no permission, \
             not a serial device, unsupported setting); the exit status is 1 if any failed. The \
@@ -24,7 +26,10 @@ struct PortsCommand: ParsableCommand {
             115200,8N1.
             """)
 
-    @Argument(help: ArgumentHelp("Device paths to check (symbolic links are followed).", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp(
+            "Device paths to check (symbolic links are followed), or PATH:PROTOCOL[@SETTINGS] as for record.",
+            valueName: "path"))
     var paths: [String] = []
     @Option(help: ArgumentHelp("Line settings for the check, e.g. 4800 or 9600,7E1,flow=rtscts.", valueName: "spec"))
     var settings = "115200,8N1"
@@ -75,6 +80,15 @@ struct PortsCommand: ParsableCommand {
         }
     }
 
+    /// The sensor an argument names as `record` would (PATH:PROTOCOL[@SETTINGS], a known protocol after
+    /// the last colon); nil for a plain path (by-path links contain colons too).
+    static func sensor(_ argument: String) -> SensorRecorder.Sensor? {
+        guard let colon = argument.lastIndex(of: ":") else { return nil }
+        let wire = argument[argument.index(after: colon)...].split(separator: "@", maxSplits: 1).first ?? ""
+        guard SensorProtocol(rawValue: wire.lowercased()) != nil else { return nil }
+        return try? RecordCommand.parseSensors([argument]).first
+    }
+
     /// A listed port for --json: the port's fields, and `known` (what it is and how to record it)
     /// for a known device.
     struct ListedPort: Encodable {
@@ -118,9 +132,14 @@ struct PortsCommand: ParsableCommand {
 
     private func check() throws {
         var checks: [Check] = []
-        for path in paths {
+        for argument in paths {
+            var path = argument
             do {
-                let spec = try SerialSettings(parsing: settings)
+                var spec = try SerialSettings(parsing: settings)
+                if let sensor = Self.sensor(argument) {
+                    path = sensor.path
+                    spec = sensor.settings
+                }
                 let transport = try SerialPorts.open(path, settings: spec)
                 defer { transport.close() }
                 let kept = try transport.currentSettings()

@@ -384,7 +384,10 @@ struct RecordCommand: ParsableCommand {
             let hint: String
             switch sensor.wire {
             case .nmea:
-                let other = status.sensor.settings.baudRate == 4800 ? 9600 : 4800
+                // Never the speed in use: the one found by a hunt, else the one given.
+                var current = sensor.settings.baudRate
+                if case .found(let speed)? = status.speedHunt { current = speed }
+                let other = current == 4800 ? 9600 : 4800
                 hint = "wrong speed? try \(sensor.path):nmea@\(other) or omit the speed to hunt"
             case .ant:
                 hint = "not an ANT stick? check `workout ports`"

@@ -33,7 +33,8 @@
 #include <unistd.h>
 
 static atomic_long calls;
-static atomic_int simple_driver;
+static atomic_int no_modem_lines;
+static atomic_int pinned_speed;
 static atomic_int modem_lines = TIOCM_DTR | TIOCM_RTS | TIOCM_CTS | TIOCM_DSR | TIOCM_CD;
 static const char pts_prefix[] = "/sys/class/tty/pts/";
 
@@ -58,7 +59,7 @@ int ioctl(int fd, unsigned long request, ...) {
     int is_modem_request =
         request == TIOCMGET || request == TIOCMSET || request == TIOCMBIS || request == TIOCMBIC;
     if (!is_modem_request || !is_pseudo_terminal(fd)) return real(fd, request, argument);
-    if (atomic_load(&simple_driver)) {
+    if (atomic_load(&no_modem_lines)) {
         // usb_serial_simple has no tiocmget/tiocmset: usb-serial answers ENOTTY.
         atomic_fetch_add(&calls, 1);
         errno = ENOTTY;
@@ -124,17 +125,22 @@ ssize_t readlink(const char *restrict path, char *restrict buffer, size_t size) 
 }
 
 void workout_emulate_usb_serial_simple(void) {
-    atomic_store(&simple_driver, 1);
+    atomic_store(&no_modem_lines, 1);
+    atomic_store(&pinned_speed, 1);
 }
 
-// With the usb_serial_simple emulation on: the driver has no set_termios, so usb-serial copies the
+void workout_emulate_fixed_speed(void) {
+    atomic_store(&pinned_speed, 1);
+}
+
+// With the speed pinned (the usb_serial_simple emulation, or a fixed speed alone): the driver has no set_termios, so usb-serial copies the
 // hardware settings back (tty_termios_copy_hw): c_cflag keeps its old bits except HUPCL, CREAD
 // and CLOCAL, and the speeds stay; the old ones are usb-serial's initial B9600 | CS8 (drivers/usb/
 // serial/usb-serial.c). tcsetattr still succeeds, as the kernel's does.
 int tcsetattr(int fd, int actions, const struct termios *settings) {
     static int (*real)(int, int, const struct termios *);
     if (!real) real = (int (*)(int, int, const struct termios *))dlsym(RTLD_NEXT, "tcsetattr");
-    if (!atomic_load(&simple_driver) || settings == NULL || !is_pseudo_terminal(fd)) {
+    if (!atomic_load(&pinned_speed) || settings == NULL || !is_pseudo_terminal(fd)) {
         return real(fd, actions, settings);
     }
     struct termios pinned = *settings;

@@ -12,6 +12,9 @@
 //     as `transport`, with pseudo-terminals behaving as ports of Linux's usb_serial_simple driver
 //     (modem-line ioctls answer ENOTTY, the speed stays at 9600), opened as `workout record` opens
 //     PATH:PROTOCOL@SETTINGS (the recorder's settings for PROTOCOL, SerialPorts.openSerialPort).
+//   SerialProbe pinned:PROTOCOL PATH SETTINGS COUNT
+//     as `simple:`, but the port has (emulated) modem lines and only its speed stays at 9600: opened
+//     through libserialport.
 //   SerialProbe connection PATH SETTINGS COUNT
 //     runs a SensorConnection (libserialport backend, 10 ms back-off) and prints each event
 //     (`connected`, `bytes HEX`, `disconnected REASON`) until COUNT bytes came, then `counters …`.
@@ -112,6 +115,13 @@ do {
             fail("unknown protocol in \(mode)")
         }
         workout_emulate_usb_serial_simple()
+        let sensor = SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+        try transportMode { () throws(SensorError) in try SerialPorts.openSerialPort(path, settings: sensor.settings) }
+    case let mode where mode.hasPrefix("pinned:"):
+        guard let wire = SensorProtocol(rawValue: String(mode.dropFirst("pinned:".count))) else {
+            fail("unknown protocol in \(mode)")
+        }
+        workout_emulate_fixed_speed()
         let sensor = SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
         try transportMode { () throws(SensorError) in try SerialPorts.openSerialPort(path, settings: sensor.settings) }
     default: fail("unknown mode \(arguments[1])")

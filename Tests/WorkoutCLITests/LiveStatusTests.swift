@@ -69,8 +69,17 @@ struct LiveStatusTests {
         #expect(await eventually { recorder.status[0].available })
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea: hunting the speed (4800 bit/s)")
         try gps.write(sentence("GPGSA,A,1,,,,,,,,,,,,,,,"))
-        #expect(await eventually { recorder.status[0].speedHunt == .found(4800) })
+        // The hunt settles when the transport reads the sentence; the decoder takes it just after.
+        #expect(await eventually { recorder.status[0].decoder.unknownMessages == 1 })
+        #expect(recorder.status[0].speedHunt == .found(4800))
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea@4800+")
+        // Noise after that: the hint proposes another speed than the one found.
+        let consumed = recorder.status[0].decoder.bytesConsumed
+        try gps.write([UInt8](repeating: 0xFF, count: 300))
+        #expect(await eventually { recorder.status[0].decoder.bytesConsumed >= consumed + 300 })
+        #expect(
+            RecordCommand.liveStatus(recorder.status[0])
+                == "nmea: no valid data (wrong speed? try \(gps.path):nmea@9600 or omit the speed to hunt)")
     }
 
     @Test func theFoundSpeedIsReportedWithWhereItIsRemembered() {

@@ -77,4 +77,14 @@ struct PortsCommandTests {
         #expect(object["known"] as? String == "ANT USB-m stick: use /dev/ttyUSB0:ant")
         #expect(object["path"] as? String == "/dev/ttyUSB0")
     }
+
+    @Test func aPathWithAProtocolIsCheckedWithThatProtocolsSettings() throws {
+        let terminal = try PseudoTerminal()
+        let (status, output) = try runWorkout(["ports", "\(terminal.path):nmea@4800", "\(terminal.path):ant"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("\(terminal.path): pseudo-terminal, opens with termios at 4800,8N1"), "\(output)")
+        #expect(output.contains("\(terminal.path): pseudo-terminal, opens with termios at 115200,8N1"), "\(output)")
+        #expect(PortsCommand.sensor("/dev/serial/by-path/pci-0000:00:14.0-usb-0:1:1.0-port0") == nil)
+        #expect(PortsCommand.sensor("/dev/ttyUSB0:ant")?.settings.acceptsFixedSpeed == true)
+    }
 }

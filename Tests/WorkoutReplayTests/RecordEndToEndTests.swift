@@ -25,6 +25,10 @@ private func launch(_ executable: String, _ arguments: [String]) throws -> (Proc
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
+    // The GPS speed `record` finds is remembered in the state folder: a scratch one, not the user's.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-state").path
+    process.environment = environment
     try process.run()
     return (process, output)
 }

@@ -172,6 +172,30 @@ struct LibSerialPortPathTests {
         _ = try readMaster(terminal, count: 1)
     }
 
+    /// A port with modem lines whose driver ignores speed changes (it keeps 9600) opens through libserialport
+    /// for `ant`, at the speed it keeps; for `nmea` at another speed it is refused, proposing 9600.
+    @Test func aPortThatIgnoresSpeedChangesOpensThroughLibserialportForANT() async throws {
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        let path = try #require(terminal?.path)
+        let probe = try Probe(["pinned:ant", path, "115200,8N1", "1"])
+        #expect(await probe.output.line(startingWith: "ready") != nil, "\(probe.output.all)")
+        #expect(probe.output.all.first == "opened libserialport serialPort 9600,8N1")
+        try terminal?.write([0xA4])
+        #expect(await probe.output.line(startingWith: "read ") == "read a4")
+        #expect(await probe.output.line(startingWith: "echoed") != nil)
+        _ = try readMaster(try #require(terminal), count: 1)
+        terminal = nil
+        #expect(await probe.output.line(startingWith: "end") == "end hangUp")
+        #expect(await probe.exitStatus() == 0)
+
+        let other = try PseudoTerminal()
+        let refused = try Probe(["pinned:nmea", other.path, "57600", "1"])
+        let error = try #require(await refused.output.line(startingWith: "error"), "\(refused.output.all)")
+        #expect(error.contains("does not support 57600 bit/s") && error.contains("@9600"), "\(error)")
+        #expect(!(error.components(separatedBy: "57600 bit/s:").last ?? "").contains("57600"), "\(error)")
+        #expect(await refused.exitStatus() == 1)
+    }
+
     @Test func aPortInUseIsBusyAndKeepsItsSettings() async throws {
         let terminal = try PseudoTerminal()
         let holder = try SerialPorts.open(terminal.path, settings: SerialSettings(parsing: "4800,8N1,flow=xonxoff"))

@@ -12,6 +12,9 @@ import WorkoutModel
 /// drive the session: NEXT moves a multisport race to its next leg (a lap otherwise), LAP adds a
 /// lap, PAUSE/RESUME pause and resume, STOP stops exercise. After the stop, heart rate goes to the
 /// session's heart-rate recovery. Nothing here reads the wall clock: dates come from `clock`.
+/// An `nmea` port whose sensor ``Sensor/huntsSpeed`` has its speed found by an ``NMEASpeedHunt``
+/// (reported as ``Event/speedFound(_:_:_:)``, remembered in `speedMemory`); ``SensorStatus`` tells
+/// a port that delivers bytes but no valid frame.
 public final class SensorRecorder: Sendable {
     /// One sensor port: a device path, its protocol and serial settings.
     public struct Sensor: Sendable, Hashable {
@@ -211,6 +214,7 @@ public final class SensorRecorder: Sendable {
             if case .disconnected = availability {
                 state.withLock { state in
                     state.ports[port].decoder.connectionLost()
+                    state.ports[port].bytesSinceValidFrame = 0
                     state.mapper.connectionLost(sensors[port].wire)
                 }
             }
