@@ -18,11 +18,35 @@ public final class SensorRecorder: Sendable {
         public var path: String
         public var wire: SensorProtocol
         public var settings: SerialSettings
+        /// For `ant`: how the host configures the stick on every connect (a USB ANT stick is silent
+        /// until configured). Nil listens only (an ANT module something else configured, a capture).
+        public var ant: ANTHostPlan?
+        /// For `ant`: the wheel circumference for bike speed and distance, metres.
+        public var wheelCircumference: Double
 
-        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard) {
+        public init(
+            path: String, wire: SensorProtocol, settings: SerialSettings = .standard, ant: ANTHostPlan? = nil,
+            wheelCircumference: Double = 2.105
+        ) {
             self.path = path
             self.wire = wire
             self.settings = settings
+            self.ant = ant
+            self.wheelCircumference = wheelCircumference
+        }
+
+        /// A fresh decoder for this port.
+        public func makeDecoder() -> any SensorDecoder {
+            switch wire {
+            case .ant: ANTDecoder(configuration: ANTDecoder.Configuration(wheelCircumference: wheelCircumference))
+            case .nmea, .watch: wire.makeDecoder()
+            }
+        }
+
+        /// The port's driver: the ANT host when `ant` is set, else one that writes nothing.
+        public func makeDriver() -> any ConnectionDriver {
+            if wire == .ant, let plan = ant { return ANTDriver(plan: plan) }
+            return PassiveDriver()
         }
     }
 
@@ -34,6 +58,8 @@ public final class SensorRecorder: Sendable {
         case button(WatchLink.Button, Date, refused: String?)
         /// The engine refused input from a sensor (counted; the message says why).
         case refused(Sensor, String)
+        /// The port's driver said something (an ANT sensor found or lost, a refused configuration).
+        case driver(Sensor, DriverNote, Date)
     }
 
     /// What one sensor did so far.
@@ -48,10 +74,14 @@ public final class SensorRecorder: Sendable {
         /// Input that arrived after the stop and was not heart rate for the recovery, or after the
         /// workout was saved: not recorded, counted.
         public var late: Int
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        public var devices: [String: Bool] = [:]
     }
 
     private struct PortState: Sendable {
         var decoder: any SensorDecoder
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        var devices: [String: Bool] = [:]
         var samplesAdded = 0
         var refused = 0
         var late = 0
@@ -90,12 +120,12 @@ public final class SensorRecorder: Sendable {
         self.onEvent = onEvent
         state = Mutex(
             State(
-                ports: sensors.map { PortState(decoder: $0.wire.makeDecoder()) },
+                ports: sensors.map { PortState(decoder: $0.makeDecoder()) },
                 mapper: ReadingMapper(lapLength: lapLength)))
         connections = sensors.map { sensor in
             SensorConnection(
                 path: sensor.path, tag: sensor.wire.rawValue, settings: sensor.settings, backoff: backoff,
-                now: { clock.now() })
+                now: { clock.now() }, driver: sensor.makeDriver())
         }
     }
 
@@ -130,7 +160,8 @@ public final class SensorRecorder: Sendable {
             SensorStatus(
                 sensor: sensors[index], available: connections[index].isAvailable,
                 decoder: ports[index].decoder.counters, connection: connections[index].counters,
-                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late)
+                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late,
+                devices: ports[index].devices)
         }
     }
 
@@ -168,10 +199,16 @@ public final class SensorRecorder: Sendable {
             if case .disconnected = availability {
                 state.withLock { state in
                     state.ports[port].decoder.connectionLost()
+                    state.ports[port].devices = state.ports[port].devices.mapValues { _ in false }
                     state.mapper.connectionLost(sensors[port].wire)
                 }
             }
             onEvent(.availability(sensors[port], availability, clock.now()))
+        case .driver(let note):
+            if let source = note.source, let available = note.available {
+                state.withLock { $0.ports[port].devices[source] = available }
+            }
+            onEvent(.driver(sensors[port], note, clock.now()))
         }
     }
 
