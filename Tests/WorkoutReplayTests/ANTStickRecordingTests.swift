@@ -27,6 +27,7 @@ private final class PluggedStick: Sendable {
     private let current = Mutex<(terminal: PseudoTerminal, emulation: ANTStickEmulation, generation: Int)?>(nil)
     private let stopped = Mutex<[Int: Bool]>([:])
     private let running = Mutex(0)
+    private let generations = Mutex(0)
 
     init(folder: URL) throws {
         link = folder.appendingPathComponent("ant-stick").path
@@ -39,11 +40,8 @@ private final class PluggedStick: Sendable {
     func plugIn() throws {
         let terminal = try PseudoTerminal()
         let emulation = ANTStickEmulation(networkKey: testKey)
-        let generation = current.withLock { state -> Int in
-            let next = (state?.generation ?? 0) + 1
-            state = (terminal, emulation, next)
-            return next
-        }
+        let generation = generations.withLock { $0 += 1; return $0 }
+        current.withLock { $0 = (terminal, emulation, generation) }
         try? FileManager.default.removeItem(atPath: link)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
         running.withLock { $0 += 1 }
@@ -60,7 +58,8 @@ private final class PluggedStick: Sendable {
         thread.start()
     }
 
-    /// Closes the terminal (the host's reads hang up); the link stays, pointing nowhere.
+    /// Closes the terminal (the host's reads hang up) and removes the link, as udev removes
+    /// /dev/serial/by-id/… when a stick is pulled out.
     func unplug() {
         let generation = current.withLock { state -> Int in
             defer { state = nil }
@@ -68,6 +67,7 @@ private final class PluggedStick: Sendable {
         }
         stopped.withLock { $0[generation] = true }
         while running.withLock({ $0 }) > 0 { usleep(1000) }
+        try? FileManager.default.removeItem(atPath: link)
     }
 
     /// `sensor` transmits `page` at `time`; what the stick passes on goes to the host.
@@ -235,7 +235,9 @@ struct ANTStickRecordingTests {
         #expect(await eventually { !recorder.status[0].available })
         clock.set(origin.addingTimeInterval(30))
         try stick.plugIn()
-        #expect(await eventually { opened(stick, 2) }, "the replugged stick was not configured")
+        #expect(
+            await eventually { opened(stick, 2) },
+            "the replugged stick was not configured: \(recorder.status[0].connection) \(stick.emulation?.hostFrames.count ?? -1)")
         #expect(stick.emulation?.hostFrames.first == [0xA4, 0x01, 0x4A, 0x00, 0xEF])  // a reset first
         #expect(await eventually { recorder.status[0].devices["ant:120:4711"] != nil })
         let before = recorder.status[0].decoder.framesDecoded
