@@ -132,6 +132,17 @@ struct ANTPageFixtureTests {
         #expect(ANTDeviceInfo.manufacturerName(32) == "Wahoo Fitness")
     }
 
+    /// Speed and cadence (121) has no page number: a crank time whose low byte is 0x50 or 0x51 is data,
+    /// not a common page.
+    @Test func speedAndCadenceHasNoCommonPages() {
+        var decoder = ANTDecoder()
+        let readings = decoder.decode(
+            extended(1, [0x50, 0x04, 0x10, 0x00, 0x00, 0x08, 0x20, 0x00], number: 5, type: 121)
+                + extended(1, [0x51, 0x08, 0x11, 0x00, 0x00, 0x0C, 0x22, 0x00], number: 5, type: 121))
+        #expect(readings.compactMap(\.speedCadence).count == 2)
+        #expect(decoder.counters.unknownMessages == 0)
+    }
+
     /// One scanning channel hearing two heart-rate straps: each strap's RR comes from its own beats.
     @Test func stateIsKeptPerDeviceNotPerChannel() {
         var decoder = ANTDecoder()

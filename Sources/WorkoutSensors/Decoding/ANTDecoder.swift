@@ -268,9 +268,12 @@ private struct DeviceState: Sendable {
         into readings: inout [SensorReading]
     ) -> Bool {
         let page = data[0] & 0x7F
-        if type != ANT.DeviceType.heartRate.rawValue, data[0] == 0x50 || data[0] == 0x51 {
-            // Common pages 80 (manufacturer's information) and 81 (product information).
-            if type == ANT.DeviceType.bikeSpeedCadence.rawValue { return false }  // 121 has no page byte
+        if data[0] == 0x50 || data[0] == 0x51,
+            type == ANT.DeviceType.bicyclePower.rawValue || type == ANT.DeviceType.footPod.rawValue
+                || type == ANT.DeviceType.fitnessEquipment.rawValue
+        {
+            // Common pages 80 (manufacturer's information) and 81 (product information). (Speed and
+            // cadence, 121, has no page byte: its byte 0 is the crank event time.)
             readings.append(SensorReading(source: source, value: .antDeviceInfo(Self.commonPage(data))))
             return true
         }
