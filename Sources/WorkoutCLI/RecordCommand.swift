@@ -62,12 +62,14 @@ struct RecordCommand: ParsableCommand {
         help: ArgumentHelp(
             "Seconds to wait at the end for the server to take the rest of the upload (default 30).", valueName: "s"))
     var uploadWait: Double = 30
+    @OptionGroup var ant: ANTOptions
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if sensors.isEmpty { throw ValidationError("name at least one --sensor PATH:PROTOCOL (nmea, ant or watch)") }
         _ = try Self.parseSensors(sensors)
+        _ = try Self.antPins(sensors)
         _ = try Parse.activityType(activity)
         if let lapLength, !(lapLength.isFinite && lapLength >= 10 && lapLength <= 100) {
             throw ValidationError("--lap-length must be 10...100 m, got \(lapLength)")
@@ -100,6 +102,7 @@ struct RecordCommand: ParsableCommand {
     /// Parses `PATH:PROTOCOL[@SETTINGS]`; the protocol follows the last colon (paths may contain colons).
     static func parseSensors(_ specs: [String]) throws -> [SensorRecorder.Sensor] {
         try specs.map { spec in
+            let spec = ANTPins.split(spec).spec  // PATH:ant:hr=4711 → PATH:ant (antPins reads the rest)
             guard let colon = spec.lastIndex(of: ":"), colon != spec.startIndex else {
                 throw ValidationError("--sensor '\(spec)' needs PATH:PROTOCOL, e.g. /dev/ttyUSB0:ant")
             }
@@ -128,10 +131,12 @@ struct RecordCommand: ParsableCommand {
     }
 
     func run() throws {
-        let sensors = try Self.parseSensors(self.sensors)
+        var sensors = try Self.parseSensors(self.sensors)
+        try ant.configure(&sensors, pins: try Self.antPins(self.sensors), timeScale: timeScale)
         let type = try Parse.activityType(activity)
+        let trainer = try Self.antPins(self.sensors).values.contains(where: \.meansTrainer)  // indoor
         let configuration = WorkoutConfiguration(
-            activityType: type, locationType: lapLength == nil ? .outdoor : .unknown,
+            activityType: type, locationType: lapLength == nil ? (trainer ? .indoor : .outdoor) : .unknown,
             swimmingLocationType: lapLength == nil ? (type == .swimming || type == .swimBikeRun ? .openWater : .unknown)
                 : .pool,
             lapLength: lapLength.map { Quantity($0, .meter) })
@@ -358,6 +363,12 @@ struct RecordCommand: ParsableCommand {
             FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(problem)\n".utf8))
         case .speedFound(let sensor, let finding, _):
             say(speedFoundLine(sensor, finding), json: json)
+        case .driver(let sensor, let note, _):
+            if note.problem {
+                FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(note.text)\n".utf8))
+            } else if note.available != nil || note.text.hasPrefix("ANT stick configured") {
+                say("sensor \(sensor.wire) \(sensor.path): \(note.text)", json: json)
+            }
         }
     }
 

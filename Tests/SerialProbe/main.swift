@@ -97,6 +97,7 @@ func connectionMode() async throws(SensorError) {
             say("bytes \(hex(chunk))")
             total += chunk.count
             if total >= count { connection.stop() }
+        case .driver(let note): say("driver \(note)")
         }
     }
     let counters = connection.counters

@@ -24,15 +24,39 @@ public final class SensorRecorder: Sendable {
         /// Whether the speed is hunted (``NMEASpeedHunt``, `nmea` ports only) rather than taken
         /// from `settings`.
         public var huntsSpeed: Bool
+        /// For `ant`: how the host configures the stick on every connect (a USB ANT stick is silent
+        /// until configured). Nil listens only (an ANT module something else configured, a capture).
+        public var ant: ANTHostPlan?
+        /// For `ant`: the wheel circumference for bike speed and distance, metres.
+        public var wheelCircumference: Double
 
         /// A port; an `ant` port accepts a port that keeps a speed of its own
         /// (``SerialSettings/acceptsFixedSpeed``: an ANT USB stick's USB side has no bit rate).
-        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard, huntsSpeed: Bool = false) {
+        public init(
+            path: String, wire: SensorProtocol, settings: SerialSettings = .standard, huntsSpeed: Bool = false,
+            ant: ANTHostPlan? = nil, wheelCircumference: Double = 2.105
+        ) {
             self.path = path
             self.wire = wire
             self.settings = settings
             self.huntsSpeed = huntsSpeed && wire == .nmea
             if wire == .ant { self.settings.acceptsFixedSpeed = true }
+            self.ant = ant
+            self.wheelCircumference = wheelCircumference
+        }
+
+        /// A fresh decoder for this port.
+        public func makeDecoder() -> any SensorDecoder {
+            switch wire {
+            case .ant: ANTDecoder(configuration: ANTDecoder.Configuration(wheelCircumference: wheelCircumference))
+            case .nmea, .watch: wire.makeDecoder()
+            }
+        }
+
+        /// The port's driver: the ANT host when `ant` is set, else one that writes nothing.
+        public func makeDriver() -> any ConnectionDriver {
+            if wire == .ant, let plan = ant { return ANTDriver(plan: plan) }
+            return PassiveDriver()
         }
     }
 
@@ -46,6 +70,8 @@ public final class SensorRecorder: Sendable {
         case refused(Sensor, String)
         /// A hunted speed was found (``NMEASpeedHunt``), and remembered unless the finding says why not.
         case speedFound(Sensor, NMEASpeedHunt.Finding, Date)
+        /// The port's driver said something (an ANT sensor found or lost, a refused configuration).
+        case driver(Sensor, DriverNote, Date)
     }
 
     /// What one sensor did so far.
@@ -71,10 +97,14 @@ public final class SensorRecorder: Sendable {
         public func deliversNoValidData(threshold: Int = 256) -> Bool {
             available && bytesSinceValidFrame >= threshold
         }
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        public var devices: [String: Bool] = [:]
     }
 
     private struct PortState: Sendable {
         var decoder: any SensorDecoder
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        var devices: [String: Bool] = [:]
         var samplesAdded = 0
         var refused = 0
         var late = 0
@@ -119,7 +149,7 @@ public final class SensorRecorder: Sendable {
         self.onEvent = onEvent
         state = Mutex(
             State(
-                ports: sensors.map { PortState(decoder: $0.wire.makeDecoder()) },
+                ports: sensors.map { PortState(decoder: $0.makeDecoder()) },
                 mapper: ReadingMapper(lapLength: lapLength)))
         let hunts = sensors.map { (sensor) -> NMEASpeedHunt? in
             guard sensor.huntsSpeed else { return nil }
@@ -133,7 +163,7 @@ public final class SensorRecorder: Sendable {
             if let hunt { opener = { (path) throws(SensorError) -> any ByteTransport in try hunt.open(path) } }
             return SensorConnection(
                 path: sensor.path, tag: sensor.wire.rawValue, settings: sensor.settings, backoff: backoff,
-                now: { clock.now() }, opener: opener)
+                now: { clock.now() }, opener: opener, driver: sensor.makeDriver())
         }
     }
 
@@ -169,7 +199,8 @@ public final class SensorRecorder: Sendable {
                 sensor: sensors[index], available: connections[index].isAvailable,
                 decoder: ports[index].decoder.counters, connection: connections[index].counters,
                 samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late,
-                bytesSinceValidFrame: ports[index].bytesSinceValidFrame, speedHunt: hunts[index]?.status)
+                bytesSinceValidFrame: ports[index].bytesSinceValidFrame, speedHunt: hunts[index]?.status,
+                devices: ports[index].devices)
         }
     }
 
@@ -215,10 +246,16 @@ public final class SensorRecorder: Sendable {
                 state.withLock { state in
                     state.ports[port].decoder.connectionLost()
                     state.ports[port].bytesSinceValidFrame = 0
+                    state.ports[port].devices = state.ports[port].devices.mapValues { _ in false }
                     state.mapper.connectionLost(sensors[port].wire)
                 }
             }
             onEvent(.availability(sensors[port], availability, clock.now()))
+        case .driver(let note):
+            if let source = note.source, let available = note.available {
+                state.withLock { $0.ports[port].devices[source] = available }
+            }
+            onEvent(.driver(sensors[port], note, clock.now()))
         }
     }
 
