@@ -1,14 +1,55 @@
 import Foundation
 import WorkoutEngine
+import WorkoutFormats
 import WorkoutModel
 
-extension FITImportPlan {
+/// The inputs of one live session, whatever file they came from: what to configure, and every
+/// state change, sample, event and route point in time order. Each reader (FIT, Apple Health)
+/// produces these; `SessionScript.replay(into:clock:onStep:)` is the one path into the engine.
+///
+/// Nothing of a device's summaries goes in: the engine recomputes every statistic.
+public struct SessionScript: Sendable {
+    public var configuration: WorkoutConfiguration
+    public var builderOptions: BuilderOptions
+    public var start: Date
+    public var end: Date
+    /// The activities' configurations: `ImportStep.beginLeg(i)` begins `activities[i]`.
+    public var activities: [WorkoutConfiguration]
+    /// Every input in time order.
+    public var steps: [TimedStep]
+    /// Heart rate after the end (for the heart-rate recovery).
+    public var recoveryHeartRate: [QuantitySample]
+    /// Metadata set on the workout at its start.
+    public var metadata: Metadata
+    /// Samples and route points the steps feed.
+    public var sampleCount: Int
+    public var routePointCount: Int
+
+    public init(
+        configuration: WorkoutConfiguration, builderOptions: BuilderOptions, start: Date, end: Date,
+        activities: [WorkoutConfiguration], steps: [TimedStep], recoveryHeartRate: [QuantitySample] = [],
+        metadata: Metadata = [:], sampleCount: Int = 0, routePointCount: Int = 0
+    ) {
+        self.configuration = configuration
+        self.builderOptions = builderOptions
+        self.start = start
+        self.end = end
+        self.activities = activities
+        self.steps = steps
+        self.recoveryHeartRate = recoveryHeartRate
+        self.metadata = metadata
+        self.sampleCount = sampleCount
+        self.routePointCount = routePointCount
+    }
+}
+
+extension SessionScript {
     /// Applies one step to a session: the calls a live recording makes (leg changes, pauses, samples,
     /// events, route points).
     public func apply(_ step: ImportStep, at time: Date, to session: WorkoutSession) throws(EngineError) {
         switch step {
         case .beginLeg(let index):
-            try session.beginNewActivity(configuration: legs[index].configuration, at: time)
+            try session.beginNewActivity(configuration: activities[index], at: time)
         case .endLeg:
             try session.endCurrentActivity(at: time)
         case .pause(let motion):
@@ -57,7 +98,7 @@ extension FITImportPlan {
     }
 
     /// Feeds the heart rate recorded after the end into the session's heart-rate recovery and
-    /// finishes it; nil when the file has fewer readings after the end than a recovery needs.
+    /// finishes it; nil when the script has fewer readings after the end than a recovery needs.
     public func finishRecovery(of session: WorkoutSession) throws(EngineError) -> HeartRateRecoveryResult? {
         guard recoveryHeartRate.count >= builderOptions.heartRateRecovery.minimumReadings,
             let last = recoveryHeartRate.map(\.start).max()
