@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
+        .library(name: "WorkoutImport", targets: ["WorkoutImport"]),
         .library(name: "WorkoutReport", targets: ["WorkoutReport"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
@@ -57,7 +58,11 @@ let package = Package(
             name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
         .target(
-            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator"],
+            swiftSettings: strict),
+        // File import (FIT, Apple Health): a reader per format, one path into the live engine and the store.
+        .target(
+            name: "WorkoutImport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
@@ -74,7 +79,7 @@ let package = Package(
         .target(
             name: "WorkoutServer",
             dependencies: [
-                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats", "WorkoutReport",
+                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutImport", "WorkoutFormats", "WorkoutReport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -115,6 +120,7 @@ let package = Package(
                 "WorkoutReplay",
                 "WorkoutSensors",
                 "WorkoutFormats",
+                "WorkoutImport",
                 "WorkoutServer",
                 "WorkoutReport",
                 "WorkoutUpload",
@@ -129,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift"),
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -147,12 +153,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutFormatsTests",
-            dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
             dependencies: [
-                "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel",
+                "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
@@ -162,7 +168,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",
-            dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            dependencies: [
+                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats",
+            ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
@@ -171,7 +179,7 @@ let package = Package(
         .testTarget(name: "DocumentationTests", swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
-            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
+            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport"],
             swiftSettings: strict),
     ]
 )

@@ -10,7 +10,8 @@
 # The FIT target (Fuzz/FIT/main.swift: the FIT decoder with and without checksums and with
 # damaged-file salvage, which must agree with the strict decoder; the import plan and its replay
 # through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
-# WorkoutFormats compiled as one module (their imports of each other removed); its seeds are small
+# WorkoutFormats and WorkoutImport's session replay compiled as one module (their imports of each
+# other removed); its seeds are small
 # files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
 #
 # The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
@@ -41,9 +42,12 @@ for target in "${targets[@]}"; do
     if [ "$target" = FIT ]; then
         # One module of WorkoutModel, WorkoutEngine and WorkoutFormats (about 2 minutes to build).
         rm -rf "$out/fit-src" && mkdir -p "$out/fit-src"
-        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift'); do
+        # The replay of a plan lives in WorkoutImport (the format-neutral live path): its two files that
+        # need only Model, Engine and Formats come along.
+        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift') \
+            Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/FIT/FITPlanReplay.swift; do
             name="$(echo "${file#Sources/}" | tr '/' '_')"
-            sed -E '/^import Workout(Model|Engine)$/d' "$file" >"$out/fit-src/$name"
+            sed -E '/^import Workout(Model|Engine|Formats)$/d' "$file" >"$out/fit-src/$name"
         done
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzFIT \
             Fuzz/FIT/main.swift "$out"/fit-src/*.swift -o "$out/fuzz-FIT"

@@ -11,7 +11,7 @@ import UnixSignals
 import WorkoutEngine
 import WorkoutFormats
 import WorkoutModel
-import WorkoutReplay
+import WorkoutImport
 import WorkoutReport
 import WorkoutStore
 import WorkoutStorePostgres

@@ -3,6 +3,7 @@ import Testing
 import WorkoutEngine
 import WorkoutFormats
 import WorkoutModel
+import WorkoutImport
 import WorkoutReplay
 import WorkoutReport
 import WorkoutStore

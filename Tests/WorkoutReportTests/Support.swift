@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutImport
 import WorkoutModel
 import WorkoutReplay
 import WorkoutReport

@@ -253,6 +253,13 @@ public struct FITImportPlan: Sendable {
         self.metadata = metadata
     }
 
+    /// Every step in time order, the records' made as the iterator reaches them (a replay that holds only
+    /// the step it applies).
+    public func makeStepIterator() -> AnyIterator<TimedStep> {
+        var steps = orderedSteps()
+        return AnyIterator { steps.next().map { TimedStep(time: FITTime.date($0.key.time), step: $0.step) } }
+    }
+
     /// Every step in key order: the fixed steps merged with the records' as they are made.
     func orderedSteps() -> OrderedSteps {
         OrderedSteps(fixed: fixedSteps, records: recordSteps?.stepper.makeIterator())
