@@ -118,6 +118,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Helpers every test target shares: the test PostgreSQL, shared recordings, backends, temporary
+        // folders, built executables, deadline waits (not a product).
+        .target(name: "WorkoutTestSupport", path: "Tests/WorkoutTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
@@ -126,6 +129,7 @@ let package = Package(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift"),
+                "WorkoutTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -143,22 +147,26 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutFormatsTests",
-            dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
             dependencies: [
                 "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel",
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests",
-            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine"],
+            dependencies: [
+                "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",
-            dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            dependencies: [
+                "WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats", "WorkoutTestSupport",
+            ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
