@@ -1,10 +1,10 @@
 import Foundation
 import Testing
-@_exported import WorkoutTestSupport
 import WorkoutFormats
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
+@_exported import WorkoutTestSupport
 
 /// The real device recordings (WorkoutTestSupport's `SharedData`): the files these tests read, as bytes.
 extension SharedData {

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-@_exported import WorkoutTestSupport
 import WorkoutModel
 import WorkoutReplay
 import WorkoutReport
 import WorkoutSimulator
 import WorkoutStore
+@_exported import WorkoutTestSupport
 
 /// The repository's root (this file is Tests/WorkoutReportTests/Support.swift).
 /// The repository's root folder (WorkoutTestSupport).

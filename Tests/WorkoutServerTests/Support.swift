@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@_exported import WorkoutTestSupport
 import WorkoutServer
+@_exported import WorkoutTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

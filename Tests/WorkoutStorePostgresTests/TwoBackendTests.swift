@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-@_exported import WorkoutTestSupport
 import WorkoutEngine
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
 import WorkoutStorePostgres
+@_exported import WorkoutTestSupport
 
 /// The test PostgreSQL of scripts/test.sh (WorkoutTestSupport): missing under CI=true is a failure, never a
 /// silent skip.

@@ -2,10 +2,10 @@ import Foundation
 import WorkoutEngine
 import GRDB
 import Testing
-@_exported import WorkoutTestSupport
 import WorkoutModel
 import WorkoutStore
 import WorkoutStorePostgres
+@_exported import WorkoutTestSupport
 
 func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 
