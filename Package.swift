@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `swift package generate-documentation` (DocC catalogs under Sources/*/Documentation.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -76,6 +77,7 @@ let package = Package(
                 "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats", "WorkoutReport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,6 +85,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             swiftSettings: strict),
         // `workout record --upload`: streams a journaled recording to a server's live session (Foundation's URLSession).
@@ -159,7 +163,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutServerTests",
             dependencies: [
-                "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutTestSupport",
+                "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats",
+                "WorkoutTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -54,17 +54,21 @@ public enum FileImport {
         path: String, into store: WorkoutStore, options: FITImportOptions = FITImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
+        // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
+        defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
+        // The bytes are only needed to decode and plan: released before the replay.
+        let planned = { () throws(FileImportError) -> FITImportPlan in
+            guard let bytes = readWhole(path) else {
+                let exists = FileManager.default.fileExists(atPath: path)
+                throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
+            }
+            do throws(ImportError) {
+                return try FITImportPlan(bytes: bytes, options: options)
+            } catch {
+                throw .format(path: path, error)
+            }
         }
-        let bytes = [UInt8](data)
-        var plan: FITImportPlan
-        do {
-            plan = try FITImportPlan(bytes: bytes, options: options)
-        } catch {
-            throw .format(path: path, error)
-        }
+        var plan: FITImportPlan = try planned()
         plan.metadata[ImportMetadataKey.fileName] = .string((path as NSString).lastPathComponent)
         plan.metadata.merge(DeviceSummary.metadata(plan.sessions)) { current, _ in current }
         do {
@@ -75,24 +79,65 @@ public enum FileImport {
         }
     }
 
+    /// Steps of a replay between two commits of its journal: a large file's changes are written as the replay
+    /// goes (each commit rewrites the streams' open chunks, up to 4,096 samples each), a small file's at its end.
+    static let commitSteps = 20_000
+
+    /// The size of the file at `path` (0 when it cannot be read).
+    static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
+    }
+
+    /// The bytes of the file at `path`, read once into one array (no second copy); nil when it cannot be read.
+    static func readWhole(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = read(descriptor, buffer.baseAddress.map { $0 + count }, size - count)
+                if got < 0, errno == EINTR { continue }
+                guard got > 0 else {
+                    failed = got < 0
+                    return
+                }
+                count += got
+            }
+        }
+        return failed ? nil : bytes
+    }
+
     /// Replays a planned import into `store`.
     static func run(
         _ plan: FITImportPlan, path: String, into store: WorkoutStore, compare: Bool, progress: ((Double) -> Void)?
     ) throws(StoreError) -> FileImportResult {
-        // The same file gives the same ids: refuse to import it twice.
-        if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: plan.builderOptions).workoutID,
-            try store.workout(id: id) != nil
-        {
-            throw .workoutExists(id)
+        // The same file gives the same ids: refuse to import it twice (also when it was imported without the salt
+        // of `FITImportOptions.idSalt`, before it was given one).
+        var unsalted = plan.builderOptions
+        unsalted.identifiers = plan.unsaltedIdentifiers
+        for options in plan.options.idSalt == 0 ? [plan.builderOptions] : [plan.builderOptions, unsalted] {
+            if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: options).workoutID,
+                try store.workout(id: id) != nil
+            {
+                throw .workoutExists(id)
+            }
         }
         let clock = ManualClock(plan.start)
-        // The file is replayed faster than real time and committed once, by the finish: chunks as a save writes
-        // them, nothing to merge. An import cut short leaves an empty journal (the server discards it when the file
-        // is uploaded again).
+        // The file is replayed faster than real time and committed every `commitSteps` steps and by the finish:
+        // chunks as a save writes them, nothing to merge, and never more than those steps' changes waiting in
+        // memory. An import cut short leaves a journal that no live session owns (the server discards it when the
+        // file is uploaded again).
         let recording = try store.beginRecording(
             configuration: plan.configuration, clock: clock, options: plan.builderOptions, commitInterval: 0,
             chunking: .whole)
-        let total = max(1, plan.steps.count)
+        let total = max(1, plan.stepCount)
+        var commitFailure: StoreError?
         do throws(EngineError) {
             var lastReport = -1
             try plan.replay(into: recording.session, clock: clock) { index, _ in
@@ -101,11 +146,21 @@ public enum FileImport {
                     lastReport = percent
                     progress?(Double(index + 1) / Double(total))
                 }
+                if (index + 1) % commitSteps == 0 {
+                    do throws(StoreError) { try recording.commit() } catch {
+                        commitFailure = error
+                        return false
+                    }
+                }
                 return true
             }
         } catch {
             try? recording.discard()
             throw .engine(error)
+        }
+        if let commitFailure {
+            try? recording.discard()
+            throw commitFailure
         }
         var workout = try recording.finish()
         var recovery: HeartRateRecoveryResult?
@@ -129,5 +184,19 @@ public enum FileImport {
             anomalies: plan.anomalies, comparison: comparison,
             heartRateRecovery: recovery,
             samplesSent: plan.sampleCount, routePointsSent: plan.routePointCount)
+    }
+}
+
+/// Gives memory that large work freed back to the system.
+enum MemoryRelease {
+    /// After work on `bytes` of input: glibc's `malloc_trim(0)` when they were a megabyte or more (freed memory
+    /// otherwise stays in the process's heaps: a 60 MB import kept gigabytes resident).
+    static func afterLargeWork(bytes: Int) {
+        guard bytes >= 1 << 20 else { return }
+        #if os(Linux)
+            typealias Trim = @convention(c) (Int) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
     }
 }

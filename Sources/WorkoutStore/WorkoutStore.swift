@@ -33,8 +33,12 @@ public final class WorkoutStore: Sendable {
     /// - Parameters:
     ///   - path: the SQLite file, created when missing (the file 0600, a new folder 0700).
     ///   - busyTimeout: how long to wait for another program's lock before `.locked`.
-    public convenience init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
-        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
+    ///   - statementTimeout: the longest one statement may run, seconds (0: no limit); past it the
+    ///     statement is interrupted and the call throws `.timedOut`.
+    public convenience init(path: String, busyTimeout: TimeInterval = 2, statementTimeout: TimeInterval = 0)
+        throws(StoreError)
+    {
+        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout, statementTimeout: statementTimeout))
     }
 
     /// A store over any backend (the PostgreSQL target uses this).

@@ -137,7 +137,7 @@ extension ImportPlanner {
 
     /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the
     /// lengths refine the timer events' whole seconds (see below).
-    mutating func planPauses(_ records: [(time: Double, record: FITRecord)]) {
+    mutating func planPauses(_ records: SortedRecords) {
         var spans: [(start: Double, end: Double, motion: Bool)] = []
         var stoppedAt: (time: Double, motion: Bool)?
         var timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
@@ -220,7 +220,7 @@ extension ImportPlanner {
     /// crash), so the timer stopped after the last record or event before it. Either way the timer
     /// runs again at the `power_up`, unless the device's own timer start follows before any stop.
     func withPowerGaps(
-        _ timerEvents: [(Double, UInt8, Bool, Int)], records: [(time: Double, record: FITRecord)]
+        _ timerEvents: [(Double, UInt8, Bool, Int)], records: SortedRecords
     ) -> [(Double, UInt8, Bool, Int)] {
         let power = file.events.compactMap { event -> (time: Double, up: Bool)? in
             guard let time = event.timestamp, event.event == FITProfile.Event.powerDown || event.event == FITProfile.Event.powerUp
@@ -304,86 +304,93 @@ extension ImportPlanner {
         return LegTypes(legs[leg].configuration.activityType, pool: legs[leg].isPool && poolLengths[leg] != nil)
     }
 
-    mutating func planRecords(_ records: [(time: Double, record: FITRecord)]) {
+    /// The steps of one record (in time order): its samples and route point; the running counters in `recordPass`.
+    mutating func planRecord(at recordTime: Double, _ record: FITRecord) {
         let heartRateFromRecords = file.heartBeats.isEmpty
-        var distance = CounterState(name: "distance", unit: " m")
-        var cycles = CounterState(name: "cycle count", unit: "")
-        var previousRecord: Double?
-        for (recordTime, record) in records {
-            // FIT timestamps are whole seconds while a session's end has milliseconds: a record
-            // less than a second after a session's end (the workout's, or a leg's followed by a gap)
-            // is the one the device wrote as its timer stopped (its values count in the session),
-            // taken at the end. (Automatic segmentation does not see the inner ends.)
-            var time = recordTime
-            if recordTime > workoutEnd {
-                if recordTime - workoutEnd < 1 { time = workoutEnd }
-            } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
-                recordTime - legEnds[leg] < 1
+        var distance = recordPass.distance
+        var cycles = recordPass.cycles
+        var previousRecord = recordPass.previousRecord
+        defer { recordPass = RecordPass(distance: distance, cycles: cycles, previousRecord: previousRecord) }
+        // FIT timestamps are whole seconds while a session's end has milliseconds: a record
+        // less than a second after a session's end (the workout's, or a leg's followed by a gap)
+        // is the one the device wrote as its timer stopped (its values count in the session),
+        // taken at the end. (Automatic segmentation does not see the inner ends.)
+        var time = recordTime
+        if recordTime > workoutEnd {
+            if recordTime - workoutEnd < 1 { time = workoutEnd }
+        } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
+            recordTime - legEnds[leg] < 1
+        {
+            time = legEnds[leg]
+        }
+        defer { previousRecord = time }
+        var batch: [QuantitySample] = []
+        let inside = isInside(time)
+        let date = FITTime.date(time)
+        if !inside {
+            if time > workoutEnd, time <= workoutEnd + Self.recoveryWindow, heartRateFromRecords,
+                let heartRate = record.heartRate
             {
-                time = legEnds[leg]
-            }
-            defer { previousRecord = time }
-            var batch: [QuantitySample] = []
-            let inside = isInside(time)
-            let date = FITTime.date(time)
-            if !inside {
-                if time > workoutEnd, time <= workoutEnd + Self.recoveryWindow, heartRateFromRecords,
-                    let heartRate = record.heartRate
-                {
-                    recovery.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
-                } else if time < workoutStart {
-                    recordsBefore += 1
-                } else {
-                    recordsAfter += 1
-                }
-            }
-            // With automatic segmentation the leg's sport is hidden: a record is typed by what it
-            // carries itself (`ownTypes`), as a recorder's sensors type their readings.
-            let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
-            if let value = record.distance,
-                let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
-            {
-                distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
-            }
-            if let value = record.totalCycles,
-                let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
-            {
-                distribute(amount, from: from, to: time, into: &batch, own: own) {
-                    $0?.strokes == true ? .swimmingStrokeCount : nil
-                }
-            }
-            if inside {
-                let legTypes = own ?? types(leg(at: time))
-                if heartRateFromRecords, let heartRate = record.heartRate {
-                    batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
-                }
-                if let type = legTypes?.speed, let speed = record.speed {
-                    batch.append(QuantitySample(type, speed, at: date, source: device))
-                }
-                if let type = legTypes?.cadence, let cadence = record.cadence {
-                    let value = (Double(cadence) + (record.fractionalCadence ?? 0)) * (legTypes?.cadenceFactor ?? 1)
-                    batch.append(QuantitySample(type, value, at: date, source: device))
-                }
-                if let type = legTypes?.power, let power = record.power {
-                    batch.append(QuantitySample(type, Double(power), at: date, source: device))
-                }
-                if let type = legTypes?.stride, let step = record.stepLength {
-                    batch.append(QuantitySample(type, step, at: date, source: device))
-                }
-                if let latitude = record.positionLat, let longitude = record.positionLong {
-                    let point = RoutePoint(
-                        date: date, latitude: Double(latitude) * (180 / 2_147_483_648),
-                        longitude: Double(longitude) * (180 / 2_147_483_648), altitude: record.altitude,
-                        speed: record.speed)
-                    routePointCount += 1
-                    add(.route([point]), at: time, rank: .data)
-                }
-            }
-            if !batch.isEmpty {
-                sampleCount += batch.count
-                add(.samples(batch), at: time, rank: .data)
+                recovery.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+            } else if time < workoutStart {
+                recordsBefore += 1
+            } else {
+                recordsAfter += 1
             }
         }
+        // With automatic segmentation the leg's sport is hidden: a record is typed by what it
+        // carries itself (`ownTypes`), as a recorder's sensors type their readings.
+        let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
+        if let value = record.distance,
+            let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
+        {
+            distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
+        }
+        if let value = record.totalCycles,
+            let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
+        {
+            distribute(amount, from: from, to: time, into: &batch, own: own) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
+        }
+        if inside {
+            let legTypes = own ?? types(leg(at: time))
+            if heartRateFromRecords, let heartRate = record.heartRate {
+                batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+            }
+            if let type = legTypes?.speed, let speed = record.speed {
+                batch.append(QuantitySample(type, speed, at: date, source: device))
+            }
+            if let type = legTypes?.cadence, let cadence = record.cadence {
+                let value = (Double(cadence) + (record.fractionalCadence ?? 0)) * (legTypes?.cadenceFactor ?? 1)
+                batch.append(QuantitySample(type, value, at: date, source: device))
+            }
+            if let type = legTypes?.power, let power = record.power {
+                batch.append(QuantitySample(type, Double(power), at: date, source: device))
+            }
+            if let type = legTypes?.stride, let step = record.stepLength {
+                batch.append(QuantitySample(type, step, at: date, source: device))
+            }
+            if let latitude = record.positionLat, let longitude = record.positionLong {
+                let point = RoutePoint(
+                    date: date, latitude: Double(latitude) * (180 / 2_147_483_648),
+                    longitude: Double(longitude) * (180 / 2_147_483_648), altitude: record.altitude,
+                    speed: record.speed)
+                routePointCount += 1
+                add(.route([point]), at: time, rank: .data)
+            }
+        }
+        if !batch.isEmpty {
+            sampleCount += batch.count
+            add(.samples(batch), at: time, rank: .data)
+        }
+    }
+
+    mutating func planRecords(_ records: SortedRecords) {
+        for (recordTime, record) in records { planRecord(at: recordTime, record) }
+        countsStepsOnly = false
+        var distance = recordPass.distance
+        var cycles = recordPass.cycles
         var tail: [QuantitySample] = []
         if let (amount, time) = distance.flush() {
             distribute(amount, from: time, to: time, into: &tail, own: nil) { $0?.distance }

@@ -45,10 +45,15 @@ extension FITImportPlan {
         clock.set(start)
         try session.start(at: start)
         try session.builder.addMetadata(metadata)
-        for (index, step) in steps.enumerated() {
-            clock.set(step.time)
-            try apply(step.step, at: step.time, to: session)
-            if let onStep, !onStep(index, step.time) { return false }
+        // The record steps are made as they come (`orderedSteps`): a step's samples are released once applied.
+        var steps = orderedSteps()
+        var index = 0
+        while let (key, step) = steps.next() {
+            let time = FITTime.date(key.time)
+            clock.set(time)
+            try apply(step, at: time, to: session)
+            if let onStep, !onStep(index, time) { return false }
+            index += 1
         }
         clock.set(end)
         try session.stop(at: end)
