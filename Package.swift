@@ -128,6 +128,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Helpers every test target shares: the test PostgreSQL, shared recordings, backends, temporary
+        // folders, built executables, deadline waits (not a product).
+        .target(name: "WorkoutTestSupport", path: "Tests/WorkoutTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
@@ -135,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"),
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -153,23 +156,26 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutFormatsTests",
-            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
             dependencies: [
                 "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests",
-            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats"],
+            dependencies: [
+                "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats",
+                "WorkoutTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",
             dependencies: [
-                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats",
+                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats", "WorkoutTestSupport",
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
