@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Apple Health export.zip (WorkoutImport only).
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -59,7 +61,11 @@ let package = Package(
             swiftSettings: strict),
         // File import (FIT, Apple Health): a reader per format, one path into the live engine and the store.
         .target(
-            name: "WorkoutImport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
+            name: "WorkoutImport",
+            dependencies: [
+                "WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),

@@ -84,6 +84,22 @@ public struct ReadWorkout: Sendable {
     }
 }
 
+extension FileImport {
+    /// Fills the statistics a file states for types the engine had no sample of (the device's figure,
+    /// `sampleCount` 0); the engine's own statistics are never replaced.
+    static func fillStated(_ stated: StatedStatistics, into workout: inout Workout) {
+        for statistic in stated.workout where (workout.statistics[statistic.quantityType]?.sampleCount ?? 0) == 0 {
+            workout.statistics[statistic.quantityType] = statistic
+        }
+        for (index, statistics) in stated.activities.enumerated() where index < workout.activities.count {
+            for statistic in statistics
+            where (workout.activities[index].statistics[statistic.quantityType]?.sampleCount ?? 0) == 0 {
+                workout.activities[index].statistics[statistic.quantityType] = statistic
+            }
+        }
+    }
+}
+
 /// A file format's reader: recognises its files and turns them into session scripts.
 public protocol WorkoutFileReader: Sendable {
     /// The format's name (`FIT`).
@@ -108,7 +124,7 @@ public protocol WorkoutFileReader: Sendable {
 /// after that is the same for every format.
 public enum FileImport {
     /// The readers, tried in order on a file's first bytes and name.
-    public static let readers: [any WorkoutFileReader.Type] = [FITFileReader.self]
+    public static let readers: [any WorkoutFileReader.Type] = [FITFileReader.self, AppleHealthReader.self]
 
     /// The reader for the file at `path` (by its content, then its extension), nil when none knows it.
     public static func reader(forFileAt path: String) -> (any WorkoutFileReader.Type)? {
@@ -136,7 +152,10 @@ public enum FileImport {
             let exists = FileManager.default.fileExists(atPath: path)
             throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
         }
-        let reader = Self.reader(forFileAt: path) ?? FITFileReader.self
+        var isFolder: ObjCBool = false
+        let reader: any WorkoutFileReader.Type =
+            FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+            ? AppleHealthReader.self : (Self.reader(forFileAt: path) ?? FITFileReader.self)
         return try runAll(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress)
     }
 
@@ -214,7 +233,7 @@ public enum FileImport {
             try? recording.discard()
             throw .engine(error)
         }
-        var workout = try recording.finish()
+        var workout = try recording.finish { workout in Self.fillStated(plan.statedStatistics, into: &workout) }
         var recovery: HeartRateRecoveryResult?
         let result: HeartRateRecoveryResult?
         do {
