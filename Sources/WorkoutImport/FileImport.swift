@@ -87,17 +87,26 @@ public struct ReadWorkout: Sendable {
 extension FileImport {
     /// Fills the statistics a file states for types the engine had no sample of (the device's figure,
     /// `sampleCount` 0); the engine's own statistics are never replaced.
+    ///
+    /// The filled ones are listed in the workout's `statedStatisticsKey` metadata (`workout.heartRate,
+    /// activity2.heartRate`), so that a comparison never holds the device's figure against itself.
     static func fillStated(_ stated: StatedStatistics, into workout: inout Workout) {
-        for statistic in stated.workout where (workout.statistics[statistic.quantityType]?.sampleCount ?? 0) == 0 {
+        var filled: [String] = []
+        for statistic in stated.workout where workout.statistics[statistic.quantityType] == nil {
             workout.statistics[statistic.quantityType] = statistic
+            filled.append("workout.\(statistic.quantityType.rawValue)")
         }
         for (index, statistics) in stated.activities.enumerated() where index < workout.activities.count {
-            for statistic in statistics
-            where (workout.activities[index].statistics[statistic.quantityType]?.sampleCount ?? 0) == 0 {
+            for statistic in statistics where workout.activities[index].statistics[statistic.quantityType] == nil {
                 workout.activities[index].statistics[statistic.quantityType] = statistic
+                filled.append("activity\(index + 1).\(statistic.quantityType.rawValue)")
             }
         }
+        if !filled.isEmpty { workout.metadata[statedStatisticsKey] = .string(filled.joined(separator: ",")) }
     }
+
+    /// Metadata key listing the statistics that are the file's own figures (no sample to recompute them).
+    public static let statedStatisticsKey = "ImportStatedStatistics"
 }
 
 /// A file format's reader: recognises its files and turns them into session scripts.

@@ -5,8 +5,9 @@ import WorkoutModel
 /// Our figures next to what an Apple Health export states, per activity (or for the workout when
 /// it has none, and for the workout as row 0 when it has some).
 ///
-/// "Ours" are only the engine's own statistics, recomputed from the samples kept (a statistic
-/// filled from Apple's because no sample was there is not ours and is left blank).
+/// "Ours" are only the engine's own statistics, recomputed from the samples and lengths kept (a
+/// statistic filled from Apple's because nothing was there to recompute it is not ours and is left
+/// blank: `FileImport.statedStatisticsKey`).
 enum HealthComparison {
     static let distanceTypes: [QuantityType] = [.distanceWalkingRunning, .distanceCycling, .distanceSwimming]
 
@@ -26,9 +27,13 @@ enum HealthComparison {
             figures.strokes = value(.swimmingStrokeCount, "sum")
             return figures
         }
-        func ours(_ statistics: [QuantityType: Statistics], start: Date, end: Date, duration: TimeInterval) -> ComparedFigures {
+        let filled = Set(
+            (workout.metadata[FileImport.statedStatisticsKey]?.stringValue ?? "").split(separator: ",").map(String.init))
+        func ours(
+            _ statistics: [QuantityType: Statistics], span: String, start: Date, end: Date, duration: TimeInterval
+        ) -> ComparedFigures {
             func own(_ type: QuantityType) -> Statistics? {
-                guard let statistic = statistics[type], statistic.sampleCount > 0 else { return nil }
+                guard let statistic = statistics[type], !filled.contains("\(span).\(type.rawValue)") else { return nil }
                 return statistic
             }
             var figures = ComparedFigures()
@@ -56,14 +61,14 @@ enum HealthComparison {
             ComparisonRow(
                 .session, number: workout.activities.isEmpty ? 1 : 0, sport: sport, start: workout.start,
                 device: device("workout", start: workout.start, end: workout.end),
-                ours: ours(workout.statistics, start: workout.start, end: workout.end, duration: workout.duration)))
+                ours: ours(workout.statistics, span: "workout", start: workout.start, end: workout.end, duration: workout.duration)))
         for (index, activity) in workout.activities.enumerated() {
             let end = activity.end ?? workout.end
             rows.append(
                 ComparisonRow(
                     .session, number: index + 1, sport: activity.configuration.activityType.rawValue,
                     start: activity.start, device: device("activity\(index + 1)", start: activity.start, end: end),
-                    ours: ours(activity.statistics, start: activity.start, end: end, duration: activity.duration)))
+                    ours: ours(activity.statistics, span: "activity\(index + 1)", start: activity.start, end: end, duration: activity.duration)))
         }
         return rows
     }

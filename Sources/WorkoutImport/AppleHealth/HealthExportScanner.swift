@@ -253,7 +253,9 @@ final class HealthExportScanner {
         if type.isEmpty { damage("<Workout> has no workoutActivityType", position) }
         if let from = date(attributes, "startDate", "Workout", position) { workout?.start = from }
         if let to = date(attributes, "endDate", "Workout", position) { workout?.end = to }
-        workout?.duration = duration(attributes, "Workout", position)
+        // Read first: a bad duration damages the workout, which must not be under modification then.
+        let stated = duration(attributes, "Workout", position)
+        workout?.duration = stated
         if let value = number(attributes, "totalDistance", "Workout", position) {
             workout?.totalDistance = (value, Self.value(attributes, "totalDistanceUnit") ?? "km")
         }
