@@ -40,6 +40,8 @@ let package = Package(
         // `swift package generate-documentation` (DocC catalogs under Sources/*/Documentation.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // Apple Health export.zip (WorkoutImport only).
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -62,7 +64,11 @@ let package = Package(
             swiftSettings: strict),
         // File import (FIT, Apple Health): a reader per format, one path into the live engine and the store.
         .target(
-            name: "WorkoutImport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
+            name: "WorkoutImport",
+            dependencies: [
+                "WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
