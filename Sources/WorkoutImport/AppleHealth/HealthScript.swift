@@ -264,6 +264,8 @@ struct HealthScriptBuilder {
         var paused = false
         let events = workout.events.sorted { $0.date < $1.date }
         var laps: [WorkoutEvent] = []
+        var poolSamples: [QuantitySample] = []
+        let recordedTypes = Set(records.map(\.record.type))
         var otherEvents: [WorkoutEvent] = []
         let pool = configuration.swimmingLocationType == .pool
         for event in events {
@@ -305,6 +307,24 @@ struct HealthScriptBuilder {
                         }
                     }
                     laps.append(WorkoutEvent(type: .lap, start: event.date, duration: duration, metadata: metadata))
+                    // The length's distance and strokes as samples over it (as a FIT pool swim's lengths
+                    // give them): a pool swim's distance is its lengths times the pool length.
+                    let lengthEnd = event.date.addingTimeInterval(duration)
+                    // Only where the export holds no records of the type (a watch's own per-length records win).
+                    if let lapLength = configuration.lapLength, !recordedTypes.contains(.distanceSwimming) {
+                        poolSamples.append(
+                            QuantitySample(
+                                type: .distanceSwimming, quantity: lapLength, start: event.date, end: lengthEnd,
+                                source: SourceDevice(name: workout.sourceName)))
+                    }
+                    if case .int(let strokes)? = metadata[SwimMetadataKey.strokes],
+                        !recordedTypes.contains(.swimmingStrokeCount)
+                    {
+                        poolSamples.append(
+                            QuantitySample(
+                                .swimmingStrokeCount, Double(strokes), at: event.date, end: lengthEnd,
+                                source: SourceDevice(name: workout.sourceName)))
+                    }
                 } else {
                     if let swolf { metadata[SwimMetadataKey.swolf] = .double(swolf) }
                     let eventType: WorkoutEventType = type == "Lap" ? .lap : type == "Segment" ? .segment : .marker
@@ -317,8 +337,11 @@ struct HealthScriptBuilder {
         for event in (laps + otherEvents).sorted(by: { $0.start < $1.start }) {
             add(event.start, rank: 3, .events([event]))
         }
+        for sample in poolSamples {
+            add(sample.start, rank: 2, .samples([sample]))
+        }
         // Samples, in time order, in batches.
-        var sampleCount = 0
+        var sampleCount = poolSamples.count
         let source = SourceDevice(name: workout.sourceName, manufacturer: workout.deviceName == "Apple Watch" ? "Apple Inc." : nil,
             model: workout.hardware)
         var batch: [QuantitySample] = []
