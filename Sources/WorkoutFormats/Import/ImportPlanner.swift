@@ -19,6 +19,8 @@ struct ImportPlanner {
     var poolLengthSpans: [Int: [(start: Double, end: Double)]] = [:]
     var steps: [(key: StepKey, step: ImportStep)] = []
     var recovery: [QuantitySample] = []
+    /// The timer's stopped spans (pauses and motion pauses, merged), in time order.
+    var pausedSpans: [(start: Double, end: Double)] = []
     var anomalies: [ImportAnomaly] = []
     let device: SourceDevice
     let strap: SourceDevice
