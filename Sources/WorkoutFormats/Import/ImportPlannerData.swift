@@ -6,6 +6,8 @@ import WorkoutModel
 extension ImportPlanner {
     /// Seconds after the end whose heart rate may feed the heart-rate recovery.
     static let recoveryWindow = 130.0
+    /// Seconds a strap's beat carries across a gap before the next one (Garmin's SDK: 5 s).
+    static let strapCarry = 5.0
 
     // MARK: pool lengths
 
@@ -343,10 +345,13 @@ extension ImportPlanner {
         let strokesFromCadence =
             legs.indices.contains { types($0)?.strokes == true }
             && !records.contains { $0.record.totalCycles != nil }
-        /// Whether a strap beat lies in (from, to].
+        /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
+        /// between two beats within 5 s of the beat before (the SDK carries a beat's value 5 s
+        /// across a gap: a strap's stream is not broken by a missed beat or two).
         func strapCovers(_ from: Double, _ to: Double) -> Bool {
             while nextBeat < beatTimes.count, beatTimes[nextBeat] <= from { nextBeat += 1 }
-            return nextBeat < beatTimes.count && beatTimes[nextBeat] <= to
+            guard nextBeat < beatTimes.count else { return false }
+            return beatTimes[nextBeat] <= to || (nextBeat > 0 && beatTimes[nextBeat - 1] > from - Self.strapCarry)
         }
         var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
