@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "WorkoutSimulator", targets: ["WorkoutSimulator"]),
         .library(name: "WorkoutReplay", targets: ["WorkoutReplay"]),
         .library(name: "WorkoutFormats", targets: ["WorkoutFormats"]),
+        .library(name: "WorkoutImport", targets: ["WorkoutImport"]),
         .library(name: "WorkoutReport", targets: ["WorkoutReport"]),
         .executable(name: "workout", targets: ["WorkoutCLI"]),
         .executable(name: "watch-sim", targets: ["WatchSim"]),
@@ -36,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `swift package generate-documentation` (DocC catalogs under Sources/*/Documentation.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -54,7 +58,11 @@ let package = Package(
             name: "WorkoutSimulator", dependencies: ["WorkoutModel", "WorkoutSensors"], path: "Simulators/WorkoutSimulator",
             resources: [.copy("Scenarios")], swiftSettings: strict),
         .target(
-            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            name: "WorkoutReplay", dependencies: ["WorkoutEngine", "WorkoutStore", "WorkoutSimulator"],
+            swiftSettings: strict),
+        // File import (FIT, Apple Health): a reader per format, one path into the live engine and the store.
+        .target(
+            name: "WorkoutImport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
@@ -71,9 +79,10 @@ let package = Package(
         .target(
             name: "WorkoutServer",
             dependencies: [
-                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutFormats", "WorkoutReport",
+                "WorkoutEngine", "WorkoutStore", "WorkoutStorePostgres", "WorkoutImport", "WorkoutFormats", "WorkoutReport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -81,6 +90,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             swiftSettings: strict),
         // `workout record --upload`: streams a journaled recording to a server's live session (Foundation's URLSession).
@@ -109,6 +120,7 @@ let package = Package(
                 "WorkoutReplay",
                 "WorkoutSensors",
                 "WorkoutFormats",
+                "WorkoutImport",
                 "WorkoutServer",
                 "WorkoutReport",
                 "WorkoutUpload",
@@ -123,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", .product(name: "GRDB", package: "GRDB.swift"),
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -141,29 +153,33 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutFormatsTests",
-            dependencies: ["WorkoutFormats", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
             dependencies: [
-                "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutEngine", "WorkoutModel",
+                "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests",
-            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine"],
+            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",
-            dependencies: ["WorkoutReport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats"],
+            dependencies: [
+                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats",
+            ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
             swiftSettings: strict),
+        // Every relative link of the README, docs/, CONTRIBUTING, CHANGELOG and the DocC catalogs resolves.
+        .testTarget(name: "DocumentationTests", swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
-            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats"],
+            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport"],
             swiftSettings: strict),
     ]
 )

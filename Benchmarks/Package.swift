@@ -3,7 +3,7 @@
 //   swift package benchmark --target Ingest
 //   swift package benchmark --target Store
 //   swift package benchmark --target Decoders
-// See ../README.md "Benchmarks" for the figures and how they were measured.
+// Figures: ../docs/performance.md (generated from Results/figures.json); how to run: ../CONTRIBUTING.md.
 import PackageDescription
 
 let package = Package(

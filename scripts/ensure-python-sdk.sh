@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Garmin's official FIT SDK for Python (PyPI garmin-fit-sdk, pinned) in .venv-fit (ignored by git),
-# installed when missing: the WorkoutFormats tests and scripts/fit-benchmark.sh check our FIT files
+# installed when missing: the WorkoutFormats tests and `scripts/bench.py fit` check our FIT files
 # with it. Prints the path of the venv's python3 on standard output (everything else on stderr).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,4 +1,4 @@
-// Decode timing for scripts/fit-benchmark.py: compiled with Sources/WorkoutFormats/FIT (-O).
+// Decode timing for `scripts/bench.py fit`: compiled with Sources/WorkoutFormats/FIT (-O).
 // Usage: fit-decode FILE [REPEAT]; prints the median milliseconds of reading and decoding FILE.
 import Foundation
 

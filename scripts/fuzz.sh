@@ -2,7 +2,7 @@
 # Fuzzes each decoder with libFuzzer: scripts/fuzz.sh [runs per target, default 1000000] [targets…]
 #
 # Builds Fuzz/<Target>/main.swift with the decoder sources (Sources/WorkoutSensors/Decoding plus the
-# dependency-free ANT.swift and WatchLink.swift) through `swiftc -sanitize=fuzzer,address`, writes a
+# dependency-free ANT.swift, ANTHost.swift and WatchLink.swift; ANTHost fuzzes the stick's host side) through `swiftc -sanitize=fuzzer,address`, writes a
 # seed corpus of valid frames made by the encoders (Fuzz/Seeds), then runs each target for the given
 # number of executions. New inputs go to .build/fuzz/corpus-work/<Target>; crashes to
 # .build/fuzz/crashes/<Target>. Exits non-zero when a target crashes or fails a property.
@@ -10,7 +10,8 @@
 # The FIT target (Fuzz/FIT/main.swift: the FIT decoder with and without checksums and with
 # damaged-file salvage, which must agree with the strict decoder; the import plan and its replay
 # through a live session) is built with the sources of WorkoutModel, WorkoutEngine and
-# WorkoutFormats compiled as one module (their imports of each other removed); its seeds are small
+# WorkoutFormats and WorkoutImport's session replay compiled as one module (their imports of each
+# other removed); its seeds are small
 # files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
 #
 # The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
@@ -22,11 +23,11 @@ cd "$(dirname "$0")/.."
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT WatchLink GATT FIT Chunks)
+[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT ANTHost WatchLink GATT FIT Chunks)
 
 out=.build/fuzz
 mkdir -p "$out"
-decoders=(Sources/WorkoutSensors/Decoding/*.swift Sources/WorkoutSensors/ANT.swift Sources/WorkoutSensors/WatchLink.swift)
+decoders=(Sources/WorkoutSensors/Decoding/*.swift Sources/WorkoutSensors/ANT.swift Sources/WorkoutSensors/ANTHost.swift Sources/WorkoutSensors/WatchLink.swift)
 
 echo "== seed corpus"
 swiftc -O -module-name Seeds Fuzz/Seeds/main.swift Sources/WorkoutSensors/{ANT,NMEA,WatchLink}.swift -o "$out/seeds"
@@ -41,9 +42,12 @@ for target in "${targets[@]}"; do
     if [ "$target" = FIT ]; then
         # One module of WorkoutModel, WorkoutEngine and WorkoutFormats (about 2 minutes to build).
         rm -rf "$out/fit-src" && mkdir -p "$out/fit-src"
-        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift'); do
+        # The replay of a plan lives in WorkoutImport (the format-neutral live path): its two files that
+        # need only Model, Engine and Formats come along.
+        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift') \
+            Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/FIT/FITPlanReplay.swift; do
             name="$(echo "${file#Sources/}" | tr '/' '_')"
-            sed -E '/^import Workout(Model|Engine)$/d' "$file" >"$out/fit-src/$name"
+            sed -E '/^import Workout(Model|Engine|Formats)$/d' "$file" >"$out/fit-src/$name"
         done
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzFIT \
             Fuzz/FIT/main.swift "$out"/fit-src/*.swift -o "$out/fuzz-FIT"
@@ -60,6 +64,8 @@ for target in "${targets[@]}"; do
         rm -rf "$out/seeds-corpus/Chunks" && mkdir -p "$out/seeds-corpus/Chunks"
         CHUNK_FUZZ_SEEDS="$out/seeds-corpus/Chunks" "$out/fuzz-Chunks" >/dev/null 2>&1 || true
     else
+        # The ANT host replays a whole session per input: shorter inputs reach as deep, much faster.
+        if [ "$target" = ANTHost ]; then max_len=1024; fi
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz$target" \
             "Fuzz/$target/main.swift" Fuzz/Support.swift "${decoders[@]}" -o "$out/fuzz-$target"
     fi

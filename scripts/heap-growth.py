@@ -7,7 +7,7 @@
 For every allocation site it takes the bytes still allocated there, at least once a second; over each
 window (seconds since the program started) it keeps the smallest figure (so a transient peak, an import
 say, does not count), and prints the sites whose figure grew most from the first window to the second,
-with their innermost frames. How the issue 12 load's memory growth was found (README, "Live load figures").
+with their innermost frames. How the issue 12 load's memory growth was found (CHANGELOG.md, "Server scale, live load and faults").
 Reads heaptrack's own text format (v3, zstd-compressed), no heaptrack_gui needed.
 """
 import argparse, collections, subprocess

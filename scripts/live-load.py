@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live-session load on a `workout serve` (issue 12 acceptance; README, Server).
+"""Live-session load on a `workout serve` (issue 12 acceptance; docs/server.md, docs/live-load.md).
 
 SESSIONS recorders each open a live session and post one batch a second with one sample of each of five
 streams (heart rate, power, cadence, speed, distance: 5 samples/s per session), for DURATION seconds, while

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale figures of issue 12 (README, Server): a PostgreSQL store of ATHLETES × WORKOUTS (default
+# The scale figures of issue 12 (docs/performance.md, Server): a PostgreSQL store of ATHLETES × WORKOUTS (default
 # 1000 × 1000, teams of 50) made by scripts/scale-generate.sql, then "any cycling activity with average heart
 # rate > 150" timed through the store (release build of workout-scale-bench): for one athlete and for a team
 # of 50. Uses $WORKOUT_BENCH_POSTGRES_URL (an empty database) or starts a throw-away cluster like the tests.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README "Quick start"; .ci/run runs exactly this).
+# The project's test command (README "Quick start", CONTRIBUTING.md "The test command and its passes"; .ci/run runs exactly this).
 # Installs the system packages the package needs when they are missing, builds with warnings as
 # errors (set per target in Package.swift), then runs every test target.
 set -euo pipefail
@@ -18,6 +18,11 @@ start_test_postgres
 start_test_postgres_replica
 
 swift build --build-tests
+# The API documentation of the catalogued products (DocC catalogs under Sources/*/Documentation.docc):
+# a symbol or article link that no longer resolves, or any other DocC warning, fails the run. Only these
+# three products, so that it costs seconds, not minutes (CONTRIBUTING.md, "The test command").
+swift package generate-documentation --target WorkoutModel --target WorkoutEngine --target WorkoutStore \
+    --warnings-as-errors 2>&1 | tail -n 25
 # Tests that run processes against the wall clock (a simulator at 50x real time on pseudo-terminals,
 # the libserialport probe) run on their own afterwards: sharing two cores with the heavy suites
 # would starve them and turn timing into failures.
@@ -26,9 +31,11 @@ swift build --build-tests
 # The two timed suites run one after the other, not side by side: each makes pseudo-terminals and starts
 # processes in the test process, and a pseudo-terminal of one vanished under the other once (its slave path
 # gone, ENOENT, before the probe opened it).
-timed='RecordEndToEndTests|LibSerialPortPathTests'
-recorder='SensorRecorderTests'
+# The NMEA speed hunt's receiver emulation and the live-status recorder tests wait on the wall clock too.
+timed='RecordEndToEndTests|LibSerialPortPathTests|NMEASpeedHuntTests'
+recorder='SensorRecorderTests|LiveStatusTests|RecordSpeedHuntTests'
 swift test --skip-build --skip "$timed|$recorder"
 swift test --skip-build --filter 'RecordEndToEndTests'
 swift test --skip-build --filter 'LibSerialPortPathTests'
+swift test --skip-build --filter 'NMEASpeedHuntTests'
 swift test --skip-build --filter "$recorder"

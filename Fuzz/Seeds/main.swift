@@ -68,6 +68,21 @@ for step in 0..<6 {
 ant.append(ANT.frame(.channelEvent, [0, 1, 7]) + ANT.frame(.startup, [0x20]) + [0xA4, 0x01, 0xAE, 0x02, 0x09])
 ant.append(ANT.frame(.broadcastData, [7, 4, 0xFF, 1, 2, 3, 4, 5, 60, 0x80, 0x67, 0x12, 120, 1]))  // extended
 
+// ANT host: a stick's answers to a whole configuration (startup, capabilities, a response per
+// message), then broadcasts with extended data and the search-timeout events; a refusal; garbage.
+let ok = { (channel: UInt8, id: UInt8) in ANT.frame(.channelEvent, [channel, id, 0]) }
+var stick: [UInt8] = ANT.frame(.startup, [0x20]) + ANT.frame(.capabilities, [8, 8, 0, 0x3A, 0, 0, 0, 0])
+stick += ok(0, 0x46) + ok(0, 0x6E)
+for channel: UInt8 in 0..<7 {
+    for id: UInt8 in [0x42, 0x51, 0x44, 0x43, 0x45, 0x4B] { stick += ok(channel, id) }
+}
+stick += ANT.frame(.broadcastData, [0, 4, 0xFF, 1, 2, 3, 4, 5, 60, 0x80, 0x67, 0x12, 120, 1])
+stick += ANT.frame(.channelEvent, [1, 1, 0x01]) + ANT.frame(.channelEvent, [1, 1, 0x07]) + ok(1, 0x51) + ok(1, 0x4B)
+stick += ANT.frame(.channelEvent, [0, 1, 0x08]) + ANT.frame(.channelID, [2, 0x67, 0x12, 11, 5])
+var antHost: [[UInt8]] = [[0x00] + stick, [0x01] + stick, [0x02] + stick]
+antHost.append([0x00] + ANT.frame(.startup, [0x20]) + ANT.frame(.capabilities, [2, 1]) + ok(0, 0x46) + [0xA4, 3, 0x40, 0, 0x6E, 0x28, 0xA1])
+antHost.append([0x04] + ANT.frame(.startup, [0]) + ANT.frame(.capabilities, [4, 4]) + ANT.frame(.channelEvent, [0, 0x46, 0x15]))
+
 // Watch-link: every message, and GATT values of each characteristic.
 var watchLink: [[UInt8]] = [WatchLink.hello(device: "seed watch")]
 for (index, kind) in WatchLink.LengthKind.allCases.enumerated() {
@@ -102,7 +117,7 @@ let selectors: [UInt16: UInt8] = [0x2A37: 0, 0x2A5B: 1, 0x2A53: 2, 0x2A63: 3]
 var gatt: [[UInt8]] = gattValues.map { [selectors[$0.0] ?? 4, UInt8($0.1.count)] + $0.1 }
 gatt.append(gattValues.flatMap { [selectors[$0.0] ?? 4, UInt8($0.1.count)] + $0.1 })
 
-for (name, seeds) in [("NMEA", nmea), ("ANT", ant), ("WatchLink", watchLink), ("GATT", gatt)] {
+for (name, seeds) in [("NMEA", nmea), ("ANT", ant), ("ANTHost", antHost), ("WatchLink", watchLink), ("GATT", gatt)] {
     for (index, seed) in seeds.enumerated() { try write(seed, root.appendingPathComponent(name), index) }
     print("\(name): \(seeds.count) seeds")
 }

@@ -22,6 +22,28 @@ public enum WirePort: String, Sendable, Hashable, CaseIterable, Codable {
 public struct WireEmitter: Sendable {
     public static let wheelCircumference = 2.105  // metres
 
+    /// The simulated ANT+ sensors, by the channel the byte-file output puts them on.
+    public enum ANTSensorSlot: UInt8, Sendable, Hashable, CaseIterable {
+        case heartRate = 0
+        case speedCadence = 1
+        case power = 2
+        case footPod = 3
+
+        /// The sensor's channel id on the air (device number, ANT+ device type, transmission type 1).
+        public var sensor: ANTStickEmulation.Sensor {
+            switch self {
+            case .heartRate: ANTStickEmulation.Sensor(number: 101, type: 120)
+            case .speedCadence: ANTStickEmulation.Sensor(number: 102, type: 121)
+            case .power: ANTStickEmulation.Sensor(number: 103, type: 11)
+            case .footPod: ANTStickEmulation.Sensor(number: 104, type: 124)
+            }
+        }
+    }
+
+    /// The main page each ANT+ sensor sent during the last encoded second (none while the ANT port
+    /// is disconnected or the sensor out of range): what an emulated stick passes on.
+    public private(set) var antPages: [ANTSensorSlot: [UInt8]] = [:]
+
     private let start: Date
     private var beats = 0.0
     private var beatTime = 0.0  // seconds since start, of the last whole beat
@@ -61,7 +83,9 @@ public struct WireEmitter: Sendable {
 
     /// The bytes each port sends during `second`.
     public mutating func encode(_ second: SimulatedSecond) -> [WirePort: [UInt8]] {
+        antPages = [:]
         var out = encodeConnected(second)
+        if second.disconnected.contains(.ant) { antPages = [:] }
         if second.disconnected.contains(.watch) {
             watchBacklog += out[.watch] ?? []
         } else if !watchBacklog.isEmpty {
@@ -111,8 +135,8 @@ public struct WireEmitter: Sendable {
         }
         if let heartRate = byType[.heartRate]?.quantity.value, heartRate > 0 {
             heartRateMessages += 1
-            out[.ant, default: []] += ANT.broadcast(
-                channel: 0,
+            out[.ant, default: []] += antBroadcast(
+                .heartRate,
                 ANT.heartRatePage(
                     page4: true, toggle: (heartRateMessages / 4) % 2 == 1, beatTime: Self.ticks(beatTime),
                     previousBeatTime: Self.ticks(previousBeatTime), beatCount: Self.whole(beats),
@@ -137,16 +161,16 @@ public struct WireEmitter: Sendable {
             {
                 crankTime = time
             }
-            out[.ant, default: []] += ANT.broadcast(
-                channel: 1,
+            out[.ant, default: []] += antBroadcast(
+                .speedCadence,
                 ANT.speedCadencePage(
                     crankTime: Self.ticks(crankTime), crankRevolutions: Self.whole(crankRevolutions),
                     wheelTime: Self.ticks(wheelTime), wheelRevolutions: Self.whole(wheelRevolutions)))
             if let power = byType[.cyclingPower]?.quantity.value {
                 powerEvents += 1
                 accumulatedPower = (accumulatedPower + Self.whole(power)) & 0xFFFF
-                out[.ant, default: []] += ANT.broadcast(
-                    channel: 2,
+                out[.ant, default: []] += antBroadcast(
+                    .power,
                     ANT.powerPage(
                         eventCount: powerEvents, cadence: Self.whole(cadence), accumulatedPower: accumulatedPower,
                         power: Self.whole(power)))
@@ -155,8 +179,8 @@ public struct WireEmitter: Sendable {
         if let distance = byType[.distanceWalkingRunning], distance.source == WatchSimulator.footPod {
             footPodDistance += distance.quantity.value
             strides += (byType[.runningCadence]?.quantity.value ?? 0) / 120
-            out[.ant, default: []] += ANT.broadcast(
-                channel: 3,
+            out[.ant, default: []] += antBroadcast(
+                .footPod,
                 ANT.footPodPage(
                     time: t + 1, distance: footPodDistance, speed: byType[.runningSpeed]?.quantity.value ?? 0,
                     strides: Self.whole(strides)))
@@ -187,6 +211,12 @@ public struct WireEmitter: Sendable {
             lastPoint = point
         }
         return out
+    }
+
+    /// Records `page` as `slot`'s page of this second; returns it as a broadcast on the slot's channel.
+    private mutating func antBroadcast(_ slot: ANTSensorSlot, _ page: [UInt8]) -> [UInt8] {
+        antPages[slot] = page
+        return ANT.broadcast(channel: slot.rawValue, page)
     }
 
     private func lengthLine(_ event: WorkoutEvent) -> [UInt8] {

@@ -59,7 +59,8 @@ static void read_settings(const struct termios *t, workout_serial_config *config
     }
 }
 
-int workout_serial_configure(int fd, const workout_serial_config *config, int check_frame) {
+int workout_serial_configure(
+    int fd, const workout_serial_config *config, int check_frame, int accept_kept_speed) {
     speed_t speed;
     if (!speed_constant(config->baud, &speed)) return WORKOUT_SERIAL_BAD_BAUD;
     if (config->flow == 3) return WORKOUT_SERIAL_BAD_FLOW;
@@ -103,7 +104,7 @@ int workout_serial_configure(int fd, const workout_serial_config *config, int ch
     // tcsetattr succeeds when any part was applied: read back what the driver kept.
     workout_serial_config kept;
     if (workout_serial_read_config(fd, &kept) != 0) return -1;
-    if (kept.baud != config->baud) return WORKOUT_SERIAL_BAD_BAUD;
+    if (kept.baud != config->baud && !accept_kept_speed) return WORKOUT_SERIAL_SPEED_NOT_KEPT;
     if (check_frame && kept.data_bits != config->data_bits) return WORKOUT_SERIAL_BAD_DATA_BITS;
     if (check_frame && kept.parity != config->parity) return WORKOUT_SERIAL_BAD_PARITY;
     if (kept.stop_bits != config->stop_bits) return WORKOUT_SERIAL_BAD_STOP_BITS;

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import WorkoutFormats
+import WorkoutImport
 import WorkoutModel
-import WorkoutReplay
 import WorkoutStore
 
 /// `workout import FILE.fit|DIR`: real recordings replayed through the live engine into the store.
@@ -51,16 +51,19 @@ struct ImportCommand: ParsableCommand {
         }
         let files: [String]
         if isDirectory.boolValue {
+            // Every file of the folder a reader knows, by its content or extension.
             let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            files = names.filter { $0.lowercased().hasSuffix(".fit") }.sorted().map {
-                (path as NSString).appendingPathComponent($0)
+            files = names.sorted().map { (path as NSString).appendingPathComponent($0) }.filter {
+                var folder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: $0, isDirectory: &folder) && !folder.boolValue
+                    && FileImport.reader(forFileAt: $0) != nil
             }
-            guard !files.isEmpty else { throw UserFacingError("\(path) holds no .fit file") }
+            guard !files.isEmpty else { throw UserFacingError("\(path) holds no file to import (.fit)") }
         } else {
             files = [path]
         }
         let database = try store.open()
-        let options = FITImportOptions(autoSegment: autoSegment, salvage: !noSalvage)
+        let options = ImportOptions(autoSegment: autoSegment, salvage: !noSalvage)
         let showProgress = isatty(STDERR_FILENO) == 1 && !output.json
         var outcomes: [Outcome] = []
         var fidelity = FidelitySummary()
@@ -68,35 +71,42 @@ struct ImportCommand: ParsableCommand {
         var skipped = 0
         for (index, file) in files.enumerated() {
             let name = (file as NSString).lastPathComponent
+            let results: [Result<FileImportResult, FileImportError>]
             do {
-                let result = try FileImport.run(path: file, into: database, options: options, compare: compare) {
+                results = try FileImport.runAll(path: file, into: database, options: options, compare: compare) {
                     fraction in
                     guard showProgress else { return }
                     Self.drawProgress(done: Double(index) + fraction, total: files.count, name: name)
                 }
-                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-                outcomes.append(
-                    Outcome(
-                        file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
-                        comparison: result.comparison?.rows))
-                if let comparison = result.comparison {
-                    fidelity.add(
-                        file: name, sessions: result.sessions, damaged: result.damage != nil,
-                        workout: result.workout, comparison: comparison)
-                }
-                if !output.json { printResult(result, name: name, detailed: files.count == 1) }
             } catch {
-                if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-                if files.count == 1 { throw UserFacingError(error) }
-                if case .alreadyImported = error {
-                    skipped += 1
+                results = [.failure(error)]
+            }
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            for imported in results {
+                switch imported {
+                case .success(let result):
+                    outcomes.append(
+                        Outcome(
+                            file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
+                            comparison: result.comparisonRows))
+                    if let fit = result.fit, let comparison = fit.comparison {
+                        fidelity.add(
+                            file: name, sessions: fit.sessions, damaged: fit.damage != nil,
+                            workout: result.workout, comparison: comparison)
+                    }
+                    if !output.json { printResult(result, name: name, detailed: files.count == 1) }
+                case .failure(let error):
+                    if files.count == 1, results.count == 1 { throw UserFacingError(error) }
+                    if case .alreadyImported = error {
+                        skipped += 1
+                        outcomes.append(Outcome(file: file, error: error.description))
+                        if !output.json { emitLine("skipped \(name): \(error)") }
+                        continue
+                    }
+                    failures += 1
                     outcomes.append(Outcome(file: file, error: error.description))
-                    if !output.json { emitLine("skipped \(name): \(error)") }
-                    continue
+                    if !output.json { FileHandle.standardError.write(Data("failed \(error)\n".utf8)) }
                 }
-                failures += 1
-                outcomes.append(Outcome(file: file, error: error.description))
-                if !output.json { FileHandle.standardError.write(Data("failed \(error)\n".utf8)) }
             }
         }
         if output.json {
@@ -127,7 +137,7 @@ struct ImportCommand: ParsableCommand {
         }
         emitLine("imported \(name) as \(result.workout.id)")
         for anomaly in result.anomalies { emitLine("  anomaly: \(anomaly.detail)") }
-        if let comparison = result.comparison {
+        if let comparison = result.comparisonRows {
             emitLine("")
             emitLine(Format.comparison(comparison).joined(separator: "\n"))
         }

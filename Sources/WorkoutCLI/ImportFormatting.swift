@@ -3,14 +3,14 @@ import WorkoutFormats
 
 extension Format {
     /// The comparison table: a row per session and lap, each cell `ours/device` (`-` when unknown).
-    static func comparison(_ comparison: FITComparison) -> [String] {
-        let swims = comparison.rows.contains { $0.ours.swimmingHeartRate != nil || $0.device.swimmingHeartRate != nil }
+    static func comparison(_ comparison: [ComparisonRow]) -> [String] {
+        let swims = comparison.contains { $0.ours.swimmingHeartRate != nil || $0.device.swimmingHeartRate != nil }
         var header = [
             "", "SPORT", "AVG HR", "MAX HR", "DISTANCE", "ELAPSED", "TIMER", "LENGTHS", "ACTIVE", "STROKES", "SWOLF",
         ]
         if swims { header.append("SWIM HR") }
         var rows = [header]
-        for row in comparison.rows {
+        for row in comparison {
             let ours = row.ours
             let device = row.device
             var cells = [

@@ -9,9 +9,13 @@ struct PortsCommand: ParsableCommand {
         discussion: """
             Without paths: one line per serial port libserialport finds (path, transport, USB \
             vendor:product id, description, manufacturer and serial number, stable /dev/serial \
-            links). Pseudo-terminals (watch-sim's, a BLE bridge's) are not listed: give their path.
+            links), and for a known stick, receiver or bridge what it is and how to record it \
+            ("ANT USB-m stick: use /dev/ttyUSB0:ant"). Pseudo-terminals (watch-sim's, a BLE \
+            bridge's) are not listed: give their path.
 
-            With paths: opens each one as `workout record` will, with --settings, and prints what \
+            With paths: opens each one as `workout record` will, with --settings (or, given as \
+            PATH:PROTOCOL[@SETTINGS] like a --sensor of `record`, with that protocol's settings: \
+            /dev/ttyUSB0:ant opens an ANT stick whose driver keeps its own speed), and prints what \
             it is (serial port through libserialport, pseudo-terminal through termios) and the \
             settings the driver kept, or why it cannot be opened (missing, busy, no permission, \
             not a serial device, unsupported setting); the exit status is 1 if any failed. The \
@@ -22,7 +26,10 @@ struct PortsCommand: ParsableCommand {
             115200,8N1.
             """)
 
-    @Argument(help: ArgumentHelp("Device paths to check (symbolic links are followed).", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp(
+            "Device paths to check (symbolic links are followed), or PATH:PROTOCOL[@SETTINGS] as for record.",
+            valueName: "path"))
     var paths: [String] = []
     @Option(help: ArgumentHelp("Line settings for the check, e.g. 4800 or 9600,7E1,flow=rtscts.", valueName: "spec"))
     var settings = "115200,8N1"
@@ -62,7 +69,7 @@ struct PortsCommand: ParsableCommand {
             throw UserFacingError(error)
         }
         if output.json {
-            emitLine(try Format.json(ports))
+            emitLine(try Format.json(ports.map(ListedPort.init)))
         } else if ports.isEmpty {
             FileHandle.standardError.write(
                 Data(
@@ -73,7 +80,43 @@ struct PortsCommand: ParsableCommand {
         }
     }
 
-    /// A port's text line, with its stable links on following lines.
+    /// The sensor an argument names as `record` would (PATH:PROTOCOL[@SETTINGS], a known protocol after
+    /// the last colon); nil for a plain path (by-path links contain colons too).
+    static func sensor(_ argument: String) -> SensorRecorder.Sensor? {
+        guard let colon = argument.lastIndex(of: ":") else { return nil }
+        let wire = argument[argument.index(after: colon)...].split(separator: "@", maxSplits: 1).first ?? ""
+        guard SensorProtocol(rawValue: wire.lowercased()) != nil else { return nil }
+        return try? RecordCommand.parseSensors([argument]).first
+    }
+
+    /// A listed port for --json: the port's fields, and `known` (what it is and how to record it)
+    /// for a known device.
+    struct ListedPort: Encodable {
+        var port: SerialPortInfo
+        var known: String?
+
+        init(_ port: SerialPortInfo) {
+            self.port = port
+            known = PortsCommand.advice(port)
+        }
+
+        private enum Key: String, CodingKey { case known }
+
+        func encode(to encoder: any Encoder) throws {
+            try port.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encodeIfPresent(known, forKey: .known)
+        }
+    }
+
+    /// What a known USB device is and how to record it (KnownSerialDevice.all), if it is known.
+    static func advice(_ port: SerialPortInfo) -> String? {
+        guard let usb = port.usb, let known = KnownSerialDevice.matching(vendor: usb.vendorID, product: usb.productID)
+        else { return nil }
+        return known.advice(path: port.path)
+    }
+
+    /// A port's text line, what it is when known, and its stable links on following lines.
     static func line(_ port: SerialPortInfo) -> String {
         var fields = [port.path, port.transport.rawValue]
         if let usb = port.usb { fields.append(usb.id) }
@@ -83,14 +126,20 @@ struct PortsCommand: ParsableCommand {
         if let serial = port.usb?.serialNumber { extras.append("serial \(serial)") }
         if let address = port.bluetoothAddress { extras.append(address) }
         if !extras.isEmpty { fields.append("(" + extras.joined(separator: ", ") + ")") }
-        return ([fields.joined(separator: "  ")] + port.links.map { "    \($0)" }).joined(separator: "\n")
+        let known = advice(port).map { ["    \($0)"] } ?? []
+        return ([fields.joined(separator: "  ")] + known + port.links.map { "    \($0)" }).joined(separator: "\n")
     }
 
     private func check() throws {
         var checks: [Check] = []
-        for path in paths {
+        for argument in paths {
+            var path = argument
             do {
-                let spec = try SerialSettings(parsing: settings)
+                var spec = try SerialSettings(parsing: settings)
+                if let sensor = Self.sensor(argument) {
+                    path = sensor.path
+                    spec = sensor.settings
+                }
                 let transport = try SerialPorts.open(path, settings: spec)
                 defer { transport.close() }
                 let kept = try transport.currentSettings()

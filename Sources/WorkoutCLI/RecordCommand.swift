@@ -62,12 +62,14 @@ struct RecordCommand: ParsableCommand {
         help: ArgumentHelp(
             "Seconds to wait at the end for the server to take the rest of the upload (default 30).", valueName: "s"))
     var uploadWait: Double = 30
+    @OptionGroup var ant: ANTOptions
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if sensors.isEmpty { throw ValidationError("name at least one --sensor PATH:PROTOCOL (nmea, ant or watch)") }
         _ = try Self.parseSensors(sensors)
+        _ = try Self.antPins(sensors)
         _ = try Parse.activityType(activity)
         if let lapLength, !(lapLength.isFinite && lapLength >= 10 && lapLength <= 100) {
             throw ValidationError("--lap-length must be 10...100 m, got \(lapLength)")
@@ -100,14 +102,17 @@ struct RecordCommand: ParsableCommand {
     /// Parses `PATH:PROTOCOL[@SETTINGS]`; the protocol follows the last colon (paths may contain colons).
     static func parseSensors(_ specs: [String]) throws -> [SensorRecorder.Sensor] {
         try specs.map { spec in
+            let spec = ANTPins.split(spec).spec  // PATH:ant:hr=4711 → PATH:ant (antPins reads the rest)
             guard let colon = spec.lastIndex(of: ":"), colon != spec.startIndex else {
                 throw ValidationError("--sensor '\(spec)' needs PATH:PROTOCOL, e.g. /dev/ttyUSB0:ant")
             }
             let path = String(spec[..<colon])
             var rest = String(spec[spec.index(after: colon)...])
             var settings = SerialSettings.standard
+            var speedGiven = false
             if let at = rest.firstIndex(of: "@") {
                 let text = String(rest[rest.index(after: at)...])
+                speedGiven = SerialSettings.specifiesSpeed(text)
                 rest = String(rest[..<at])
                 do {
                     settings = try SerialSettings(parsing: text)
@@ -120,15 +125,18 @@ struct RecordCommand: ParsableCommand {
                     "--sensor \(path): unknown protocol '\(rest)'; use one of "
                         + SensorProtocol.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            return SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+            // An nmea port without a speed has it hunted (NMEASpeedHunt).
+            return SensorRecorder.Sensor(path: path, wire: wire, settings: settings, huntsSpeed: !speedGiven)
         }
     }
 
     func run() throws {
-        let sensors = try Self.parseSensors(self.sensors)
+        var sensors = try Self.parseSensors(self.sensors)
+        try ant.configure(&sensors, pins: try Self.antPins(self.sensors), timeScale: timeScale)
         let type = try Parse.activityType(activity)
+        let trainer = try Self.antPins(self.sensors).values.contains(where: \.meansTrainer)  // indoor
         let configuration = WorkoutConfiguration(
-            activityType: type, locationType: lapLength == nil ? .outdoor : .unknown,
+            activityType: type, locationType: lapLength == nil ? (trainer ? .indoor : .outdoor) : .unknown,
             swimmingLocationType: lapLength == nil ? (type == .swimming || type == .swimBikeRun ? .openWater : .unknown)
                 : .pool,
             lapLength: lapLength.map { Quantity($0, .meter) })
@@ -171,7 +179,8 @@ struct RecordCommand: ParsableCommand {
             initial: .milliseconds(Int(min(max(100 / timeScale, 1), 10_000))), multiplier: 2,
             maximum: .milliseconds(Int(min(max(5000 / timeScale, 10), 500_000))))
         let recorder = SensorRecorder(
-            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff
+            session: recording.session, sensors: sensors, clock: clock, lapLength: lapLength, backoff: backoff,
+            speedMemory: SerialSpeedMemory(file: SerialSpeedMemory.defaultFile())
         ) { [json = output.json] event in
             Self.report(event, json: json)
         }
@@ -352,7 +361,54 @@ struct RecordCommand: ParsableCommand {
             say("button \(button.rawValue)" + (refused.map { " refused: \($0)" } ?? ""), json: json)
         case .refused(let sensor, let problem):
             FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(problem)\n".utf8))
+        case .speedFound(let sensor, let finding, _):
+            say(speedFoundLine(sensor, finding), json: json)
+        case .driver(let sensor, let note, _):
+            if note.problem {
+                FileHandle.standardError.write(Data("sensor \(sensor.wire) \(sensor.path): \(note.text)\n".utf8))
+            } else if note.available != nil || note.text.hasPrefix("ANT stick configured") {
+                say("sensor \(sensor.wire) \(sensor.path): \(note.text)", json: json)
+            }
         }
+    }
+
+    /// The log line of a hunted speed found: `sensor nmea PATH: 4800 bit/s found (remembered in FILE for DEVICE)`.
+    static func speedFoundLine(_ sensor: SensorRecorder.Sensor, _ finding: NMEASpeedHunt.Finding) -> String {
+        var line = "sensor \(sensor.wire) \(sensor.path): \(finding.speed) bit/s found"
+        if let file = finding.rememberedIn {
+            line += " (remembered in \(file) for \(finding.device); give @SPEED to skip the hunt)"
+        } else if let problem = finding.memoryProblem {
+            line += "; \(problem)"
+        }
+        return line
+    }
+
+    /// One sensor in the live status line: `nmea+` (open, valid data), `nmea-` (away), the speed
+    /// hunt while it runs, or "no valid data" with what to try when bytes come but no good frame.
+    static func liveStatus(_ status: SensorRecorder.SensorStatus) -> String {
+        let sensor = status.sensor
+        guard status.available else { return "\(sensor.wire)-" }
+        if case .trying(let speed)? = status.speedHunt {
+            return "\(sensor.wire): hunting the speed (\(speed) bit/s)"
+        }
+        if status.deliversNoValidData() {
+            let hint: String
+            switch sensor.wire {
+            case .nmea:
+                // Never the speed in use: the one found by a hunt, else the one given.
+                var current = sensor.settings.baudRate
+                if case .found(let speed)? = status.speedHunt { current = speed }
+                let other = current == 4800 ? 9600 : 4800
+                hint = "wrong speed? try \(sensor.path):nmea@\(other) or omit the speed to hunt"
+            case .ant:
+                hint = "not an ANT stick? check `workout ports`"
+            case .watch:
+                hint = "wrong speed or protocol? try \(sensor.path):watch@SPEED"
+            }
+            return "\(sensor.wire): no valid data (\(hint))"
+        }
+        if case .found(let speed)? = status.speedHunt { return "\(sensor.wire)@\(speed)+" }
+        return "\(sensor.wire)+"
     }
 
     /// SIGINT and SIGTERM stop the session gracefully; the counter tells how many arrived. Keep the
@@ -392,7 +448,7 @@ struct RecordCommand: ParsableCommand {
                     ? (speed > 0.3 ? Format.minutesSeconds(1000 / speed) + " /km" : "-") : String(format: "%.1f km/h", speed * 3.6))
         }
         if let power = statistics[.cyclingPower]?.mostRecent?.value { parts.append(Format.whole(power, "W")) }
-        parts.append(recorder.status.map { "\($0.sensor.wire)\($0.available ? "+" : "-")" }.joined(separator: " "))
+        parts.append(recorder.status.map(liveStatus).joined(separator: " "))
         FileHandle.standardError.write(Data(Format.progressLine(parts.joined(separator: "  ")).utf8))
     }
 }

@@ -96,6 +96,26 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var tokenCache: Double = 1
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one database statement may run before it is cancelled (503 query_timeout). 0: no limit.",
+            valueName: "seconds"))
+    var statementTimeout: Double = 10
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection may stay without a request in progress (silent, mid-header or idle after an "
+                + "answer) before it is closed. 0: never.",
+            valueName: "seconds"))
+    var idleTimeout: Double = 60
+
+    @Option(
+        help: ArgumentHelp(
+            "The most open client connections (never more than the descriptor limit allows); past it the "
+                + "longest-idle connection is closed for a new one.",
+            valueName: "n"))
+    var maxConnections = 4096
+
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "host"))
     var host = "127.0.0.1"
 
@@ -110,13 +130,36 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
 
+    /// The largest `--body-limit`: a body is held in memory whole while it is read.
+    static let largestBodyLimit = 1 << 30
+
+    /// A size such as `64MB`, `500KB` or a number of bytes, from 1 byte to `largestBodyLimit`; anything else
+    /// (a number too large for any unit, say) is a clear error, never an overflow.
     static func size(_ text: String) throws -> Int {
         let units: [(String, Int)] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        func digitsOnly(_ text: Substring) -> Bool { !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } }
+        var bytes: Int?
         for (suffix, factor) in units where text.uppercased().hasSuffix(suffix) {
-            if let value = Int(text.dropLast(suffix.count)), value > 0 { return value * factor }
+            let digits = text.dropLast(suffix.count)
+            if let value = Int(digits) {
+                let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+                bytes = overflow ? (value > 0 ? .max : .min) : product
+            } else if digitsOnly(digits) {
+                bytes = .max  // digits too many for an Int: too large
+            }
+            break
         }
-        if let value = Int(text), value > 0 { return value }
-        throw ValidationError("'\(text)' is not a size; use e.g. 64MB, 500KB or a number of bytes")
+        if bytes == nil, digitsOnly(text[...]) {
+            bytes = Int(text) ?? .max  // digits too many for an Int: too large
+        }
+        guard let bytes else {
+            throw ValidationError("'\(text.prefix(40))' is not a size; use e.g. 64MB, 500KB or a number of bytes")
+        }
+        guard bytes > 0 else { throw ValidationError("'\(text.prefix(40))': a body limit is at least 1 byte") }
+        guard bytes <= largestBodyLimit else {
+            throw ValidationError("'\(text.prefix(40))' is larger than the largest body limit, 1GB; use a size up to 1GB")
+        }
+        return bytes
     }
 
     func run() async throws {
@@ -143,6 +186,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxOpenSessionsPerAthlete = maxSessionsPerAthlete
         configuration.sessionIdleTimeout = sessionIdleTimeout * 60
         configuration.tokenCacheLifetime = tokenCache
+        configuration.statementTimeout = max(0, statementTimeout)
+        configuration.idleTimeout = max(0, idleTimeout)
+        configuration.maxConnections = max(1, maxConnections)
         let server: WorkoutServer
         do {
             server = try WorkoutServer(configuration: configuration)

@@ -19,7 +19,7 @@ struct WorkoutCommand: AsyncParsableCommand {
             ReplayCommand.self, ListCommand.self, ShowCommand.self, QueryCommand.self, DeleteCommand.self,
             RecordCommand.self, PortsCommand.self, DebugRecordCommand.self, ImportCommand.self, ExportCommand.self,
             ServeCommand.self, AthletesCommand.self, PushCommand.self,
-            ReportCommand.self,
+            ReportCommand.self, SensorsCommand.self,
         ]
     )
 }

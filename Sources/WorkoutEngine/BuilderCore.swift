@@ -84,7 +84,7 @@ struct ActivityRecord: Sendable, Hashable {
     var end: Seconds?
     var metadata: Metadata
     /// Bit i set: quantity type with index i is collected during this activity.
-    var collectMask: UInt32
+    var collectMask: UInt64
 
     var endOrInfinity: Seconds { end ?? .infinity }
 }
@@ -92,7 +92,8 @@ struct ActivityRecord: Sendable, Hashable {
 @inline(__always) func seconds(_ date: Date) -> Seconds { date.timeIntervalSinceReferenceDate }
 @inline(__always) func date(_ seconds: Seconds) -> Date { Date(timeIntervalSinceReferenceDate: seconds) }
 
-/// The whole live builder as one value: validation, timeline, streams and statistics (DESIGN §5–6).
+/// The whole live builder as one value: validation, timeline, streams and statistics
+/// (<doc:SessionAndBuilder#What-we-chose-where-HealthKit-is-silent>).
 ///
 /// Being a value makes multi-step operations transactional: callers mutate a copy and keep it
 /// only when every step succeeded. The sample path mutates in place and never throws after its
@@ -108,7 +109,7 @@ struct BuilderCore: Sendable {
     let reorderWindow: Seconds
     let policy: InvalidInputPolicy
     let dataSource: WorkoutDataSource
-    let workoutMask: UInt32
+    let workoutMask: UInt64
     var workoutID: UUID
     /// Position of the seeded id sequence (nil: random ids); a value, so failed calls roll it back.
     var idState: UInt64?
@@ -140,11 +141,11 @@ struct BuilderCore: Sendable {
     var recordsChanges: Bool
     var outbox: [RecordingChange] = []
     /// With automatic transitions: the masks of the planned legs.
-    var planMasks: [UInt32] = []
+    var planMasks: [UInt64] = []
     /// While a session detects transitions: the next planned leg's mask. The open last activity also
     /// collects those types, so the first seconds of a leg that is detected after the fact (T1, T2)
     /// are kept and attributed to it once its boundary exists. 0 otherwise.
-    var lookaheadMask: UInt32 = 0
+    var lookaheadMask: UInt64 = 0
 
     struct StreamKey: Hashable, Sendable {
         var type: QuantityType
@@ -336,7 +337,7 @@ struct BuilderCore: Sendable {
                 continue
             }
             let typeIndex = sample.type.index
-            guard collectMask(at: start) & (1 << UInt32(typeIndex)) != 0 else {
+            guard collectMask(at: start) & (1 << UInt64(typeIndex)) != 0 else {
                 report.dropped[.notCollected, default: 0] += 1
                 continue
             }
@@ -420,7 +421,7 @@ struct BuilderCore: Sendable {
 
     /// The collection mask in force at instant `t`: the activity's, or the workout's between activities.
     @inline(__always)
-    private func collectMask(at t: Seconds) -> UInt32 {
+    private func collectMask(at t: Seconds) -> UInt64 {
         if let index = activityIndex(at: t) {
             if lookaheadMask != 0, index + 1 == activities.count, activities[index].end == nil {
                 return activities[index].collectMask | lookaheadMask
@@ -547,7 +548,7 @@ struct BuilderCore: Sendable {
             // The activity the amount started in took it; another activity it straddles into gets
             // its share only if it collects the type (a leg does not count what it does not collect).
             let home = activityIndex(at: a)
-            let bit = UInt32(1) << UInt32(typeIndex)
+            let bit = UInt64(1) << UInt64(typeIndex)
             Self.forEachOverlap(
                 a, b, workoutStart: workoutStart, workoutEnd: workoutEnd, activities: activities, inactive: inactive
             ) { span, active in

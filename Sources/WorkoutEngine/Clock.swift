@@ -25,7 +25,11 @@ public struct ScaledClock: WorkoutClock {
     public let rate: Double
     private let origin: Date
 
-    /// - Parameter rate: race seconds per wall second; must be finite and > 0 (else 1).
+    /// Creates a clock that reads `start` now and then runs `rate` times faster than the wall clock.
+    ///
+    /// - Parameters:
+    ///   - start: the instant the clock reads at its creation.
+    ///   - rate: race seconds per wall second; must be finite and > 0 (else 1).
     public init(start: Date = Date(), rate: Double) {
         self.start = start
         self.rate = rate.isFinite && rate > 0 ? rate : 1

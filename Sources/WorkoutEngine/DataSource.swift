@@ -38,8 +38,8 @@ public struct WorkoutDataSource: Sendable, Hashable {
     }
 
     /// The collection mask; SWOLF is derived from length events and never collected as samples.
-    func mask(for configuration: WorkoutConfiguration) -> UInt32 {
-        typesToCollect(for: configuration).reduce(0) { $0 | (1 << UInt32($1.index)) }
-            & ~(1 << UInt32(QuantityType.swimmingSWOLF.index))
+    func mask(for configuration: WorkoutConfiguration) -> UInt64 {
+        typesToCollect(for: configuration).reduce(0) { $0 | (1 << UInt64($1.index)) }
+            & ~(1 << UInt64(QuantityType.swimmingSWOLF.index))
     }
 }

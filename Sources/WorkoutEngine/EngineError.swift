@@ -1,7 +1,7 @@
 import Foundation
 import WorkoutModel
 
-/// The lifecycle of a live builder (DESIGN §5).
+/// The lifecycle of a live builder (<doc:SessionAndBuilder#What-HealthKit-leaves-unsaid>).
 public enum BuilderState: String, Sendable, Codable, Hashable {
     case notStarted
     case collecting

@@ -12,7 +12,8 @@ public enum RecoveryTestType: String, Sendable, Codable, Hashable, CaseIterable 
     case predictionNonExercise
 }
 
-/// How one-minute heart-rate recovery (HRR1) is measured after a session stops (DESIGN §8).
+/// How one-minute heart-rate recovery (HRR1) is measured after a session stops
+/// (<doc:SessionAndBuilder#Swimming-recovery-and-multisport-detection>).
 ///
 /// Definitions (count/min):
 /// - Heart rate at the end of exercise: the value at the stop instant of a least-squares line

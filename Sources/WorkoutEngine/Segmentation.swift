@@ -15,7 +15,8 @@ public struct AutoPauseRule: Sendable, Hashable, Codable {
     }
 }
 
-/// Auto-pause (DESIGN §9): motionPaused / motionResumed events when moving stops and starts.
+/// Auto-pause (<doc:SessionAndBuilder#Swimming-recovery-and-multisport-detection>): motionPaused / motionResumed
+/// events when moving stops and starts.
 ///
 /// Speed comes from the activity's own speed samples (cyclingSpeed while cycling, runningSpeed
 /// while running or walking) and from the GPS route's speed. Activity types without a rule (swims,
@@ -47,7 +48,8 @@ public struct AutoPauseSettings: Sendable, Hashable, Codable {
     }
 }
 
-/// Automatic swim → T1 → bike → T2 → run detection for swim-bike-run sessions (DESIGN §9).
+/// Automatic swim → T1 → bike → T2 → run detection for swim-bike-run sessions
+/// (<doc:SessionAndBuilder#Swimming-recovery-and-multisport-detection>).
 ///
 /// Cues: swimming distance, strokes and pool lengths mean swimming; cycling speed ≥ 2 m/s, cadence,
 /// power or cycling distance mean riding; running cadence, speed, power or stride mean running;

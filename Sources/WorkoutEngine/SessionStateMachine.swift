@@ -1,7 +1,7 @@
 import Foundation
 import WorkoutModel
 
-/// The states of a workout session (DESIGN §4), as in HKWorkoutSessionState.
+/// The states of a workout session (<doc:SessionAndBuilder#Session-states>), as in HKWorkoutSessionState.
 public enum SessionState: String, Sendable, Codable, Hashable, CaseIterable {
     case notStarted
     case prepared
@@ -77,7 +77,7 @@ public struct SessionStateChange: Sendable, Hashable, Codable {
     }
 }
 
-/// The session state table of DESIGN §4 as a pure value: no clock, no I/O, no builder.
+/// The session state table of <doc:SessionAndBuilder#Session-states> as a pure value: no clock, no I/O, no builder.
 ///
 /// `apply` either moves to the table's next state and returns the change, or throws
 /// `illegalTransition` (or `dateBeforePrevious` for a date earlier than the last change) and leaves

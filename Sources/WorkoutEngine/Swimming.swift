@@ -1,7 +1,7 @@
 import Foundation
 import WorkoutModel
 
-/// One pool length read from a lap event (DESIGN §7).
+/// One pool length read from a lap event (<doc:SessionAndBuilder#Swimming-recovery-and-multisport-detection>).
 public struct PoolLength: Sendable, Hashable {
     public var start: Date
     public var duration: TimeInterval

@@ -1,7 +1,8 @@
 import Foundation
 import WorkoutModel
 
-/// A live workout session (DESIGN §4), as HKWorkoutSession, with its associated live builder.
+/// A live workout session (<doc:SessionAndBuilder#Session-states>), as HKWorkoutSession, with its associated live
+/// builder.
 ///
 /// Calls follow the state table; an illegal call throws `EngineError.illegalTransition` naming the
 /// call and the state, and changes nothing. The session drives its builder: `start` begins
@@ -139,7 +140,8 @@ public final class WorkoutSession: Sendable {
     /// The recovery result once `finishHeartRateRecovery` computed it.
     public var heartRateRecovery: HeartRateRecoveryResult? { storage.read { $0.recovery?.result } }
 
-    /// Adds heart-rate readings taken after stop, for the recovery (DESIGN §8); returns how many
+    /// Adds heart-rate readings taken after stop, for the recovery
+    /// (<doc:SessionAndBuilder#Swimming-recovery-and-multisport-detection>); returns how many
     /// were kept. Readings of other types, before the stop, after the window, impossible values or
     /// after the recovery finished are not kept (the return value says how many were).
     @discardableResult

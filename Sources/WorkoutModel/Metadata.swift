@@ -187,7 +187,8 @@ public enum MetadataKey {
     public static let detectedBy = "DetectedBy"
 }
 
-/// Keys of a pool length (a lap event) and of the swim sets derived from lengths (DESIGN §7).
+/// Keys of a pool length (a lap event) and of the swim sets derived from lengths (WorkoutEngine's article "Session
+/// and builder semantics", "Swimming, recovery and multisport detection").
 public enum SwimMetadataKey {
     /// Strokes of the length (`int`); absent for drills and rests.
     public static let strokes = "Strokes"

@@ -49,6 +49,7 @@ public struct QuantityUnit: Sendable, Hashable, CustomStringConvertible {
     public static let joule = QuantityUnit(symbol: "J", dimension: .energy, scale: 1)
     public static let kilojoule = QuantityUnit(symbol: "kJ", dimension: .energy, scale: 1000)
     public static let kilocalorie = QuantityUnit(symbol: "kcal", dimension: .energy, scale: 4184)
+    public static let millisecond = QuantityUnit(symbol: "ms", dimension: .time, scale: 0.001)
     public static let second = QuantityUnit(symbol: "s", dimension: .time, scale: 1)
     public static let minute = QuantityUnit(symbol: "min", dimension: .time, scale: 60)
     public static let hour = QuantityUnit(symbol: "h", dimension: .time, scale: 3600)
@@ -57,7 +58,7 @@ public struct QuantityUnit: Sendable, Hashable, CustomStringConvertible {
     public static let known: [QuantityUnit] = [
         .count, .countPerMinute, .countPerSecond, .hertz, .meter, .centimeter, .kilometer, .yard,
         .mile, .meterPerSecond, .kilometerPerHour, .milePerHour, .watt, .joule, .kilojoule,
-        .kilocalorie, .second, .minute, .hour,
+        .kilocalorie, .millisecond, .second, .minute, .hour,
     ]
 
     private static let bySymbol: [String: QuantityUnit] = {

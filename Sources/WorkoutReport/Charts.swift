@@ -82,7 +82,7 @@ enum Charts {
         svg +=
             "<g class=\"axis x-axis\"><line x1=\"\(Text.coordinate(left))\" y1=\"\(Text.coordinate(axisY))\" "
             + "x2=\"\(Text.coordinate(left + columns))\" y2=\"\(Text.coordinate(axisY))\"/>"
-        for tick in ticks(elapsed) {
+        for tick in ticks(elapsed, columns: report.columns) {
             let tx = x(tick)
             svg +=
                 "<line class=\"grid\" x1=\"\(Text.coordinate(tx))\" y1=\"\(Text.coordinate(plotTop))\" "
@@ -159,14 +159,43 @@ enum Charts {
         return svg
     }
 
-    /// Tick positions every 1, 2, 5, 10, 15, 30 minutes or 1, 2, 3, 6 hours, about 8 of them.
-    static func ticks(_ elapsed: TimeInterval) -> [TimeInterval] {
-        let steps: [TimeInterval] = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600]
-        let step = steps.first { elapsed / $0 <= 10 } ?? 21600
-        return stride(from: 0, through: elapsed, by: step).map { $0 }
+    /// The fewest pixels between two time-axis ticks (a label such as "1191360:00" fits between them).
+    static let minimumTickSpacing = 80.0
+    /// The most time-axis ticks whatever the span (about 8 on a workout's usual spans).
+    static let maximumTicks = 10.0
+    /// A year on the time axis (365.25 days).
+    static let year: TimeInterval = 31_557_600
+
+    /// Tick positions every 1, 2, 5, 10, 15, 30 minutes, 1, 2, 3, 6, 12 hours, 1, 2, 7, 14, 30, 91, 182 days
+    /// or 1, 2, 5 × a power of ten years: the smallest step leaving at most `maximumTicks` intervals and at least
+    /// `minimumTickSpacing` pixels between ticks over `columns` pixels.
+    ///
+    /// The number of ticks is bounded by the chart's width, never by the span: a file spanning 136 years draws
+    /// as many grid lines as a run.
+    static func ticks(_ elapsed: TimeInterval, columns: Int = ReportOptions().columns) -> [TimeInterval] {
+        guard elapsed.isFinite, elapsed > 0 else { return [0] }
+        let step = tickStep(elapsed, columns: columns)
+        let count = Int((elapsed / step).rounded(.down))
+        return (0...max(0, count)).map { Double($0) * step }
     }
 
+    /// The step of `ticks`.
+    static func tickStep(_ elapsed: TimeInterval, columns: Int) -> TimeInterval {
+        let intervals = max(1, min(maximumTicks, (Double(max(columns, 1)) / minimumTickSpacing).rounded(.down)))
+        let steps: [TimeInterval] = [
+            60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 2 * 86400, 7 * 86400, 14 * 86400,
+            30 * 86400, 91 * 86400, 182 * 86400,
+        ]
+        if let step = steps.first(where: { elapsed / $0 <= intervals }) { return step }
+        return niceStep(elapsed / intervals / year) * year
+    }
+
+    /// A tick's label: hours and minutes ("25:30"), whole days past two days ("14d"), years past a year ("5y").
     static func tickLabel(_ seconds: TimeInterval, elapsed: TimeInterval) -> String {
+        if elapsed >= 2 * year {
+            return Text.decimal(seconds / year, seconds.truncatingRemainder(dividingBy: year) == 0 ? 0 : 1) + "y"
+        }
+        if elapsed > 4 * 86400 { return "\(Int((seconds / 86400).rounded()))d" }
         let total = Int(seconds.rounded())
         let minutes = total / 60 % 60
         return "\(total / 3600):" + (minutes < 10 ? "0" : "") + "\(minutes)"

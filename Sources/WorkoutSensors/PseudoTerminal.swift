@@ -20,7 +20,8 @@ public enum SensorError: Error, Sendable, Equatable, CustomStringConvertible {
     case permissionDenied(path: String, group: String?)
     /// The path is not a terminal device (a file, a directory, /dev/null …).
     case notASerialDevice(path: String, detail: String)
-    /// The device refused (or did not keep) one of the line settings.
+    /// The device refused (or did not keep) one of the line settings; `detail` says why and what to
+    /// try instead (never the refused value).
     case unsupportedSetting(path: String, setting: String, detail: String)
     /// A settings string (`115200,8N1,flow=rtscts`) that does not parse.
     case invalidSettings(spec: String, detail: String)
@@ -50,8 +51,8 @@ public enum SensorError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is not a serial device (\(detail)): give the path of a serial port "
                 + "(`workout ports` lists them) or of a pseudo-terminal (/dev/pts/N)"
         case .unsupportedSetting(let path, let setting, let detail):
-            "\(path) does not support \(setting) (\(detail)): choose another value in the settings "
-                + "(e.g. 115200,8N1 or flow=none)"
+            // The detail says what to try instead: never the value that was just refused.
+            "\(path) does not support \(setting): \(detail)"
         case .invalidSettings(let spec, let detail):
             "invalid serial settings '\(spec)': \(detail); write them like 115200,8N1 or 9600,7E2,flow=rtscts"
         case .open(let path, let detail): "cannot open \(path): \(detail)"
@@ -114,6 +115,17 @@ public final class PseudoTerminal: Sendable {
             throw .read(path: path, detail: errorText(code))
         }
         return Array(bytes.prefix(count))
+    }
+
+    /// The line settings the reader set on its side (the slave's termios): the speed a UART behind
+    /// it would run at. A pseudo-terminal carries bytes whatever the speed; an emulation of a device
+    /// with a speed of its own reads it here to decide what the reader would receive.
+    public func readerSettings() throws(SensorError) -> SerialSettings {
+        var config = workout_serial_config()
+        guard workout_serial_read_config(slave, &config) == 0 else {
+            throw .read(path: path, detail: "cannot read the line settings: \(errorText(errno))")
+        }
+        return SerialSettings(config)
     }
 
     /// What a write does when the reader has not kept up and the terminal's buffer is full.

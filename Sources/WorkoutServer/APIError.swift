@@ -4,23 +4,36 @@ import NIOCore
 
 /// An error the server answers with: an HTTP status and a JSON body saying what went wrong and what to do.
 ///
-/// The body is `{"error": {"code": "...", "message": "..."}}`; `code` is stable (clients branch on it),
-/// `message` is for people. Every error a client can cause is one of these, never a bare 500.
+/// The body is `{"error": {"code": "...", "message": "...", "requestId": "..."}}`; `code` is stable (clients
+/// branch on it), `message` is for people, `requestId` is the `X-Request-Id` of the answer, which the server's
+/// log line of the error carries too. Every error a client can cause is one of these, never a bare 500.
+///
+/// `message` never holds internals (SQL, file paths, database URLs, a driver's error): those go to `detail`,
+/// which only the log gets.
 struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var statusCode: Int
     var code: String
     var message: String
     /// Extra fields for the client (the expected batch number, the existing workout).
     var details: [String: String]
+    /// What went wrong inside (the store's or driver's error): logged with the request id, never sent.
+    var detail: String?
+    /// Seconds after which the client may try again (the `Retry-After` header of a 429 or 503), nil: none sent.
+    var retryAfter: Int?
 
-    init(status: Int, code: String, message: String, details: [String: String] = [:]) {
+    init(
+        status: Int, code: String, message: String, details: [String: String] = [:], detail: String? = nil,
+        retryAfter: Int? = nil
+    ) {
         self.statusCode = status
         self.code = code
         self.message = message
         self.details = details
+        self.detail = detail
+        self.retryAfter = retryAfter
     }
 
-    var description: String { "\(statusCode) \(code): \(message)" }
+    var description: String { "\(statusCode) \(code): \(message)" + (detail.map { " [\($0)]" } ?? "") }
 
     static func unauthorized(_ message: String) -> APIError {
         APIError(status: 401, code: "unauthorized", message: message)
@@ -46,11 +59,12 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     static func tooManyRequests(_ code: String, _ message: String, details: [String: String] = [:]) -> APIError {
         APIError(status: 429, code: code, message: message, details: details)
     }
-    static func internalError(_ message: String) -> APIError {
-        APIError(status: 500, code: "internal", message: message)
+    static func internalError(_ message: String, detail: String? = nil) -> APIError {
+        APIError(status: 500, code: "internal", message: message, detail: detail)
     }
-    static func unavailable(_ message: String) -> APIError {
-        APIError(status: 503, code: "unavailable", message: message)
+    /// 503: the server cannot answer now (`detail`, the cause, is logged only).
+    static func unavailable(_ message: String, detail: String? = nil) -> APIError {
+        APIError(status: 503, code: "unavailable", message: message, detail: detail)
     }
 
     struct Body: Encodable {
@@ -58,26 +72,34 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
             var code: String
             var message: String
             var details: [String: String]?
+            var requestId: String?
         }
         var error: Inner
     }
 
-    /// The JSON body.
-    var json: [UInt8] {
-        let body = Body(error: .init(code: code, message: message, details: details.isEmpty ? nil : details))
+    /// The JSON body (`requestId`: the request's id, also in the `X-Request-Id` header).
+    func json(requestID: String? = nil) -> [UInt8] {
+        let body = Body(
+            error: .init(code: code, message: message, details: details.isEmpty ? nil : details, requestId: requestID))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? Array(encoder.encode(body))) ?? Array(#"{"error":{"code":"internal","message":"?"}}"#.utf8)
     }
 }
 
+extension HTTPFields.Element.Name {
+    /// The request's id, on every answer (and in every error body and log line of the request).
+    static let requestID = HTTPFields.Element.Name("X-Request-Id")!
+}
+
 extension APIError: HTTPResponseError {
     var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .requestID: context.id]
+        if statusCode == 405, let allow = details["allow"] { headers[.allow] = allow }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(
+            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json(requestID: context.id))))
     }
 }

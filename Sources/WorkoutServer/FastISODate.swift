@@ -1,13 +1,29 @@
 import Foundation
 
-/// Parses the RFC 3339 dates recorders send (`2026-05-01T07:30:00Z`, `…:00.250Z`, `…:00+02:00`) without a
-/// formatter, to the same `Date` as Foundation's `ISO8601DateFormatter` gives.
+/// Parses the RFC 3339 dates clients send (`2026-05-01T07:30:00Z`, `…:00.250Z`, `…:00+02:00`) without a
+/// formatter: the only parser of client dates (query parameters and JSON bodies), total and bounded.
 ///
-/// Only the plain form is taken: four-digit year, `T`, two-digit fields, no fraction or a fraction of one to
-/// three digits (the formatter keeps milliseconds), `Z` or a `±HH:MM` offset, every field in range (no leap
-/// second; years from 1600, where the formatter's calendar is Gregorian). Anything else returns nil and is
-/// left to the formatter, so what the wire accepts is unchanged.
+/// Taken: a four-digit year from `minimumYear` to `maximumYear`, `-`, two-digit month and day, `T` (or `t`),
+/// two-digit hours, minutes and seconds, optionally a fraction of 1 to `maximumFractionDigits` digits, then `Z`
+/// (or `z`) or a `±HH:MM` offset; every field in range (no leap second, no 24:00). Anything else is nil: never
+/// handed to Foundation's `ISO8601DateFormatter` (ICU crashed the process on a fraction of 35 digits and misread
+/// years of more than four digits). The fraction is kept to the millisecond (digits beyond are read and
+/// dropped), as the API writes dates; within the range the date is bit for bit the formatter's.
 enum FastISODate {
+    /// The first year a client date may have.
+    static let minimumYear = 1900
+    /// The last year a client date may have.
+    static let maximumYear = 2200
+    /// The most digits of a fraction of a second.
+    static let maximumFractionDigits = 9
+    /// The longest date taken: 19 characters, a point and the fraction, a `±HH:MM` offset.
+    static let maximumLength = 19 + 1 + maximumFractionDigits + 6
+
+    /// What a client date must look like (for error messages).
+    static let expectedForm =
+        "an RFC 3339 date such as 2026-05-01T07:30:00Z or 2026-05-01T09:30:00.250+02:00 "
+        + "(at most \(maximumFractionDigits) fraction digits, years \(minimumYear)–\(maximumYear))"
+
     static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }
@@ -15,7 +31,7 @@ enum FastISODate {
 
     private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         let count = bytes.count
-        guard count >= 20 else { return nil }
+        guard count >= 20, count <= maximumLength else { return nil }
         func digits(_ start: Int, _ length: Int) -> Int? {
             var value = 0
             for index in start..<(start + length) {
@@ -26,10 +42,10 @@ enum FastISODate {
             return value
         }
         guard let year = digits(0, 4), bytes[4] == 0x2D, let month = digits(5, 2), bytes[7] == 0x2D,
-            let day = digits(8, 2), bytes[10] == 0x54, let hour = digits(11, 2), bytes[13] == 0x3A,
+            let day = digits(8, 2), bytes[10] == 0x54 || bytes[10] == 0x74, let hour = digits(11, 2), bytes[13] == 0x3A,
             let minute = digits(14, 2), bytes[16] == 0x3A, let second = digits(17, 2)
         else { return nil }
-        guard year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24,
+        guard year >= minimumYear, year <= maximumYear, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24,
             minute < 60, second < 60
         else { return nil }
         var index = 19
@@ -37,18 +53,18 @@ enum FastISODate {
         if bytes[index] == 0x2E {
             index += 1
             var length = 0
-            while index < count, length < 4, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-                milliseconds = milliseconds * 10 + Int(bytes[index] - 0x30)
+            while index < count, length <= maximumFractionDigits, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                if length < 3 { milliseconds = milliseconds * 10 + Int(bytes[index] - 0x30) }
                 index += 1
                 length += 1
             }
-            guard (1...3).contains(length) else { return nil }
-            for _ in length..<3 { milliseconds *= 10 }
+            guard (1...maximumFractionDigits).contains(length) else { return nil }
+            for _ in min(length, 3)..<3 { milliseconds *= 10 }
         }
         guard index < count else { return nil }
         var offset = 0
         switch bytes[index] {
-        case 0x5A:
+        case 0x5A, 0x7A:
             index += 1
         case 0x2B, 0x2D:
             guard count - index == 6, let hours = digits(index + 1, 2), bytes[index + 3] == 0x3A,

@@ -12,7 +12,7 @@ import WorkoutStorePostgres
 /// A store is scoped to one athlete: a request can only reach the stores of the athletes its token may read.
 final class AthleteStores: Sendable {
     enum Backing: Sendable {
-        case sqlite(folder: String)
+        case sqlite(folder: String, statementTimeout: TimeInterval)
         case postgres(PostgresWorkoutDatabase)
     }
     let backing: Backing
@@ -67,17 +67,22 @@ final class AthleteStores: Sendable {
         do throws(StoreError) {
             let store: WorkoutStore
             switch backing {
-            case .sqlite(let folder):
+            case .sqlite(let folder, let statementTimeout):
                 let path = (folder as NSString).appendingPathComponent("\(athlete.id.uuidString.lowercased()).sqlite")
-                store = try WorkoutStore(path: path, busyTimeout: 5)
+                store = try WorkoutStore(path: path, busyTimeout: 5, statementTimeout: statementTimeout)
             case .postgres(let database):
                 store = try database.store(athlete: athlete.id)
             }
             cache.withLock { $0[athlete.id] = store }
             return store
         } catch {
-            throw .unavailable("the store of athlete \(athlete.name) cannot be opened: \(error)")
+            throw .unavailable("the store of athlete \(athlete.name) cannot be opened now; try again", detail: "\(error)")
         }
+    }
+
+    /// Whether the store of athlete `id` has been opened (for writes or reads) by this server.
+    func isOpen(_ id: UUID) -> Bool {
+        open.withLock { $0[id] != nil } || openForReading.withLock { $0[id] != nil }
     }
 
     /// Whether the workouts' database answers (readiness).
@@ -107,12 +112,14 @@ public let lastBatchMetadataKey = "ServerLastBatch"
 /// Runs blocking store work (SQLite, PostgreSQL round trips, FIT imports) off Swift's cooperative threads, so
 /// that a slow commit never stalls the HTTP connections of other requests.
 ///
-/// Three fixed pools of threads, each taking work first come first served: `live` for what an acknowledgement
+/// Three fixed pools of threads: `live` (first come first served) for what an acknowledgement
 /// waits for (live batches' commits, token lookups), enough threads that every pooled PostgreSQL connection can
 /// be busy while others wait their turn; `store` for the rest (sessions opened or read back from their journal,
 /// queries, the directory), fewer, so that a thousand recorders starting at once, or a coach's large query, hold
 /// at most that many connections and never queue in front of the batches of sessions already recording; and
-/// `uploads` for FIT imports, a few threads only, for the same reason. A fixed pool, not a concurrent
+/// `uploads` for FIT imports, a few threads only, for the same reason. `store` and `uploads` are shared fairly
+/// (`FairPool`): one requester's work holds at most part of the threads, and waiting work is taken one requester
+/// after the other (docs/server-operations-limits.md). A fixed pool, not a concurrent
 /// DispatchQueue: blocking work on one makes libdispatch start thread after thread, and hundreds of threads on two
 /// cores delay every ack.
 enum Offload {
@@ -129,26 +136,52 @@ enum Offload {
     static let uploadThreads = 2
     /// Imports waiting for an upload thread beyond which an upload is answered 503 (try again later).
     static let uploadQueueLimit = 64
+    /// The most store threads the work of one requester (an athlete, a coach's team) holds at once: half of them,
+    /// so that one athlete's slow queries never leave the others without a thread.
+    static let storeThreadsPerRequester = storeThreads / 2
+    /// Store calls of one requester waiting or running beyond which its next request is answered 429.
+    static let storeQueuePerRequester = 64
+    /// Uploads of one athlete waiting or being imported beyond which its next upload is answered 429.
+    static let uploadsPerAthlete = 4
 
     static let live: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: liveThreads)
         pool.start()
         return pool
     }()
-    static let store: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: storeThreads)
-        pool.start()
-        return pool
-    }()
-    static let uploads: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: uploadThreads)
-        pool.start()
-        return pool
-    }()
-    private static let uploadsWaiting = Atomic<Int>(0)
+    /// The store threads, shared fairly between requesters (`FairPool`).
+    static let store = FairPool(
+        threads: storeThreads, perKeyThreads: storeThreadsPerRequester, perKeyQueue: storeQueuePerRequester,
+        totalQueue: 100_000)
+    /// The upload threads, shared fairly between athletes: an athlete's imports wait behind its own, in turn with
+    /// the other athletes'.
+    static let uploads = FairPool(
+        threads: uploadThreads, perKeyThreads: uploadThreads, perKeyQueue: uploadsPerAthlete,
+        totalQueue: uploadQueueLimit + uploadThreads)
 
+    /// Who the current request is for, as the store threads' fairness key: the athlete or team of its token once
+    /// `WorkoutServer.principal` has looked it up, else the token itself (set per request by `ErrorMiddleware`).
+    @TaskLocal static var requester: Requester?
+
+    /// The fairness key of a request (`requester`), filled in once its token is known.
+    final class Requester: Sendable {
+        let token: String
+        let principal = Mutex<Principal?>(nil)
+        init(_ token: String) { self.token = token }
+
+        /// "athlete:ID" or "team:NAME" once the token is known, else the token.
+        var key: String {
+            switch principal.withLock({ $0 }) {
+            case .athlete(let athlete): "athlete:\(athlete.id)"
+            case .coach(let team): "team:\(team)"
+            case nil: token
+            }
+        }
+    }
+
+    /// Runs `body` on one of `pool`'s threads (the live pool: first come first served).
     static func run<T: Sendable>(
-        on pool: NIOThreadPool = Offload.store, _ body: @escaping @Sendable () throws(APIError) -> T
+        on pool: NIOThreadPool, _ body: @escaping @Sendable () throws(APIError) -> T
     ) async throws(APIError) -> T {
         let result: Result<T, APIError>
         do {
@@ -160,19 +193,67 @@ enum Offload {
         return try result.get()
     }
 
-    /// Runs a FIT import on the upload threads; 503 when too many are already waiting.
-    static func upload<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws(APIError) -> T {
-        guard uploadsWaiting.add(1, ordering: .relaxed).newValue <= uploadQueueLimit + uploadThreads else {
-            uploadsWaiting.subtract(1, ordering: .relaxed)
-            throw APIError(
-                status: 503, code: "uploads_busy",
-                message: "\(uploadQueueLimit) uploads are already waiting to be imported; send this file again later")
+    /// Runs `body` on a store thread, in turn with other requesters' work (`requester`); 429 when this requester
+    /// already has `storeQueuePerRequester` calls waiting or running.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws(APIError) -> T {
+        let key = requester?.key ?? ""
+        return try await run(on: store, key: key, body) {
+            APIError(
+                status: 429, code: "too_many_requests",
+                message: "\(storeQueuePerRequester) requests of this token are already waiting for the database; "
+                    + "wait for their answers", retryAfter: 1)
         }
-        defer { uploadsWaiting.subtract(1, ordering: .relaxed) }
-        return try await run(on: uploads) { () throws(APIError) -> T in
-            lowerThreadPriority()
-            return try body()
+    }
+
+    /// Runs `body` on `pool` under `key`, `refusal` when the key has its most calls waiting or running. A call
+    /// whose task is cancelled while it waits (its client went away, the server stops) is dropped unrun.
+    static func run<T: Sendable>(
+        on pool: FairPool, key: String, _ body: @escaping @Sendable () throws(APIError) -> T,
+        refusal: () -> APIError
+    ) async throws(APIError) -> T {
+        typealias Waiting = CheckedContinuation<Result<T, APIError>?, Never>
+        let submitted = Mutex<(id: UInt64, continuation: Waiting)?>(nil)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Waiting) in
+                let id = pool.submit(key: key) {
+                    continuation.resume(returning: Result { () throws(APIError) -> T in try body() })
+                }
+                guard let id else { return continuation.resume(returning: nil) }
+                submitted.withLock { $0 = (id, continuation) }
+            }
+        } onCancel: {
+            // A job still waiting is dropped and its caller answered; one already running finishes (the statement
+            // timeout bounds it).
+            if let (id, continuation) = submitted.withLock({ $0 }), pool.cancel(key: key, id: id) {
+                continuation.resume(returning: .failure(.unavailable("the request was cancelled before it ran")))
+            }
         }
+        guard let result else { throw refusal() }
+        return try result.get()
+    }
+
+    /// Runs a FIT import on the upload threads, in turn with other athletes' imports; 429 when this athlete already
+    /// has `uploadsPerAthlete` uploads waiting or being imported, 503 when too many are waiting in all.
+    static func upload<T: Sendable>(
+        athlete: String, _ body: @escaping @Sendable () throws(APIError) -> T
+    ) async throws(APIError) -> T {
+        try await run(
+            on: uploads, key: athlete,
+            { () throws(APIError) -> T in
+                lowerThreadPriority()
+                return try body()
+            },
+            refusal: {
+                uploads.load(of: athlete) >= uploadsPerAthlete
+                    ? APIError(
+                        status: 429, code: "too_many_uploads",
+                        message: "\(uploadsPerAthlete) uploads of this athlete are already being imported or waiting; "
+                            + "send this file again once one is answered", retryAfter: 5)
+                    : APIError(
+                        status: 503, code: "uploads_busy",
+                        message: "\(uploadQueueLimit) uploads are already waiting to be imported; send this file again later",
+                        retryAfter: 10)
+            })
     }
 
     /// Gives the calling thread (an upload thread) the lowest scheduling priority but one (nice 10; Linux
@@ -287,7 +368,7 @@ final class LiveSession: Sendable {
 
     /// Applies batch `seq` (the next number) and commits it; a number already committed is acknowledged again
     /// without applying anything.
-    func apply(seq: Int, steps: [BatchStep]) async throws(APIError) -> (ack: Int, duplicate: Bool) {
+    func apply(seq: Int, steps: CheckedBatch) async throws(APIError) -> (ack: Int, duplicate: Bool) {
         try await Offload.run(on: Offload.live) { () throws(APIError) -> (ack: Int, duplicate: Bool) in
             try self.serial.withLock { _ throws(APIError) -> (ack: Int, duplicate: Bool) in
                 try self.applyLocked(seq: seq, steps: steps)
@@ -295,7 +376,7 @@ final class LiveSession: Sendable {
         }
     }
 
-    private func applyLocked(seq: Int, steps: [BatchStep]) throws(APIError) -> (ack: Int, duplicate: Bool) {
+    private func applyLocked(seq: Int, steps batch: CheckedBatch) throws(APIError) -> (ack: Int, duplicate: Bool) {
         try use()
         try recoverIfStale()
         let (recording, lastBatch) = current.withLock { ($0.recording, $0.lastBatch) }
@@ -310,8 +391,10 @@ final class LiveSession: Sendable {
                 "batch \(seq) is out of sequence: the last committed batch is \(lastBatch); send batch \(lastBatch + 1) next",
                 details: ["expected": String(lastBatch + 1)])
         }
+        // No session longer than `TimeBounds.longest`: checked against its start before anything is applied.
+        try batch.checkSpan(sessionStart: recording.session.startDate)
         do throws(EngineError) {
-            for step in steps { try apply(step, to: recording) }
+            for step in batch.steps { try apply(step, to: recording) }
             try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
         } catch .builderState(_, .notStarted) {
             // Samples, events or the batch number before the session started (an empty batch 1, say).
@@ -328,7 +411,7 @@ final class LiveSession: Sendable {
             try recording.commit()
         } catch {
             rebuild()
-            throw .unavailable("batch \(seq) could not be committed (\(error)); send it again")
+            throw .unavailable("batch \(seq) could not be committed; send it again", detail: "\(error)")
         }
         current.withLock { $0.lastBatch = seq }
         return (seq, false)
@@ -368,7 +451,8 @@ final class LiveSession: Sendable {
         } catch {
             current.withLock { $0.recording = nil }
             stale.store(true, ordering: .releasing)
-            throw .unavailable("session \(id) cannot be read back from its journal now (\(error)); send the batch again")
+            throw .unavailable(
+                "session \(id) cannot be read back from its journal now; send the batch again", detail: "\(error)")
         }
         current.withLock { current in
             current.recording = recovered
@@ -401,7 +485,7 @@ final class LiveSession: Sendable {
             current.withLock { $0.recording = nil }
             return workout
         } catch {
-            throw .unavailable("session \(id) could not be saved (\(error)); try again")
+            throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
         }
     }
 
@@ -450,13 +534,39 @@ actor LiveSessions {
     // every session behind their round trips.
 
     /// The session, from memory or recovered from the athlete's journal; nil when there is none.
-    nonisolated func existing(athlete: Athlete, id: UUID, store: WorkoutStore) async throws(APIError) -> LiveSession? {
+    ///
+    /// A session read back from the journal (one released for idleness, or one of before a restart) takes one of
+    /// the athlete's `limit` places like a session opened: beyond it, 429 `too_many_sessions` and nothing is read.
+    nonisolated func existing(
+        athlete: Athlete, id: UUID, store: WorkoutStore, limit: Int = .max
+    ) async throws(APIError) -> LiveSession? {
         if let session = await inMemory(athlete: athlete, id: id) { return session }
-        let recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
-            try Self.recover(id: id, from: store)
+        guard await reserve(athlete: athlete, limit: limit) != nil else {
+            throw await tooMany(athlete: athlete, limit: limit)
         }
-        guard let recovered else { return nil }
-        return await keep(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+        let recovered: JournaledRecording?
+        do {
+            recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
+                try Self.recover(id: id, from: store)
+            }
+        } catch {
+            await unreserve(athlete: athlete)
+            throw error
+        }
+        guard let recovered else {
+            await unreserve(athlete: athlete)
+            return nil
+        }
+        return await keepOpened(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+    }
+
+    /// The 429 of an athlete at its limit of sessions.
+    private func tooMany(athlete: Athlete, limit: Int) -> APIError {
+        .tooManyRequests(
+            "too_many_sessions",
+            "athlete \(athlete.name) has \(openCount(athlete: athlete)) live sessions open on this server, the most "
+                + "allowed (`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
+            details: ["limit": String(limit)])
     }
 
     /// Session `id` read back from `store`'s journal; nil when it has none (blocks: on a store thread).
@@ -466,7 +576,7 @@ actor LiveSessions {
         } catch .sessionNotFound {
             return nil
         } catch {
-            throw .unavailable("session \(id) cannot be read from the journal: \(error)")
+            throw .unavailable("session \(id) cannot be read from the journal now; try again", detail: "\(error)")
         }
     }
 
@@ -494,7 +604,7 @@ actor LiveSessions {
 
     /// Opens session `id` (idempotent: an existing session is returned as it is, from memory or read back from
     /// its journal). A new session beyond the athlete's `limit` of sessions in memory (counting those being
-    /// opened) is a 429.
+    /// opened) is a 429, answered before `prepare` runs: a refused open writes nothing.
     ///
     /// `prepare` runs first on a store thread (blocking; it may throw, a 403 say) and gives the athlete's store
     /// and whether `id` is new (claimed by this request, so no session of this server began a journal for it).
@@ -509,15 +619,9 @@ actor LiveSessions {
     ) async throws(APIError) -> (LiveSession, created: Bool) {
         if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
         guard await reserve(athlete: athlete, limit: limit) != nil else {
-            // At the limit, only a session of this athlete's journal may still be resumed.
-            let (store, new) = try await Offload.run(prepare)
-            if !new, let session = try await existing(athlete: athlete, id: id, store: store) { return (session, false) }
-            let open = await openCount(athlete: athlete)
-            throw .tooManyRequests(
-                "too_many_sessions",
-                "athlete \(athlete.name) has \(open) live sessions open on this server, the most allowed "
-                    + "(`workout serve --max-sessions-per-athlete`); finish one, or wait until an idle one is released",
-                details: ["limit": String(limit)])
+            // Refused before any store or directory work: nothing is written (no claim of the id), and a session
+            // of the journal is not read back beyond the limit either.
+            throw await tooMany(athlete: athlete, limit: limit)
         }
         struct Opened: Sendable {
             var recording: JournaledRecording
@@ -546,7 +650,7 @@ actor LiveSessions {
                     }
                     throw .unavailable("session \(id) is being opened or saved by another request; send it again")
                 } catch {
-                    throw .unavailable("session \(id) cannot be started: \(error)")
+                    throw .unavailable("session \(id) cannot be started now; try again", detail: "\(error)")
                 }
             }
         } catch {

@@ -4,11 +4,36 @@ import WorkoutModel
 import WorkoutStore
 
 /// A request's query parameters, checked against the names an endpoint knows: anything else is a 400.
+///
+/// Made after the token is checked (a request without a valid token is a 401 whatever its parameters) and
+/// before any database work. The target (path and query) is at most `maximumTargetLength` bytes (414 beyond)
+/// and holds at most `maximumCount` parameters (400 `too_many_parameters` beyond).
 struct QueryParameters {
+    /// The longest request target (path and query string, as sent), bytes.
+    static let maximumTargetLength = 8_192
+    /// The most query parameters of one request (every endpoint takes a handful).
+    static let maximumCount = 32
+
     private var values: [(String, String)]
 
     init(_ request: Request, allowed: Set<String>) throws(APIError) {
-        values = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+        let parameters = request.uri.queryParameters
+        guard parameters.count <= Self.maximumCount else {
+            throw APIError(
+                status: 400, code: "too_many_parameters",
+                message: "the request has \(parameters.count) query parameters, more than the server's limit of "
+                    + "\(Self.maximumCount); send fewer",
+                details: ["limit": String(Self.maximumCount)])
+        }
+        let length = request.uri.description.utf8.count
+        guard length <= Self.maximumTargetLength else {
+            throw APIError(
+                status: 414, code: "uri_too_long",
+                message: "the request's path and query are \(length) bytes, more than the server's limit of "
+                    + "\(Self.maximumTargetLength); send fewer or shorter parameters",
+                details: ["limit": String(Self.maximumTargetLength)])
+        }
+        values = parameters.map { (String($0.key), String($0.value)) }
         for (name, _) in values where !allowed.contains(name) {
             let known = allowed.isEmpty ? "this endpoint takes none" : "use " + allowed.sorted().joined(separator: ", ")
             throw .badRequest("unknown_parameter", "unknown query parameter '\(name.prefix(64))'; \(known)")
@@ -47,6 +72,25 @@ enum Parsing {
         return type
     }
 
+    /// The most `condition` parameters of one workout query: each is a subquery, and a PostgreSQL plan of a
+    /// few hundred took minutes.
+    static let maximumConditions = 8
+
+    /// The `condition` parameters of a workout query, counted before any is parsed: more than
+    /// `maximumConditions` is a 400 `too_many_conditions`.
+    static func conditions(_ texts: [String]) throws(APIError) -> [StatisticCondition] {
+        guard texts.count <= maximumConditions else {
+            throw APIError(
+                status: 400, code: "too_many_conditions",
+                message: "\(texts.count) conditions given; a query takes at most \(maximumConditions) "
+                    + "(narrow it with type, activity, from, to or durations instead)",
+                details: ["limit": String(maximumConditions)])
+        }
+        var conditions: [StatisticCondition] = []
+        for text in texts { conditions.append(try condition(text)) }
+        return conditions
+    }
+
     /// `heartRate.average>150`: a statistic of one activity compared with a value in the type's canonical unit.
     static func condition(_ text: String) throws(APIError) -> StatisticCondition {
         let problem = APIError.badRequest(
@@ -69,8 +113,7 @@ enum Parsing {
 
     static func date(_ text: String, _ name: String) throws(APIError) -> Date {
         guard let date = Wire.parseDate(text) else {
-            throw .badRequest(
-                "invalid_parameter", "\(name): '\(text.prefix(64))' is not an ISO 8601 date (e.g. 2026-05-01T07:30:00Z)")
+            throw .badRequest("invalid_parameter", "\(name): '\(text.prefix(64))' is not \(FastISODate.expectedForm)")
         }
         return date
     }
@@ -106,6 +149,12 @@ enum Parsing {
 
     static func storeError(_ error: StoreError) -> APIError {
         if case .invalidQuery(let detail) = error { return .badRequest("invalid_query", detail) }
-        return .unavailable("the store cannot answer (\(error)); try again")
+        if case .timedOut = error {
+            return APIError(
+                status: 503, code: "query_timeout",
+                message: "the database did not answer within the server's statement time limit; ask for less "
+                    + "(a shorter date range, fewer conditions) or try again later", detail: "\(error)", retryAfter: 5)
+        }
+        return .unavailable("the store cannot answer now; try again", detail: "\(error)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
@@ -10,7 +11,7 @@ import UnixSignals
 import WorkoutEngine
 import WorkoutFormats
 import WorkoutModel
-import WorkoutReplay
+import WorkoutImport
 import WorkoutReport
 import WorkoutStore
 import WorkoutStorePostgres
@@ -42,7 +43,8 @@ public struct ServerConfiguration: Sendable {
     public var bodyLimit: Int
     public var logLevel: ServerLogLevel
     /// The most live sessions one athlete may have open on this server at once (all its tokens together);
-    /// opening one more is a 429. Idle sessions released by `sessionIdleTimeout` do not count.
+    /// opening one more is a 429 that writes nothing. Idle sessions released by `sessionIdleTimeout` do not count
+    /// while released; one coming back (a batch, its state) takes a place again, and is a 429 beyond the limit.
     public var maxOpenSessionsPerAthlete: Int = 8
     /// A live session without any request for this long is released from memory: its journal stays, nothing
     /// is lost, and the next request of its client resumes it where it was (seconds; 30 minutes by default).
@@ -51,6 +53,21 @@ public struct ServerConfiguration: Sendable {
     /// revoked meanwhile is refused once this has passed since the server last looked it up. 0 looks every
     /// request's token up (one directory query per request).
     public var tokenCacheLifetime: TimeInterval = 1
+    /// Where the server's log lines go instead of swift-log's process-wide handler (tests read them here).
+    var logSink: (@Sendable (String) -> Void)?
+    /// The longest one database statement may run, seconds (10 by default; 0: no limit): PostgreSQL's
+    /// `statement_timeout` on every pooled connection, an interrupt for SQLite. A request whose statement passes it
+    /// is answered 503 `query_timeout` with Retry-After.
+    public var statementTimeout: TimeInterval = 10
+    /// A connection without a request in progress for this long is closed, seconds (60 by default; 0: never):
+    /// one that sends nothing, stops in the middle of its request head, or stays idle after a response.
+    public var idleTimeout: TimeInterval = 60
+    /// The most open client connections (4,096 by default), and never more than the process's descriptor limit
+    /// less `reservedDescriptors`: past it the longest-idle connection is closed to make room for a new one, or
+    /// the new one is closed at once when every connection has a request in progress.
+    public var maxConnections: Int = 4096
+    /// The most requests one connection may send; the connection is closed after the answer to the last one.
+    public var maxRequestsPerConnection: Int = 10_000
 
     public init(
         dataFolder: String, postgresURL: String? = nil, poolSize: Int = 16, host: String = "127.0.0.1", port: Int = 8080,
@@ -93,7 +110,8 @@ public final class WorkoutServer: Sendable {
             // The directory's tables live in the workouts' database (one pool): servers on one database share it.
             let database: PostgresWorkoutDatabase
             do {
-                database = try PostgresWorkoutDatabase(url: url, poolSize: configuration.poolSize)
+                database = try PostgresWorkoutDatabase(
+                    url: url, poolSize: configuration.poolSize, statementTimeout: configuration.statementTimeout)
             } catch {
                 throw .storage(path: "PostgreSQL", detail: "\(error)")
             }
@@ -102,7 +120,9 @@ public final class WorkoutServer: Sendable {
             if let readURL = configuration.readURL {
                 do {
                     reader = .postgres(
-                        try PostgresWorkoutDatabase(url: readURL, poolSize: configuration.poolSize, readOnly: true))
+                        try PostgresWorkoutDatabase(
+                            url: readURL, poolSize: configuration.poolSize, readOnly: true,
+                            statementTimeout: configuration.statementTimeout))
                 } catch {
                     throw .storage(path: "PostgreSQL (--read-url)", detail: "\(error)")
                 }
@@ -116,7 +136,9 @@ public final class WorkoutServer: Sendable {
             }
             directory = try ServerDirectory(folder: configuration.dataFolder)
             stores = AthleteStores(
-                backing: .sqlite(folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes")))
+                backing: .sqlite(
+                    folder: (configuration.dataFolder as NSString).appendingPathComponent("athletes"),
+                    statementTimeout: configuration.statementTimeout))
         }
         metrics = ServerMetrics()
     }
@@ -130,10 +152,26 @@ public final class WorkoutServer: Sendable {
     public func run(
         handleSignals: Bool = true, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
-        var logger = Logger(label: "workout.serve")
+        var logger =
+            configuration.logSink.map { sink in Logger(label: "workout.serve") { _ in LineLogHandler(sink: sink) } }
+            ?? Logger(label: "workout.serve")
         logger.logLevel = configuration.logLevel.logger
+        // Files of uploads cut short by a crash (no running upload holds them) are removed before any upload starts.
+        let orphans = UploadSpool(dataFolder: configuration.dataFolder).removeOrphans()
+        if orphans > 0 { logger.notice("removed \(orphans) upload files left by an earlier run") }
+        // Connections: at most `maxConnections` (and never so many that the descriptors run out: the
+        // longest-idle one makes room), closed after `idleTimeout` without a request in progress.
+        let descriptors = ConnectionGate.raiseDescriptorLimit(wanted: configuration.maxConnections * 2 + 1024)
+        let gate = ConnectionGate(
+            capacity: ConnectionGate.capacity(configured: configuration.maxConnections, descriptors: descriptors),
+            maxRequests: configuration.maxRequestsPerConnection)
+        let idle = configuration.idleTimeout
         let app = Application(
             router: makeRouter(),
+            server: .http1KeepingHTTP10Rules(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [ConnectionGateHandler(gate: gate)],
+                    idleTimeout: idle > 0 && idle.isFinite ? .milliseconds(Int64(min(idle, 1e9) * 1000)) : nil)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "workout",
                 // Hummingbird's default of 256 pending connections overflowed when 1,000 recorders connected
@@ -227,13 +265,14 @@ public final class WorkoutServer: Sendable {
                 do {
                     return try directory.principal(hash: hash)
                 } catch {
-                    throw .unavailable("the server directory cannot be read: \(error)")
+                    throw .unavailable("the server directory cannot be read now; try again", detail: "\(error)")
                 }
             }
         }
         guard let principal else {
             throw APIError(status: 401, code: "unknown_token", message: "the token is unknown or revoked; ask for a new one")
         }
+        Offload.requester?.principal.withLock { $0 = principal }
         return principal
     }
 
@@ -246,8 +285,8 @@ public final class WorkoutServer: Sendable {
     }
 
     /// The athletes a read covers: the token's athlete, or a coach's team (one member with `athlete=`).
-    func readable(_ request: Request, athleteName: String?) async throws(APIError) -> [Athlete] {
-        switch try await principal(request) {
+    func readable(_ principal: Principal, athleteName: String?) async throws(APIError) -> [Athlete] {
+        switch principal {
         case .athlete(let athlete):
             if let athleteName, athleteName != athlete.name {
                 throw .forbidden("this token reads only athlete \(athlete.name)'s data")
@@ -257,7 +296,7 @@ public final class WorkoutServer: Sendable {
             let directory = directory
             let members = try await Offload.run { () throws(APIError) -> [Athlete] in
                 do { return try directory.athletes(team: team) } catch {
-                    throw .unavailable("the server directory cannot be read: \(error)")
+                    throw .unavailable("the server directory cannot be read now; try again", detail: "\(error)")
                 }
             }
             if let athleteName {
@@ -278,6 +317,35 @@ public final class WorkoutServer: Sendable {
         return id
     }
 
+    /// The media types a JSON body may be sent as (415 `unsupported_media_type` otherwise, or without one).
+    static let jsonTypes: Set<String> = ["application/json"]
+    /// The media types a FIT upload may be sent as; an upload without a Content-Type is taken as
+    /// `application/octet-stream` (RFC 9110 §8.3); any other is 415.
+    static let fitTypes: Set<String> = ["application/octet-stream", "application/vnd.ant.fit", "application/fit"]
+
+    /// Refuses a body whose Content-Type (its media type, parameters such as charset aside) is not one of
+    /// `accepted`; `orAbsent`: a body without Content-Type is taken.
+    func requireContentType(_ request: Request, _ accepted: Set<String>, orAbsent: Bool, what: String) throws(APIError) {
+        guard let header = request.headers[.contentType] else {
+            if orAbsent { return }
+            throw APIError(
+                status: 415, code: "unsupported_media_type",
+                message: "the \(what) has no Content-Type; send it as " + accepted.sorted().joined(separator: " or "))
+        }
+        let mediaType = header.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+        guard accepted.contains(mediaType) else {
+            throw APIError(
+                status: 415, code: "unsupported_media_type",
+                message: "the \(what) is sent as '\(header.prefix(64))'; send it as " + accepted.sorted().joined(separator: " or "))
+        }
+    }
+
+    /// A JSON body (Content-Type application/json), read whole up to the body limit.
+    func jsonBody(_ request: Request, what: String) async throws(APIError) -> [UInt8] {
+        try requireContentType(request, Self.jsonTypes, orAbsent: false, what: what)
+        return try await body(request, what: what)
+    }
+
     func body(_ request: Request, what: String) async throws(APIError) -> [UInt8] {
         let limit = configuration.bodyLimit
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
@@ -291,20 +359,23 @@ public final class WorkoutServer: Sendable {
             metrics.refusedBodies.increment()
             throw .tooLarge(limit: limit)
         } catch {
-            throw .badRequest("unreadable_body", "the \(what) could not be read: \(error)")
+            throw APIError(
+                status: 400, code: "unreadable_body", message: "the \(what) could not be read; send it again",
+                detail: "\(error)")
         }
     }
 
     // MARK: handlers
 
     func me(_ request: Request) async throws -> Response {
+        let principal = try await principal(request)
         _ = try QueryParameters(request, allowed: [])
         struct Me: Encodable {
             var kind: String
             var athlete: String?
             var team: String?
         }
-        switch try await principal(request) {
+        switch principal {
         case .athlete(let athlete): return try json(Me(kind: "athlete", athlete: athlete.name, team: athlete.team))
         case .coach(let team): return try json(Me(kind: "coach", athlete: nil, team: team))
         }
@@ -313,32 +384,51 @@ public final class WorkoutServer: Sendable {
     /// `POST /v1/workouts`: a FIT file, imported through the live engine; the same file twice is one workout.
     func upload(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let athlete = try await writer(request)
-        let query = try QueryParameters(request, allowed: [])
-        _ = query
-        let bytes = try await body(request, what: "FIT file")
-        guard !bytes.isEmpty else {
+        _ = try QueryParameters(request, allowed: [])
+        try requireContentType(request, Self.fitTypes, orAbsent: true, what: "FIT file")
+        let store = try await stores.store(for: athlete)
+        let spool = UploadSpool(dataFolder: configuration.dataFolder)
+        let file: UploadSpool.File
+        do {
+            file = try spool.create()
+        } catch {
+            throw APIError.unavailable(
+                "the upload could not be written to the server's data folder; try again later", detail: "\(error)")
+        }
+        defer { file.close() }
+        // The body goes to the file as it arrives: the server never holds an upload's bytes whole in memory.
+        let limit = configuration.bodyLimit
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            metrics.refusedBodies.increment()
+            throw APIError.tooLarge(limit: limit)
+        }
+        do {
+            for try await buffer in request.body {
+                guard file.size + buffer.readableBytes <= limit else {
+                    metrics.refusedBodies.increment()
+                    throw APIError.tooLarge(limit: limit)
+                }
+                try file.append(buffer)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch let error as StoreError {
+            throw APIError.unavailable(
+                "the upload could not be written to the server's data folder; try again later", detail: "\(error)")
+        } catch {
+            throw APIError.badRequest("unreadable_body", "the FIT file could not be read: \(error)")
+        }
+        guard file.size > 0 else {
             throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
         }
-        let store = try await stores.store(for: athlete)
-        let folder = (configuration.dataFolder as NSString).appendingPathComponent("uploads")
-        let path = (folder as NSString).appendingPathComponent("\(UUID().uuidString).fit")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        do {
-            // 0600 in a 0700 folder (created so when missing), like the stores' files.
-            try StoreFiles.createPrivate(path: path)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            try handle.write(contentsOf: Data(bytes))
-        } catch {
-            throw APIError.unavailable("the upload could not be written to \(folder); check the data folder's space")
-        }
+        let path = file.path
         struct Uploaded: Encodable {
             var duplicate: Bool
             var athlete: String
             var workout: Workout
             var anomalies: [String]?
         }
-        let key = "\(athlete.id)/" + Tokens.hash(bytes)
+        let key = "\(athlete.id)/" + file.digest()
         guard uploadsInFlight.withLock({ $0.insert(key).inserted }) else {
             throw APIError.conflict(
                 "upload_in_progress", "the same file is being imported for athlete \(athlete.name) now; wait for that answer")
@@ -349,11 +439,17 @@ public final class WorkoutServer: Sendable {
         let alone = { @Sendable [self] in
             self.uploadsInFlight.withLock { $0.filter { $0.hasPrefix(athletePrefix) }.count == 1 }
         }
-        let imported = try await Offload.upload { () throws(APIError) -> Result<FileImportResult, FileImportError> in
+        // Not salvaged (unlike `workout import`); the ids salted with the athlete's id: two athletes uploading the
+        // same file get two workouts (a coach of both sees both), one athlete uploading it twice gets one.
+        // Bounded in time as live sessions are (`TimeBounds`): a file spanning 136 years is refused, not imported.
+        let importOptions = FITImportOptions(
+            salvage: false, idSalt: Self.idSalt(of: athlete), longestSpan: TimeBounds.longest,
+            latestEnd: Date().addingTimeInterval(TimeBounds.aheadOfClock))
+        let imported = try await Offload.upload(athlete: athlete.id.uuidString) { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.
-                return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
+                return .success(try FileImport.run(path: path, into: store, options: importOptions))
             } catch .alreadyImported(_, let id)
                 where (try? store.workout(id: id)) == nil && (try? directory.sessionOwner(id)) == .some(nil) && alone()
             {
@@ -366,7 +462,7 @@ public final class WorkoutServer: Sendable {
                     return .failure(.store(path: path, error))
                 }
                 do throws(FileImportError) {
-                    return .success(try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false)))
+                    return .success(try FileImport.run(path: path, into: store, options: importOptions))
                 } catch {
                     return .failure(error)
                 }
@@ -392,24 +488,31 @@ public final class WorkoutServer: Sendable {
             metrics.refusedUploads.increment()
             throw APIError.unprocessable("invalid_fit", "the body is not a FIT file this server can import: \(error)")
         case .failure(.unreadable(_, let detail)):
-            throw APIError.unavailable("the upload could not be read back (\(detail)); try again")
+            throw APIError.unavailable("the upload could not be read back; try again", detail: detail)
         case .failure(.store(_, let error)):
             if case .engine(let engine) = error {
                 metrics.refusedUploads.increment()
                 throw APIError.unprocessable("invalid_fit", "the FIT file's data was refused by the engine: \(engine)")
             }
-            throw APIError.unavailable("the workout could not be saved (\(error)); try again")
+            throw APIError.unavailable("the workout could not be saved; try again", detail: "\(error)")
         }
     }
 
+    /// The salt of an athlete's uploads' workout ids (`FITImportOptions.idSalt`): from its id, never 0.
+    static func idSalt(of athlete: Athlete) -> UInt64 {
+        let (high, low) = withUnsafeBytes(of: athlete.id.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        return (high ^ low) | 1
+    }
+
     func listWorkouts(_ request: Request) async throws -> Response {
+        let principal = try await principal(request)
         let query = try QueryParameters(
             request,
             allowed: ["athlete", "type", "activity", "condition", "from", "to", "minDuration", "maxDuration", "order", "limit"])
-        let athletes = try await readable(request, athleteName: query.single("athlete"))
+        // Every parameter is checked before any database work (a coach's team is a directory query).
         var workoutQuery = WorkoutQuery()
         workoutQuery.activityType = try query.single("type").map(Parsing.activityType)
-        let conditions = try query.all("condition").map(Parsing.condition)
+        let conditions = try Parsing.conditions(query.all("condition"))
         let activity = try query.single("activity").map(Parsing.activityType)
         if activity != nil || !conditions.isEmpty {
             workoutQuery.activities = [ActivityPredicate(activityType: activity, conditions: conditions)]
@@ -422,6 +525,7 @@ public final class WorkoutServer: Sendable {
         workoutQuery.ascending = try query.single("order").map(Parsing.ascending) ?? false
         let limit = try query.single("limit").map(Parsing.limit) ?? 1000
         workoutQuery.limit = limit
+        let athletes = try await readable(principal, athleteName: query.single("athlete"))
         var found: [(start: Date, body: WorkoutBody)] = []
         for athlete in athletes {
             let store = try await stores.readStore(for: athlete)
@@ -437,8 +541,8 @@ public final class WorkoutServer: Sendable {
     }
 
     /// The athlete (among those readable) holding workout `id`, read where reads go (`--read-url`).
-    func locate(_ request: Request, id: UUID, athleteName: String?) async throws -> (Athlete, WorkoutStore, Workout) {
-        for athlete in try await readable(request, athleteName: athleteName) {
+    func locate(_ principal: Principal, id: UUID, athleteName: String?) async throws -> (Athlete, WorkoutStore, Workout) {
+        for athlete in try await readable(principal, athleteName: athleteName) {
             let store = try await stores.readStore(for: athlete)
             let workout = try await Offload.run { () throws(APIError) -> Workout? in
                 do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
@@ -449,14 +553,16 @@ public final class WorkoutServer: Sendable {
     }
 
     func showWorkout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let principal = try await principal(request)
         let query = try QueryParameters(request, allowed: ["athlete"])
         let id = try pathID(context)
-        let (athlete, _, workout) = try await locate(request, id: id, athleteName: query.single("athlete"))
+        let (athlete, _, workout) = try await locate(principal, id: id, athleteName: query.single("athlete"))
         return try json(WorkoutBody(athlete: athlete.name, workout: workout))
     }
 
     /// `GET /v1/workouts/{id}/report`: the page `workout report` writes, for a workout the token may read.
     func report(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let principal = try await principal(request)
         let query = try QueryParameters(request, allowed: ["athlete", "maxHeartRate", "restingHeartRate"])
         let id = try pathID(context)
         var options = ReportOptions()
@@ -467,7 +573,7 @@ public final class WorkoutServer: Sendable {
             options.restingHeartRate = try Parsing.beatsPerMinute(text, "restingHeartRate")
         }
         if let problem = options.problem { throw APIError.badRequest("invalid_parameter", problem) }
-        let (_, store, _) = try await locate(request, id: id, athleteName: query.single("athlete"))
+        let (_, store, _) = try await locate(principal, id: id, athleteName: query.single("athlete"))
         let chosen = options
         let html = try await Offload.run { () throws(APIError) -> String in
             let input: ReportInput
@@ -493,8 +599,8 @@ public final class WorkoutServer: Sendable {
     }
 
     func deleteWorkout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
+        _ = try QueryParameters(request, allowed: [])
         let id = try pathID(context)
         let store = try await stores.store(for: athlete)
         try await Offload.run { () throws(APIError) in
@@ -503,16 +609,16 @@ public final class WorkoutServer: Sendable {
             } catch .workoutNotFound {
                 throw APIError.notFound("no workout \(id) among this athlete's workouts")
             } catch {
-                throw APIError.unavailable("workout \(id) could not be deleted (\(error)); try again")
+                throw APIError.unavailable("workout \(id) could not be deleted now; try again", detail: "\(error)")
             }
         }
         return Response(status: .noContent)
     }
 
     func samples(_ request: Request) async throws -> Response {
+        let principal = try await principal(request)
         let query = try QueryParameters(
             request, allowed: ["athlete", "type", "from", "to", "workout", "order", "limit"])
-        let athletes = try await readable(request, athleteName: query.single("athlete"))
         var sampleQuery = SampleQuery()
         sampleQuery.type = try query.single("type").map(Parsing.quantityType)
         sampleQuery.dates = DateRange(
@@ -527,6 +633,7 @@ public final class WorkoutServer: Sendable {
         sampleQuery.ascending = try query.single("order").map(Parsing.ascending) ?? true
         let limit = try query.single("limit").map(Parsing.limit) ?? 10000
         sampleQuery.limit = limit
+        let athletes = try await readable(principal, athleteName: query.single("athlete"))
         struct Item: Encodable {
             var athlete: String
             var sample: QuantitySample
@@ -548,10 +655,11 @@ public final class WorkoutServer: Sendable {
     // MARK: live sessions
 
     func openSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
+        _ = try QueryParameters(request, allowed: [])
         let id = try pathID(context)
-        let setup = try Wire.decode(SessionSetupBody.self, from: try await body(request, what: "session setup"), what: "session setup")
+        let setup = try Wire.decode(
+            SessionSetupBody.self, from: try await jsonBody(request, what: "session setup"), what: "session setup")
         let configuration = try setup.configuration()
         let (directory, stores) = (directory, stores)
         let (session, created): (LiveSession, Bool)
@@ -594,7 +702,7 @@ public final class WorkoutServer: Sendable {
                 owner = try directory.sessionOwner(id)
             }
         } catch {
-            throw .unavailable("the server directory did not answer (\(error)); try again")
+            throw .unavailable("the server directory did not answer; try again", detail: "\(error)")
         }
         if let owner, owner != athlete.id {
             throw APIError(
@@ -604,14 +712,13 @@ public final class WorkoutServer: Sendable {
         return claimed
     }
 
-    func liveSession(_ request: Request, _ context: BasicRequestContext) async throws -> LiveSession {
-        let athlete = try await writer(request)
+    func liveSession(_ athlete: Athlete, _ context: BasicRequestContext) async throws -> LiveSession {
         let id = try pathID(context)
         // A session in memory under this athlete was opened (claimed) by it: no directory lookup per batch.
         if let session = await sessions.inMemory(athlete: athlete, id: id) { return session }
         try await requireOwner(athlete, of: id)
         let store = try await stores.store(for: athlete)
-        guard let session = try await sessions.existing(athlete: athlete, id: id, store: store) else {
+        guard let session = try await revived(athlete: athlete, id: id, store: store) else {
             if try await Self.savedWorkout(id: id, in: store) != nil {
                 throw APIError.conflict("session_finished", "session \(id) is already saved as a workout")
             }
@@ -620,17 +727,30 @@ public final class WorkoutServer: Sendable {
         return session
     }
 
+    /// `sessions.existing` within the athlete's limit of sessions (a 429 beyond it is counted).
+    func revived(athlete: Athlete, id: UUID, store: WorkoutStore) async throws(APIError) -> LiveSession? {
+        do {
+            return try await sessions.existing(
+                athlete: athlete, id: id, store: store, limit: configuration.maxOpenSessionsPerAthlete)
+        } catch {
+            if error.statusCode == 429 { metrics.sessionsOverLimit.increment() }
+            throw error
+        }
+    }
+
     func sessionState(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let athlete = try await writer(request)
         _ = try QueryParameters(request, allowed: [])
-        let session = try await liveSession(request, context)
+        let session = try await liveSession(athlete, context)
         return try json(await session.state())
     }
 
     func batch(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let athlete = try await writer(request)
         _ = try QueryParameters(request, allowed: [])
-        let session = try await liveSession(request, context)
-        let batch = try Wire.decode(BatchBody.self, from: try await body(request, what: "batch"), what: "batch")
-        let steps: [BatchStep]
+        let session = try await liveSession(athlete, context)
+        let batch = try Wire.decode(BatchBody.self, from: try await jsonBody(request, what: "batch"), what: "batch")
+        let steps: CheckedBatch
         do {
             steps = try batch.steps(source: SourceDevice(name: "upload:\(session.athlete.name)"))
         } catch {
@@ -661,8 +781,8 @@ public final class WorkoutServer: Sendable {
     }
 
     func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        _ = try QueryParameters(request, allowed: [])
         let athlete = try await writer(request)
+        _ = try QueryParameters(request, allowed: [])
         let id = try pathID(context)
         try await requireOwner(athlete, of: id)
         let store = try await stores.store(for: athlete)
@@ -722,5 +842,23 @@ struct StoreCloser: Service {
         let stores = server.stores
         _ = try? await Offload.run { () throws(APIError) in stores.closeConnections() }
         server.shutdownSteps.withLock { $0.append("connections closed") }
+    }
+}
+
+/// A log handler writing each line (level, message, metadata) to a closure (`ServerConfiguration.logSink`).
+struct LineLogHandler: LogHandler {
+    let sink: @Sendable (String) -> Void
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        sink("\(event.level) \(event.message) \(fields)")
     }
 }

@@ -42,8 +42,12 @@ struct ServerMetrics: Sendable {
     }
 }
 
-/// Turns every error into a JSON error response (typed ones as they are, the router's own 404/405/413 in the
-/// same shape, anything else a 500 that is logged) and counts requests by outcome.
+/// Turns every error into a JSON error response (typed ones as they are, the router's own 404/413 in the same
+/// shape, a path served under other methods a 405 with `Allow`, anything else a 500), counts requests by outcome,
+/// and gives every answer the request's id (`X-Request-Id`; in error bodies `requestId`).
+///
+/// Every error is logged with the request id (the logger's `hb.request.id`) and its inside detail: 5xx at error
+/// level, 4xx at debug. The body never carries the detail (SQL, file paths, database URLs).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -51,38 +55,76 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         metrics.requests.increment()
+        let failure: APIError
         do {
-            let response = try await next(request, context)
+            // The store threads' fairness key: the token until `principal` knows its athlete or team.
+            let requester = Offload.Requester(request.headers[.authorization] ?? "")
+            var response = try await Offload.$requester.withValue(requester) { try await next(request, context) }
             if response.status.code >= 400 { metrics.clientErrors.increment() }
+            response.headers[.requestID] = context.id
             return response
-        } catch let error as APIError {
-            if error.statusCode >= 500 { metrics.serverErrors.increment() } else { metrics.clientErrors.increment() }
-            return try error.response(from: request, context: context)
-        } catch let error as StoreError {
-            // A store call a handler did not map: the database did not answer (never a bare 500).
-            metrics.serverErrors.increment()
-            return try Parsing.storeError(error).response(from: request, context: context)
-        } catch let error as any HTTPResponseError {
-            metrics.clientErrors.increment()
-            let status = error.status
-            let code =
-                switch status.code {
-                case 404: "not_found"
-                case 405: "method_not_allowed"
-                case 413: "body_too_large"
-                default: "http_\(status.code)"
-                }
-            let message =
-                status.code == 404
-                ? "no such endpoint: \(request.method) \(request.uri.path.prefix(128)); see docs/openapi.yaml"
-                : status.reasonPhrase
-            return try APIError(status: status.code, code: code, message: message).response(
-                from: request, context: context)
         } catch {
-            metrics.serverErrors.increment()
-            context.logger.error("unexpected error: \(error)")
-            return try APIError.internalError("the server failed unexpectedly; the error is in its log").response(
-                from: request, context: context)
+            failure = Self.apiError(error, request: request)
         }
+        if failure.statusCode >= 500 {
+            metrics.serverErrors.increment()
+            context.logger.error(
+                "request failed: \(failure)", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(128))"])
+        } else {
+            metrics.clientErrors.increment()
+            context.logger.debug(
+                "request refused: \(failure)", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(128))"])
+        }
+        return try failure.response(from: request, context: context)
+    }
+
+    /// The typed error an error thrown by a handler or the router answers as.
+    static func apiError(_ error: any Error, request: Request) -> APIError {
+        if let error = error as? APIError { return error }
+        // A store call a handler did not map: the database did not answer (never a bare 500).
+        if let error = error as? StoreError { return Parsing.storeError(error) }
+        guard let error = error as? any HTTPResponseError else {
+            return .internalError("the server failed unexpectedly; give the request id to its operator", detail: "\(error)")
+        }
+        let status = error.status
+        if status.code == 404, let allowed = Routes.methods(for: request.uri.path), !allowed.isEmpty {
+            let allow = allowed.joined(separator: ", ")
+            return APIError(
+                status: 405, code: "method_not_allowed",
+                message: "\(request.method) is not served at \(request.uri.path.prefix(128)); use \(allow)",
+                details: ["allow": allow])
+        }
+        let code =
+            switch status.code {
+            case 404: "not_found"
+            case 405: "method_not_allowed"
+            case 413: "body_too_large"
+            default: "http_\(status.code)"
+            }
+        let message =
+            status.code == 404
+            ? "no such endpoint: \(request.method) \(request.uri.path.prefix(128)); see docs/openapi.yaml"
+            : status.reasonPhrase
+        return APIError(status: status.code, code: code, message: message, detail: "\(error)")
+    }
+}
+
+/// The server's paths and the methods each is served with (the router's table, for 405 answers).
+enum Routes {
+    /// Path patterns (`*` one segment) and their methods, as `WorkoutServer.makeRouter` registers them.
+    static let table: [(pattern: [Substring], methods: [String])] = [
+        ("/health", ["GET"]), ("/ready", ["GET"]), ("/metrics", ["GET"]), ("/v1/me", ["GET"]),
+        ("/v1/workouts", ["GET", "POST"]), ("/v1/workouts/*", ["DELETE", "GET"]), ("/v1/workouts/*/report", ["GET"]),
+        ("/v1/samples", ["GET"]), ("/v1/sessions/*", ["GET", "PUT"]), ("/v1/sessions/*/batches", ["POST"]),
+        ("/v1/sessions/*/finish", ["POST"]),
+    ].map { ($0.0.split(separator: "/"), $0.1) }
+
+    /// The methods `path` is served with; nil when no route has that path.
+    static func methods(for path: String) -> [String]? {
+        let segments = path.split(separator: "/")
+        for (pattern, methods) in table where pattern.count == segments.count {
+            if zip(pattern, segments).allSatisfy({ $0 == "*" || $0 == $1 }) { return methods }
+        }
+        return nil
     }
 }

@@ -12,7 +12,7 @@ enum Wire {
             let text = try container.decode(String.self)
             guard let date = parseDate(text) else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "'\(text)' is not an ISO 8601 date (e.g. 2026-05-01T07:30:00Z)")
+                    in: container, debugDescription: "'\(text.prefix(64))' is not \(FastISODate.expectedForm)")
             }
             return date
         }
@@ -31,14 +31,12 @@ enum Wire {
         return encoder
     }
 
-    /// A date of the wire: the common RFC 3339 forms by `FastISODate` (no formatter), anything else by
-    /// Foundation's ISO 8601 formatters (a new formatter for each date cost a third of a loaded server's time).
-    static func parseDate(_ text: String) -> Date? {
-        if let date = FastISODate.parse(text) { return date }
-        return formatterDate(text)
-    }
+    /// A date of the wire, by `FastISODate` only: never a Foundation formatter on client text (ICU crashed the
+    /// process on a fraction of 35 digits; a new formatter for each date also cost a third of a loaded server's time).
+    static func parseDate(_ text: String) -> Date? { FastISODate.parse(text) }
 
-    /// `parseDate` through Foundation's formatters only (the reference `FastISODate` is tested against).
+    /// Foundation's formatters on `text`: the reference `FastISODate` is tested against (tests only; never on
+    /// a request's text).
     static func formatterDate(_ text: String) -> Date? {
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -61,12 +59,11 @@ enum Wire {
 
     /// Decodes a request body, turning every decoding problem into a 400 that names the field; a field the
     /// body's type does not know (a typo, a field of a newer client) is a 400 `unknown_field` naming it, never
-    /// silently ignored.
+    /// silently ignored; a key given twice is a 400 `duplicate_field`, a trailing comma a 400 `invalid_json`
+    /// (`StrictJSON`, one scan before the decoder).
     static func decode<T: WireBody>(_ type: T.Type, from bytes: [UInt8], what: String) throws(APIError) -> T {
         guard !bytes.isEmpty else { throw .badRequest("invalid_json", "the \(what) body is empty; send a JSON object") }
-        if let tree = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) {
-            try T.shape.check(tree, at: "")
-        }
+        try StrictJSON.check(bytes, shape: T.shape, what: what)
         do {
             return try decoder().decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
@@ -95,34 +92,30 @@ enum Wire {
     }
 }
 
-/// The fields a request body may hold, checked before decoding: unknown fields are refused by name.
+/// The fields a request body may hold, checked before decoding (`StrictJSON`): unknown fields are refused by name.
 indirect enum WireShape: Sendable {
     /// A value checked by decoding (a string, number or date).
     case value
-    case object([String: WireShape])
+    case fields(Fields)
     case array(WireShape)
 
-    func check(_ value: Any, at path: String) throws(APIError) {
-        switch self {
-        case .value: return
-        case .array(let element):
-            guard let array = value as? [Any] else { return }  // the decoder says what is wrong
-            for (index, item) in array.enumerated() { try element.check(item, at: "\(path)[\(index)]") }
-        case .object(let fields):
-            guard let object = value as? [String: Any] else { return }
-            for key in object.keys.sorted() {
-                let field = path.isEmpty ? key : "\(path).\(key)"
-                guard let shape = fields[key] else {
-                    throw APIError(
-                        status: 400, code: "unknown_field",
-                        message: "unknown field '\(field.prefix(120))'; "
-                            + (path.isEmpty ? "the body" : "'\(path.prefix(120))'") + " takes "
-                            + fields.keys.sorted().joined(separator: ", "),
-                        details: ["field": String(field.prefix(120))])
-                }
-                if let inner = object[key] { try shape.check(inner, at: field) }
-            }
-        }
+    /// An object's fields, each with its shape (fewer than 64).
+    struct Fields: Sendable {
+        /// Each field's position in `shapes`.
+        let index: [String: Int]
+        let shapes: [WireShape]
+        /// The field names, sorted, for messages.
+        let names: String
+    }
+
+    /// An object taking `fields`.
+    static func object(_ fields: [String: WireShape]) -> WireShape {
+        let sorted = fields.sorted { $0.key < $1.key }
+        precondition(sorted.count < 64, "a body shape has fewer than 64 fields")
+        return .fields(
+            Fields(
+                index: Dictionary(uniqueKeysWithValues: sorted.enumerated().map { ($1.key, $0) }),
+                shapes: sorted.map(\.value), names: sorted.map(\.key).joined(separator: ", ")))
     }
 }
 
@@ -257,8 +250,11 @@ struct EventBody: Decodable {
                     + WorkoutEventType.allCases.map(\.rawValue).joined(separator: ", "))
         }
         let duration = duration ?? 0
-        guard duration.isFinite, duration >= 0 else {
-            throw .unprocessable("invalid_event", "event \(index): duration must be a finite number of seconds >= 0")
+        guard duration.isFinite, duration >= 0, duration <= TimeBounds.longest else {
+            throw .unprocessable(
+                "invalid_event",
+                "event \(index): duration must be a number of seconds from 0 to \(Int(TimeBounds.longest)) "
+                    + "(\(TimeBounds.longestText)); got \(duration)")
         }
         return WorkoutEvent(type: eventType, start: start, duration: duration)
     }
@@ -287,6 +283,50 @@ struct BatchItemBody: Decodable {
     var activityType: String?
 }
 
+/// The bounds of a live session's times: no sample, event or session longer than `longest`, no instant more
+/// than `aheadOfClock` after the server's clock (docs/server-limits.md).
+enum TimeBounds {
+    /// The longest sample, event or session: 7 days, seconds.
+    static let longest: TimeInterval = 7 * 86_400
+    static let longestText = "7 days"
+    /// How far after the server's clock an instant may be (clients' clocks drift): 10 minutes, seconds.
+    static let aheadOfClock: TimeInterval = 10 * 60
+    static let aheadOfClockText = "10 minutes"
+
+    /// Refuses `date` (what it is the date of, for the message) when it is after `now` by more than `aheadOfClock`.
+    static func check(_ date: Date, _ what: @autoclosure () -> String, now: Date) throws(APIError) {
+        guard date.timeIntervalSince(now) <= aheadOfClock else {
+            throw .unprocessable(
+                "date_in_future",
+                "\(what()) is \(Wire.formatDate(date)), more than \(aheadOfClockText) after the server's clock "
+                    + "(\(Wire.formatDate(now))); check the device's clock")
+        }
+    }
+}
+
+/// A batch's steps with the earliest and latest instant they hold (nil for a batch without any).
+struct CheckedBatch: Sendable {
+    var steps: [BatchStep]
+    var earliest: Date?
+    var latest: Date?
+
+    /// Refuses the batch when its instants and the session's start (nil before it started) would make a
+    /// session longer than `TimeBounds.longest`.
+    func checkSpan(sessionStart: Date?) throws(APIError) {
+        guard let earliest, let latest else { return }
+        let low = min(earliest, sessionStart ?? earliest)
+        let high = max(latest, sessionStart ?? latest)
+        guard high.timeIntervalSince(low) <= TimeBounds.longest else {
+            throw .unprocessable(
+                "session_too_long",
+                "the batch's times run from \(Wire.formatDate(low)) to \(Wire.formatDate(high))"
+                    + (sessionStart == nil ? "" : " with the session's start")
+                    + ", longer than a session may last (\(TimeBounds.longestText)); check the device's clock, "
+                    + "or record the rest in a new session")
+        }
+    }
+}
+
 /// A batch item checked and converted, ready to apply.
 enum BatchStep: Sendable {
     case call(SessionCall)
@@ -298,16 +338,25 @@ enum BatchStep: Sendable {
 }
 
 extension BatchBody {
-    /// Checks every item before anything is applied: a bad item refuses the whole batch.
-    func steps(source: SourceDevice) throws(APIError) -> [BatchStep] {
+    /// Checks every item before anything is applied: a bad item refuses the whole batch. No instant may be more
+    /// than `TimeBounds.aheadOfClock` after `now`, no sample or event longer than `TimeBounds.longest`.
+    func steps(source: SourceDevice, now: Date = Date()) throws(APIError) -> CheckedBatch {
         var steps: [BatchStep] = []
         var sampleIndex = 0
         var eventIndex = 0
+        var earliest: Date?
+        var latest: Date?
+        func note(_ date: Date) {
+            if earliest.map({ date < $0 }) ?? true { earliest = date }
+            if latest.map({ date > $0 }) ?? true { latest = date }
+        }
         for (index, item) in items.enumerated() {
             func date() throws(APIError) -> Date {
                 guard let at = item.at, at.timeIntervalSince1970.isFinite else {
                     throw .unprocessable("missing_date", "item \(index) (\(item.kind)) needs 'at', an ISO 8601 date")
                 }
+                try TimeBounds.check(at, "item \(index) (\(item.kind))", now: now)
+                note(at)
                 return at
             }
             switch item.kind {
@@ -319,14 +368,28 @@ extension BatchBody {
             case "samples":
                 var samples: [QuantitySample] = []
                 for body in item.samples ?? [] {
-                    samples.append(try body.sample(index: sampleIndex, defaultSource: source))
+                    let sample = try body.sample(index: sampleIndex, defaultSource: source)
+                    try TimeBounds.check(sample.end, "sample \(sampleIndex)'s end", now: now)
+                    guard sample.end.timeIntervalSince(sample.start) <= TimeBounds.longest else {
+                        throw .unprocessable(
+                            "invalid_sample",
+                            "sample \(sampleIndex): it lasts longer than a sample may (\(TimeBounds.longestText))")
+                    }
+                    note(sample.start)
+                    note(sample.end)
+                    samples.append(sample)
                     sampleIndex += 1
                 }
                 steps.append(.samples(samples))
             case "events":
                 var events: [WorkoutEvent] = []
                 for body in item.events ?? [] {
-                    events.append(try body.event(index: eventIndex))
+                    let event = try body.event(index: eventIndex)
+                    let end = event.start.addingTimeInterval(event.duration)
+                    try TimeBounds.check(end, "event \(eventIndex)'s end", now: now)
+                    note(event.start)
+                    note(end)
+                    events.append(event)
                     eventIndex += 1
                 }
                 steps.append(.events(events))
@@ -342,6 +405,6 @@ extension BatchBody {
                         + "events, leg, nextLeg or endActivity")
             }
         }
-        return steps
+        return CheckedBatch(steps: steps, earliest: earliest, latest: latest)
     }
 }

@@ -409,6 +409,9 @@ extension WorkoutStore {
     /// Starts a session that records into the journal.
     ///
     /// - Parameters:
+    ///   - configuration: what the workout is (activity type, location, planned legs).
+    ///   - clock: the source of "now" for the session's calls without a date.
+    ///   - options: the builder's tunables (hold cap, reorder window, invalid-input policy …).
     ///   - commitInterval: the longest time between group commits (seconds; 0 = only explicit commits).
     ///   - onCommit: called after each commit with the number of samples committed so far.
     ///   - observer: called after each commit with the changes it made durable (`CommitObserver`).

@@ -22,6 +22,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Upgrading the file to this build's schema failed; the file was left exactly as it was.
     case migrationFailed(path: String, detail: String)
     case database(path: String, detail: String)
+    /// A statement ran longer than the store's statement time limit and was cancelled (nothing it would have
+    /// written was kept).
+    case timedOut
     case engine(EngineError)
 
     public var description: String {
@@ -60,6 +63,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "Keep using the previous version, or report the problem with this message"
         case .database(let path, let detail):
             "database error on \(path): \(detail)"
+        case .timedOut:
+            "a database statement took longer than its time limit and was cancelled; ask for less, or try again"
         case .engine(let error):
             error.description
         }

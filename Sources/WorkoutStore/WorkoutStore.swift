@@ -3,8 +3,9 @@ import Synchronization
 import WorkoutEngine
 import WorkoutModel
 
-/// The workout store (DESIGN §10): finished workouts (with activities, events, samples, route and
-/// per-activity statistics), the journal of sessions being recorded, and the queries of DESIGN §11.
+/// The workout store (<doc:SavingRecordingQuerying>): finished workouts (with activities, events, samples, route and
+/// per-activity statistics), the journal of sessions being recorded, and the queries of
+/// <doc:SavingRecordingQuerying#Queries>.
 ///
 /// Samples and route points are kept as compressed chunks (docs/storage-chunks.md) in a backend:
 /// an embedded SQLite file by default (`init(path:)`). Thread-safe; every save and delete is one
@@ -29,9 +30,15 @@ public final class WorkoutStore: Sendable {
     /// written by a newer schema, read-only or locked each throw a `StoreError` and leave it as it was.
     /// A file of an older schema is upgraded in place, in one transaction; when that fails it is left
     /// exactly as it was (`.migrationFailed`).
-    /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
-    public convenience init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
-        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
+    /// - Parameters:
+    ///   - path: the SQLite file, created when missing (the file 0600, a new folder 0700).
+    ///   - busyTimeout: how long to wait for another program's lock before `.locked`.
+    ///   - statementTimeout: the longest one statement may run, seconds (0: no limit); past it the
+    ///     statement is interrupted and the call throws `.timedOut`.
+    public convenience init(path: String, busyTimeout: TimeInterval = 2, statementTimeout: TimeInterval = 0)
+        throws(StoreError)
+    {
+        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout, statementTimeout: statementTimeout))
     }
 
     /// A store over any backend (the PostgreSQL target uses this).
@@ -68,7 +75,8 @@ public final class WorkoutStore: Sendable {
         broadcaster.publish(.added([workout.id]))
     }
 
-    /// Attaches a heart-rate recovery to a saved workout (DESIGN §8): the heartRateRecoveryOneMinute
+    /// Attaches a heart-rate recovery to a saved workout (WorkoutEngine's article "Session and builder semantics",
+    /// heart-rate recovery): the heartRateRecoveryOneMinute
     /// sample when there is one, the heart-rate readings of the recovery window (`result.readings`,
     /// stored as heart-rate samples of the workout marked `MetadataKey.heartRateRecoveryReading`),
     /// and the values (or the reasons they are missing) merged into the workout's metadata. The

@@ -152,9 +152,12 @@ final class ConnectionPool: Sendable {
     private let idle = Mutex<[PostgresConnection]>([])
     private let slots: DispatchSemaphore
     private let nextID = Atomic<Int>(0)
+    /// Each statement's time limit, seconds (0: none): the connection's `statement_timeout`.
+    let statementTimeout: Double
 
-    init(url: PostgresURL, size: Int) {
+    init(url: PostgresURL, size: Int, statementTimeout: Double = 0) {
         self.url = url
+        self.statementTimeout = statementTimeout
         var logger = Logger(label: "workout.postgres")
         logger.logLevel = .warning
         self.logger = logger
@@ -201,6 +204,14 @@ final class ConnectionPool: Sendable {
                 // A commit is acknowledged to clients (live batches): it must be durable whatever the server's
                 // default (synchronous_commit = off would lose the last commits when PostgreSQL crashes).
                 _ = try connection.query(PostgresQuery(unsafeSQL: "SET synchronous_commit TO on"), logger: logger).wait()
+                // Every statement is cancelled by the server past the limit (a query planned for minutes, a lock
+                // held by another client): it answers 57014 (query_canceled), `StoreError.timedOut`.
+                if statementTimeout > 0, statementTimeout.isFinite {
+                    let milliseconds = Int(min(statementTimeout * 1000, Double(Int32.max)).rounded(.up))
+                    _ = try connection.query(
+                        PostgresQuery(unsafeSQL: "SET statement_timeout TO \(milliseconds)"), logger: logger
+                    ).wait()
+                }
             }
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
@@ -222,6 +233,7 @@ final class ConnectionPool: Sendable {
                 _ = try? connection.close().wait()
             }
             if let error = error as? StoreError { throw error }
+            if Self.sqlState(error) == "57014" { throw .timedOut }
             throw .database(path: url.redacted, detail: Self.describe(error))
         }
     }

@@ -213,6 +213,8 @@ enum PostgresSchema {
     /// A database written by a newer version is refused and left as it is.
     static func migrate(_ pool: ConnectionPool) throws(StoreError) {
         try pool.transaction { transaction in
+            // A migration rewrites whole tables: it runs without the statement time limit.
+            try transaction.run("SET LOCAL statement_timeout TO 0")
             try transaction.run("SELECT pg_advisory_xact_lock(7308519)")
             try transaction.run(
                 "CREATE TABLE IF NOT EXISTS schema_migration(version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"

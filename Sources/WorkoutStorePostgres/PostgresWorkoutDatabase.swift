@@ -21,9 +21,11 @@ public final class PostgresWorkoutDatabase: Sendable {
     /// `readOnly` opens a database that only answers reads (a hot-standby replica of the primary, a role
     /// without write rights): its schema is checked, not migrated, and an athlete's store reads the partitions
     /// the primary created (none yet: no workouts). Writing through such a store fails.
-    public init(url: String, poolSize: Int = 16, readOnly: Bool = false) throws(StoreError) {
+    /// - Parameter statementTimeout: each statement's time limit in seconds (PostgreSQL's `statement_timeout`;
+    ///   0: none): a statement past it is cancelled and the call throws `StoreError.timedOut`.
+    public init(url: String, poolSize: Int = 16, readOnly: Bool = false, statementTimeout: Double = 0) throws(StoreError) {
         let url = try PostgresURL(url)
-        pool = ConnectionPool(url: url, size: poolSize)
+        pool = ConnectionPool(url: url, size: poolSize, statementTimeout: statementTimeout)
         feed = ChangeFeed(url: url, logger: pool.logger)
         self.readOnly = readOnly
         if readOnly {

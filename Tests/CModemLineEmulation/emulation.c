@@ -7,13 +7,17 @@
 //   1. it has no modem lines: TIOCMGET/TIOCMSET/TIOCMBIS/TIOCMBIC answer ENOTTY (sp_open reads
 //      them and fails);
 //   2. it is not in sysfs: /sys/class/tty/pts/N does not exist (sp_get_port_by_name looks there).
-// This file defines `ioctl`, `__lxstat`/`lstat` and `readlink` in the executable. The linker
+// This file defines `ioctl`, `__lxstat`/`lstat`, `readlink` and `tcsetattr` in the executable. The linker
 // exports a definition that a linked shared library (libserialport.so) refers to, and the dynamic
 // linker binds the library's references to the executable's definition before libc's, so
 // libserialport's calls come here. For a pseudo-terminal descriptor the four modem ioctls keep the
 // line states in a variable (as a UART with a loop-back plug would show them), and the sysfs
 // lookups of /sys/class/tty/pts/N answer as for a native (non-USB) port; everything else goes to
 // the C library's own function unchanged (found with dlsym(RTLD_NEXT)).
+//
+// `workout_emulate_usb_serial_simple()` turns the process's pseudo-terminals into what Linux's
+// usb_serial_simple driver makes of an ANT USB2/USB-m stick (0fcf:1008/1009): the modem ioctls
+// answer ENOTTY, and tcsetattr succeeds but the speed stays at 9600 (and the frame at 8N1).
 #define _GNU_SOURCE
 #include "CModemLineEmulation.h"
 #include <dlfcn.h>
@@ -25,9 +29,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <termios.h>
 #include <unistd.h>
 
 static atomic_long calls;
+static atomic_int no_modem_lines;
+static atomic_int pinned_speed;
 static atomic_int modem_lines = TIOCM_DTR | TIOCM_RTS | TIOCM_CTS | TIOCM_DSR | TIOCM_CD;
 static const char pts_prefix[] = "/sys/class/tty/pts/";
 
@@ -52,6 +59,12 @@ int ioctl(int fd, unsigned long request, ...) {
     int is_modem_request =
         request == TIOCMGET || request == TIOCMSET || request == TIOCMBIS || request == TIOCMBIC;
     if (!is_modem_request || !is_pseudo_terminal(fd)) return real(fd, request, argument);
+    if (atomic_load(&no_modem_lines)) {
+        // usb_serial_simple has no tiocmget/tiocmset: usb-serial answers ENOTTY.
+        atomic_fetch_add(&calls, 1);
+        errno = ENOTTY;
+        return -1;
+    }
     int *bits = argument;
     if (bits == NULL) {
         errno = EFAULT;
@@ -109,4 +122,31 @@ ssize_t readlink(const char *restrict path, char *restrict buffer, size_t size) 
     }
     if (!real) real = (ssize_t (*)(const char *, char *, size_t))dlsym(RTLD_NEXT, "readlink");
     return real(path, buffer, size);
+}
+
+void workout_emulate_usb_serial_simple(void) {
+    atomic_store(&no_modem_lines, 1);
+    atomic_store(&pinned_speed, 1);
+}
+
+void workout_emulate_fixed_speed(void) {
+    atomic_store(&pinned_speed, 1);
+}
+
+// With the speed pinned (the usb_serial_simple emulation, or a fixed speed alone): the driver has no set_termios, so usb-serial copies the
+// hardware settings back (tty_termios_copy_hw): c_cflag keeps its old bits except HUPCL, CREAD
+// and CLOCAL, and the speeds stay; the old ones are usb-serial's initial B9600 | CS8 (drivers/usb/
+// serial/usb-serial.c). tcsetattr still succeeds, as the kernel's does.
+int tcsetattr(int fd, int actions, const struct termios *settings) {
+    static int (*real)(int, int, const struct termios *);
+    if (!real) real = (int (*)(int, int, const struct termios *))dlsym(RTLD_NEXT, "tcsetattr");
+    if (!atomic_load(&pinned_speed) || settings == NULL || !is_pseudo_terminal(fd)) {
+        return real(fd, actions, settings);
+    }
+    struct termios pinned = *settings;
+    pinned.c_cflag = (settings->c_cflag & (HUPCL | CREAD | CLOCAL)) | CS8;
+    cfsetispeed(&pinned, B9600);
+    cfsetospeed(&pinned, B9600);
+    atomic_fetch_add(&calls, 1);
+    return real(fd, actions, &pinned);
 }

@@ -8,6 +8,13 @@
 //     (settings read back from the driver) and `ready`; reads COUNT bytes and prints
 //     `read HEX`; writes them back and prints `echoed`; reads on until the end of the stream
 //     and prints `end REASON`; then `emulated N` (calls answered by the emulation).
+//   SerialProbe simple:PROTOCOL PATH SETTINGS COUNT
+//     as `transport`, with pseudo-terminals behaving as ports of Linux's usb_serial_simple driver
+//     (modem-line ioctls answer ENOTTY, the speed stays at 9600), opened as `workout record` opens
+//     PATH:PROTOCOL@SETTINGS (the recorder's settings for PROTOCOL, SerialPorts.openSerialPort).
+//   SerialProbe pinned:PROTOCOL PATH SETTINGS COUNT
+//     as `simple:`, but the port has (emulated) modem lines and only its speed stays at 9600: opened
+//     through libserialport.
 //   SerialProbe connection PATH SETTINGS COUNT
 //     runs a SensorConnection (libserialport backend, 10 ms back-off) and prints each event
 //     (`connected`, `bytes HEX`, `disconnected REASON`) until COUNT bytes came, then `counters …`.
@@ -42,8 +49,12 @@ do {
     fail(error.description)
 }
 
-func transportMode() throws(SensorError) {
-    let transport = try SerialPorts.open(path, settings: settings, backend: .libserialport)
+func transportMode(
+    _ open: () throws(SensorError) -> any ByteTransport = { () throws(SensorError) in
+        try SerialPorts.open(path, settings: settings, backend: .libserialport)
+    }
+) throws(SensorError) {
+    let transport = try open()
     defer { transport.close() }
     say("opened \(transport.backend) \(transport.kind) \(try transport.currentSettings())")
     say("ready")
@@ -86,6 +97,7 @@ func connectionMode() async throws(SensorError) {
             say("bytes \(hex(chunk))")
             total += chunk.count
             if total >= count { connection.stop() }
+        case .driver(let note): say("driver \(note)")
         }
     }
     let counters = connection.counters
@@ -99,6 +111,20 @@ do {
     switch arguments[1] {
     case "transport": try transportMode()
     case "connection": try await connectionMode()
+    case let mode where mode.hasPrefix("simple:"):
+        guard let wire = SensorProtocol(rawValue: String(mode.dropFirst("simple:".count))) else {
+            fail("unknown protocol in \(mode)")
+        }
+        workout_emulate_usb_serial_simple()
+        let sensor = SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+        try transportMode { () throws(SensorError) in try SerialPorts.openSerialPort(path, settings: sensor.settings) }
+    case let mode where mode.hasPrefix("pinned:"):
+        guard let wire = SensorProtocol(rawValue: String(mode.dropFirst("pinned:".count))) else {
+            fail("unknown protocol in \(mode)")
+        }
+        workout_emulate_fixed_speed()
+        let sensor = SensorRecorder.Sensor(path: path, wire: wire, settings: settings)
+        try transportMode { () throws(SensorError) in try SerialPorts.openSerialPort(path, settings: sensor.settings) }
     default: fail("unknown mode \(arguments[1])")
     }
 } catch {

@@ -32,7 +32,7 @@ struct RecordCommandTests {
 
     @Test func aMissingDeviceIsNamedAndNothingRecordedIsTouched() throws {
         let missing = "/dev/ttyUSB-not-there-\(getpid())"
-        let (result, before, after) = try refused(["record", "--sensor", "\(missing):ant", "--activity", "cycling"])
+        let (result, before, after) = try refused(["record", "--sensor", "\(missing):ant", "--activity", "cycling", "--ant-network-key", "0123456789ABCDEF"])
         #expect(result.status != 0)
         #expect(result.stderr.contains(missing), "\(result.stderr)")
         #expect(result.stderr.contains("no device at"), "\(result.stderr)")
@@ -69,7 +69,7 @@ struct RecordCommandTests {
         try withTwoRides { db, _ in
             let result = try runCommand([
                 "record", "--sensor", "\(terminal.path):nmea", "--sensor", "\(missing):ant", "--activity", "running",
-                "--db", db,
+                "--db", db, "--ant-network-key", "0123456789ABCDEF",
             ])
             #expect(result.status != 0)
             #expect(result.stderr.contains(missing))
@@ -81,6 +81,26 @@ struct RecordCommandTests {
         }
     }
 
+    /// An ANT sensor without a network key is refused before any port is opened, saying where the key
+    /// comes from; a malformed key is refused too.
+    @Test func anANTSensorWithoutANetworkKeyIsRefusedBeforeOpening() throws {
+        let missing = "/dev/ttyUSB-not-there-\(getpid())"
+        let (result, before, after) = try refused(["record", "--sensor", "\(missing):ant", "--activity", "cycling"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("WORKOUT_ANT_NETWORK_KEY"), "\(result.stderr)")
+        #expect(!result.stderr.contains("no device at"), "the key is checked before the port: \(result.stderr)")
+        #expect(after == before)
+        let (malformed, _, _) = try refused([
+            "record", "--sensor", "\(missing):ant:hr=4711", "--activity", "cycling", "--ant-network-key", "12345",
+        ])
+        #expect(malformed.status != 0)
+        #expect(malformed.stderr.contains("16 are needed"), "\(malformed.stderr)")
+        let (badPin, _, _) = try refused([
+            "record", "--sensor", "\(missing):ant:hr=x", "--activity", "cycling", "--ant-network-key", "0123456789ABCDEF",
+        ])
+        #expect(badPin.stderr.contains("device number"), "\(badPin.stderr)")
+    }
+
     /// A tiny `--time-scale` (the reconnect back-off divides by it) is refused or works, never a crash: the
     /// message names the missing device or the option.
     @Test func aTinyTimeScaleIsRefusedOrWorksButNeverCrashes() throws {
@@ -90,6 +110,7 @@ struct RecordCommandTests {
         let missing = "/dev/ttyUSB-not-there-\(getpid())"
         let result = try runCommand([
             "record", "--sensor", "\(missing):ant", "--activity", "cycling", "--time-scale", "1e-17",
+            "--ant-network-key", "0123456789ABCDEF",
             "--db", folder.appendingPathComponent("store.sqlite").path,
         ])
         #expect(result.status == 1 || result.status == 64, "status \(result.status)")

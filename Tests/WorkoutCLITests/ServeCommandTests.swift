@@ -76,7 +76,10 @@ struct ServeCommandTests {
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        if let json { request.httpBody = try JSONSerialization.data(withJSONObject: json) }
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         let (data, response) = try await URLSession.shared.data(for: request)
         return (
             (response as? HTTPURLResponse)?.statusCode ?? 0,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WorkoutFormats
+import WorkoutImport
 import WorkoutReplay
 import WorkoutStore
 
@@ -272,7 +273,7 @@ struct DecoderTests {
                 _ = try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false))
                 Issue.record("\(name) imported")
             } catch {
-                guard case .format(_, .decoding(let fitError)) = error else {
+                guard case .format(_, let reason) = error, case .decoding(let fitError)? = reason as? ImportError else {
                     Issue.record("\(name): \(error)")
                     continue
                 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutFormats
+import WorkoutImport
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore

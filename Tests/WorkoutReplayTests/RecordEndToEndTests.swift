@@ -25,6 +25,10 @@ private func launch(_ executable: String, _ arguments: [String]) throws -> (Proc
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
+    // The GPS speed `record` finds is remembered in the state folder: a scratch one, not the user's.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-state").path
+    process.environment = environment
     try process.run()
     return (process, output)
 }
@@ -40,6 +44,10 @@ private func wait(_ process: Process, seconds: Double) -> Bool {
     return true
 }
 
+/// The ANT network key the tests' emulated stick and recorder share (not the ANT+ key: the
+/// emulation only checks that both sides use the same one).
+private let testANTNetworkKey = "0123456789ABCDEF"
+
 /// Plays `scenario` (a name or a JSON path) with watch-sim on pseudo-terminals at `speed` and records
 /// it with `workout record` on the other end; returns the saved workout, the store and the record
 /// command's output lines.
@@ -49,7 +57,11 @@ private func recordSimulated(
     let links = folder.appendingPathComponent("links").path
     let database = folder.appendingPathComponent("recorded.sqlite").path
     let (simulator, _) = try launch(
-        "watch-sim", [scenario, "--seed", "\(seed)", "--speed", "\(speed)", "--link-dir", links, "--wait", "3"])
+        "watch-sim",
+        [
+            scenario, "--seed", "\(seed)", "--speed", "\(speed)", "--link-dir", links, "--wait", "3",
+            "--ant-network-key", testANTNetworkKey,
+        ])
     defer { if simulator.isRunning { simulator.terminate() } }
     let deadline = Date().addingTimeInterval(10)
     while !["gps", "ant", "watch"].allSatisfy({ FileManager.default.fileExists(atPath: "\(links)/\($0)") }),
@@ -60,6 +72,7 @@ private func recordSimulated(
     var arguments = [
         "record", "--sensor", "\(links)/gps:nmea", "--sensor", "\(links)/ant:ant", "--sensor", "\(links)/watch:watch",
         "--activity", "swimBikeRun", "--time-scale", "\(speed)", "--db", database,
+        "--ant-network-key", testANTNetworkKey,
     ]
     if let lapLength { arguments += ["--lap-length", "\(lapLength)"] }
     let (recorder, output) = try launch("workout", arguments)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutImport
 import WorkoutModel
 import WorkoutReplay
 import WorkoutReport
@@ -10,7 +11,7 @@ import WorkoutStore
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// The real recordings: ../shared/data next to the repository, or $WORKOUT_SHARED_DATA (README, Formats).
+/// The real recordings: ../shared/data next to the repository, or $WORKOUT_SHARED_DATA (CONTRIBUTING.md, "FIT tests").
 let sharedData: URL = {
     if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty {
         return URL(fileURLWithPath: path)

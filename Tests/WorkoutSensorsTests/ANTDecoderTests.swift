@@ -171,7 +171,7 @@ struct ANTDecoderTests {
             + antFrame(0x4E, [0, 1, 2, 3, 4])  // too short for a broadcast
             + antFrame(0x51, [0, 1])  // too short for a channel id
             + channelID(4, number: 1, type: 11) + broadcast(4, [0x01, 0xAC, 0, 0, 0, 0, 0, 0])  // calibration page
-            + channelID(8, number: 1, type: 17) + broadcast(8, [0x10, 0, 0, 0, 0, 0, 0, 0])  // fitness equipment
+            + channelID(8, number: 1, type: 17) + broadcast(8, [0x37, 0, 0, 0, 0, 0, 0, 0])  // an FE-C page not read
         let (readings, decoder) = decodeAll(bytes)
         #expect(
             readings.map(\.value) == [

@@ -177,4 +177,66 @@ struct SensorRecorderTests {
             "laps \(laps.map { ($0.start.timeIntervalSince(origin), $0.end.timeIntervalSince(origin)) }); refused \(recorder.status[0].refused)"
         )
     }
+
+    /// A multi-constellation receiver switches talker (GP → GN → GP) on a straight 35 s track north at 5 m/s,
+    /// sending GGA and RMC for every fix: the distance counts once, within 2 % of the track's own.
+    @Test func distanceFromOneReceiverCountsOnceWhateverTalkerItUses() async throws {
+        let gps = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running, locationType: .outdoor), clock: clock)
+        try session.start(at: at(0))
+        let recorder = SensorRecorder(session: session, sensors: [.init(path: gps.path, wire: .nmea)], clock: clock)
+        try recorder.start()
+        defer { recorder.stop() }
+
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? utc.timeZone
+        /// `dddmm.mmmm` of `degrees` (NMEA 0183), and the degrees that text stands for.
+        func coordinate(_ degrees: Double, width: Int) -> (text: String, value: Double) {
+            let whole = Int(degrees)
+            let tenThousandths = Int(((degrees - Double(whole)) * 60 * 10_000).rounded())
+            let text = String(
+                format: "%0\(width)d%02d.%04d", whole, tenThousandths / 10_000, tenThousandths % 10_000)
+            return (text, Double(whole) + Double(tenThousandths) / 10_000 / 60)
+        }
+        func sentence(_ body: String) -> [UInt8] {
+            let sum = body.utf8.reduce(UInt8(0), ^)
+            return Array("$\(body)*\(String(format: "%02X", sum))\r\n".utf8)
+        }
+        var emitted: [(latitude: Double, longitude: Double)] = []
+        for second in 1...35 {
+            let talker = second <= 10 ? "GP" : second <= 22 ? "GN" : "GP"
+            let date = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: at(Double(second)))
+            let time = String(format: "%02d%02d%02d.00", date.hour ?? 0, date.minute ?? 0, date.second ?? 0)
+            let day = String(format: "%02d%02d%02d", date.day ?? 0, date.month ?? 0, (date.year ?? 0) % 100)
+            // 5 m north a second: 5 / (6371008.8 × π / 180) degrees of latitude.
+            let latitude = coordinate(48.1173 + Double(second) * 5 / 111_194.93, width: 2)
+            let longitude = coordinate(11.5221, width: 3)
+            emitted.append((latitude.value, longitude.value))
+            let position = "\(latitude.text),N,\(longitude.text),E"
+            clock.set(at(Double(second)))
+            try gps.write(
+                sentence("\(talker)GGA,\(time),\(position),1,09,0.8,520.0,M,47.0,M,,")
+                    + sentence("\(talker)RMC,\(time),A,\(position),9.72,0.0,\(day),,,A"))
+            #expect(await eventually { recorder.status[0].decoder.framesDecoded == 2 * second })
+        }
+        // The track's length from the emitted positions (haversine, mean Earth radius).
+        func haversine(_ a: (latitude: Double, longitude: Double), _ b: (latitude: Double, longitude: Double)) -> Double {
+            let radians = Double.pi / 180
+            let dLatitude = (b.latitude - a.latitude) * radians
+            let dLongitude = (b.longitude - a.longitude) * radians
+            let h =
+                pow(sin(dLatitude / 2), 2) + cos(a.latitude * radians) * cos(b.latitude * radians) * pow(sin(dLongitude / 2), 2)
+            return 2 * 6_371_008.8 * asin(h.squareRoot())
+        }
+        let track = zip(emitted, emitted.dropFirst()).map(haversine).reduce(0, +)
+        #expect(abs(track - 170) < 1)
+        var distance = 0.0
+        _ = await eventually {
+            distance = session.builder.snapshot(at: at(35)).statistics[.distanceWalkingRunning]?.sum?.value ?? 0
+            return abs(distance - track) <= 0.02 * track
+        }
+        #expect(abs(distance - track) <= 0.02 * track, "recorded \(distance) m, track \(track) m")
+    }
 }

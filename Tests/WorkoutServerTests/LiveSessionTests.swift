@@ -63,7 +63,8 @@ struct LiveSessionTests {
             #expect(answer.status >= 400 && answer.status < 500 && answer.errorCode == code, "\(name): \(answer.status) \(answer.text)")
             #expect(try await Self.state(server, session, token: token) == (1, 5, "running"), "\(name) changed the session")
         }
-        let malformed = try await server.send("POST", path, token: token, body: Data("{\"seq\": 2, \"items\": [".utf8))
+        let malformed = try await server.send(
+            "POST", path, token: token, body: Data("{\"seq\": 2, \"items\": [".utf8), contentType: "application/json")
         #expect(malformed.status == 400 && malformed.errorCode == "invalid_json")
 
         let second = try await server.json("POST", path, token: token, heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 2))

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-import WorkoutServer
+import WorkoutModel
+
+@testable import WorkoutServer
 
 /// docs/openapi.yaml against the running server: every status the server answers on a route is listed there.
 @Suite("OpenAPI document", .serialized)
@@ -51,6 +53,63 @@ struct OpenAPIDocumentTests {
         }
     }
 
+    static func documentText() throws -> String {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return try String(contentsOf: repository.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+    }
+
+    @Test("the document states the limits the server enforces, with the server's own figures")
+    func theDocumentStatesTheLimits() throws {
+        let text = try Self.documentText()
+        let stated = [
+            // Dates: the form, the fraction's digits, the years.
+            "years \(FastISODate.minimumYear)–\(FastISODate.maximumYear)",
+            "at most \(FastISODate.maximumFractionDigits) fraction digits",
+            "maxLength: \(FastISODate.maximumLength)",
+            // Queries.
+            "maxItems: \(Parsing.maximumConditions)", "at most \(Parsing.maximumConditions) `condition`s",
+            "at most \(QueryParameters.maximumCount) query parameters", "\(QueryParameters.maximumTargetLength) bytes",
+            // Live sessions' times.
+            "maximum: \(Int(TimeBounds.longest))", TimeBounds.longestText, TimeBounds.aheadOfClockText,
+            // JSON.
+            "nesting at most \(StrictJSON.maximumDepth) deep", "duplicate_field", "trailing comma",
+            // Statuses and the request id.
+            "405 `method_not_allowed`", "`Allow` header", "415 `unsupported_media_type`", "422 `date_in_future`",
+            "429 `too_many_sessions`", "401 whatever else", "X-Request-Id", "requestId", "--body-limit",
+            // Schemathesis's "valid request rejected": what the server refuses is not valid in the document.
+            "exclusiveMinimum: 0", "minLength: 1", "application/vnd.ant.fit",
+        ]
+        for phrase in stated { #expect(text.contains(phrase), "docs/openapi.yaml does not state '\(phrase)'") }
+        // Types are enumerations of the server's own (an empty or unknown `type=` is not a valid request).
+        for (name, values) in [
+            ("ActivityType", WorkoutActivityType.allCases.map(\.rawValue)), ("QuantityType", QuantityType.allCases.map(\.rawValue)),
+        ] {
+            let line = "    \(name):\n      type: string\n      enum: [" + values.joined(separator: ", ") + "]"
+            #expect(text.contains(line), "\(name) is not the enumeration \(values)")
+        }
+    }
+
+    @Test("the document's date pattern takes what the server takes and refuses what it refuses")
+    func theDatePatternMatchesTheParser() throws {
+        let text = try Self.documentText()
+        let line = try #require(text.split(separator: "\n").first { $0.contains("pattern: '^(19") })
+        let pattern = String(line.drop { $0 != "'" }.dropFirst().dropLast()).replacingOccurrences(of: "\\\\", with: "\\")
+        let regex = try NSRegularExpression(pattern: pattern)
+        func matches(_ date: String) -> Bool { regex.firstMatch(in: date, range: NSRange(date.startIndex..., in: date)) != nil }
+        for date in [
+            "2026-05-01T07:30:00Z", "1900-01-01T00:00:00.123456789+05:30", "2200-12-31T23:59:59z", "2024-04-30T00:00:00-01:00",
+        ] {
+            #expect(matches(date) && Wire.parseDate(date) != nil, "\(date)")
+        }
+        for date in [
+            "99999999-01-01T00:00:00Z", "1899-12-31T23:59:59Z", "2026-02-30T00:00:00Z", "2026-05-01T07:30:00.1234567890Z",
+            "2026-05-01T24:00:00Z", "2026-05-01T07:30:00",
+        ] {
+            #expect(!matches(date) && Wire.parseDate(date) == nil, "\(date)")
+        }
+    }
+
     /// Every route with what makes it answer each kind of error, recording (route, status).
     @Test func everyStatusTheServerAnswersIsListedForItsRoute() async throws {
         let documented = try Self.documentedResponses()
@@ -62,7 +121,9 @@ struct OpenAPIDocumentTests {
         var seen: [String: Set<Int>] = [:]
         func call(_ route: String, _ path: String, token: String?, body: Data? = nil) async throws -> Answer {
             let method = String(route.prefix { $0 != " " })
-            let answer = try await server.send(method, path, token: token, body: body)
+            // JSON bodies as JSON, uploads as FIT files (octet-stream).
+            let type = route == "POST /v1/workouts" ? "application/octet-stream" : "application/json"
+            let answer = try await server.send(method, path, token: token, body: body, contentType: type)
             seen[route, default: []].insert(answer.status)
             return answer
         }

@@ -33,6 +33,10 @@ struct TestFailure: Error, CustomStringConvertible {
 struct Answer: Sendable {
     var status: Int
     var body: Data
+    /// The `X-Request-Id` header.
+    var requestID: String? = nil
+    /// The `Allow` header (405 answers).
+    var allow: String? = nil
 
     var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
     /// The typed error's code (`{"error": {"code": …}}`), nil when the body is not one.
@@ -107,9 +111,11 @@ final class TestServer: Sendable {
 
     func remove() { try? FileManager.default.removeItem(atPath: folder) }
 
-    /// Sends a request; `token` nil sends no Authorization header.
+    /// Sends a request; `token` nil sends no Authorization header; a body goes as `contentType`
+    /// (application/octet-stream by default, a FIT upload's).
     func send(
-        _ method: String, _ path: String, token: String?, body: Data? = nil, authorization: String? = nil
+        _ method: String, _ path: String, token: String?, body: Data? = nil, authorization: String? = nil,
+        contentType: String = "application/octet-stream"
     ) async throws -> Answer {
         guard let url = URL(string: base + path) else { throw TestFailure("bad test URL \(path)") }
         var request = URLRequest(url: url)
@@ -117,14 +123,19 @@ final class TestServer: Sendable {
         request.httpBody = body
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
-        if body != nil { request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type") }
+        if body != nil { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestFailure("no HTTP response for \(path)") }
-        return Answer(status: http.statusCode, body: data)
+        return Answer(
+            status: http.statusCode, body: data, requestID: http.value(forHTTPHeaderField: "X-Request-Id"),
+            allow: http.value(forHTTPHeaderField: "Allow"))
     }
 
+    /// Sends `object` as a JSON body (Content-Type application/json).
     func json(_ method: String, _ path: String, token: String?, _ object: Any) async throws -> Answer {
-        try await send(method, path, token: token, body: try JSONSerialization.data(withJSONObject: object))
+        try await send(
+            method, path, token: token, body: try JSONSerialization.data(withJSONObject: object),
+            contentType: "application/json")
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WorkoutEngine
+import WorkoutImport
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore

@@ -127,6 +127,75 @@ struct LibSerialPortPathTests {
         try SerialPorts.open(terminal.path).close()
     }
 
+    /// An ANT USB2/USB-m stick on Linux: usb_serial_simple answers modem-line queries with ENOTTY and keeps
+    /// 9600 bit/s whatever is set. `PATH:ant` opens it at the default settings (termios, kind terminal, at the
+    /// port's 9600) and bytes go both ways.
+    @Test func anANTStickPortWithoutModemLinesPinnedAt9600OpensForANT() async throws {
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        let path = try #require(terminal?.path)
+        let startup: [UInt8] = [0xA4, 0x01, 0x6F, 0x00, 0xCA]
+        let probe = try Probe(["simple:ant", path, "115200,8N1", "\(startup.count)"])
+        #expect(await probe.output.line(startingWith: "ready") != nil, "\(probe.output.all)")
+        #expect(probe.output.all.first == "opened termios terminal 9600,8N1")
+        #expect(try terminal?.readerSettings().baudRate == 9600)
+
+        try terminal?.write(startup)
+        #expect(await probe.output.line(startingWith: "read ") == "read \(hex(startup))")
+        #expect(await probe.output.line(startingWith: "echoed") != nil)
+        #expect(try readMaster(try #require(terminal), count: startup.count) == startup)
+        terminal = nil
+        #expect(await probe.output.line(startingWith: "end") == "end hangUp")
+        // The emulation answered the modem-line query (ENOTTY) and pinned the speed.
+        let emulated = await probe.output.line(startingWith: "emulated")
+        #expect((emulated?.split(separator: " ").last.flatMap { Int($0) } ?? 0) >= 2, "\(probe.output.all)")
+        #expect(await probe.exitStatus() == 0)
+    }
+
+    /// The same port for a protocol that needs its speed: refused, naming the speed it keeps as the one to
+    /// give, never the speed just refused; at that speed it opens.
+    @Test func aPortPinnedAt9600RefusesAnotherSpeedAndProposesTheOneItKeeps() async throws {
+        let terminal = try PseudoTerminal()
+        let probe = try Probe(["simple:nmea", terminal.path, "115200,8N1", "1"])
+        let error = try #require(await probe.output.line(startingWith: "error"), "\(probe.output.all)")
+        #expect(error.contains("\(terminal.path) does not support 115200 bit/s"), "\(error)")
+        #expect(error.contains("keeps 9600 bit/s") && error.contains("@9600"), "\(error)")
+        let advice = try #require(error.components(separatedBy: "115200 bit/s:").last)
+        #expect(!advice.contains("115200"), "\(error)")
+        #expect(await probe.exitStatus() == 1)
+
+        let atItsSpeed = try Probe(["simple:nmea", terminal.path, "9600", "1"])
+        #expect(await atItsSpeed.output.line(startingWith: "ready") != nil, "\(atItsSpeed.output.all)")
+        #expect(atItsSpeed.output.all.first == "opened termios terminal 9600,8N1")
+        try terminal.write([0x24])
+        #expect(await atItsSpeed.output.line(startingWith: "read ") == "read 24")
+        #expect(await atItsSpeed.output.line(startingWith: "echoed") != nil)
+        _ = try readMaster(terminal, count: 1)
+    }
+
+    /// A port with modem lines whose driver ignores speed changes (it keeps 9600) opens through libserialport
+    /// for `ant`, at the speed it keeps; for `nmea` at another speed it is refused, proposing 9600.
+    @Test func aPortThatIgnoresSpeedChangesOpensThroughLibserialportForANT() async throws {
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        let path = try #require(terminal?.path)
+        let probe = try Probe(["pinned:ant", path, "115200,8N1", "1"])
+        #expect(await probe.output.line(startingWith: "ready") != nil, "\(probe.output.all)")
+        #expect(probe.output.all.first == "opened libserialport serialPort 9600,8N1")
+        try terminal?.write([0xA4])
+        #expect(await probe.output.line(startingWith: "read ") == "read a4")
+        #expect(await probe.output.line(startingWith: "echoed") != nil)
+        _ = try readMaster(try #require(terminal), count: 1)
+        terminal = nil
+        #expect(await probe.output.line(startingWith: "end") == "end hangUp")
+        #expect(await probe.exitStatus() == 0)
+
+        let other = try PseudoTerminal()
+        let refused = try Probe(["pinned:nmea", other.path, "57600", "1"])
+        let error = try #require(await refused.output.line(startingWith: "error"), "\(refused.output.all)")
+        #expect(error.contains("does not support 57600 bit/s") && error.contains("@9600"), "\(error)")
+        #expect(!(error.components(separatedBy: "57600 bit/s:").last ?? "").contains("57600"), "\(error)")
+        #expect(await refused.exitStatus() == 1)
+    }
+
     @Test func aPortInUseIsBusyAndKeepsItsSettings() async throws {
         let terminal = try PseudoTerminal()
         let holder = try SerialPorts.open(terminal.path, settings: SerialSettings(parsing: "4800,8N1,flow=xonxoff"))

@@ -1,3 +1,4 @@
+import CTerminalShims
 import Testing
 
 @testable import WorkoutSensors
@@ -53,5 +54,37 @@ struct SerialSettingsTests {
         #expect(throws: SensorError.self) { try SerialSettings(baudRate: 0) }
         #expect(throws: SensorError.self) { try SerialSettings(dataBits: 9) }
         #expect(throws: SensorError.self) { try SerialSettings(stopBits: 3) }
+    }
+
+    @Test func aSpeedIsGivenOnlyByADigitsPart() {
+        #expect(SerialSettings.specifiesSpeed("4800"))
+        #expect(SerialSettings.specifiesSpeed("8N1, 9600"))
+        #expect(!SerialSettings.specifiesSpeed(""))
+        #expect(!SerialSettings.specifiesSpeed("8N1,flow=rtscts"))
+    }
+
+    /// Every refusal says what to try instead, and that is never the value just refused (a port at
+    /// 115200 refused must not be told to use 115200).
+    @Test(arguments: ["115200,8N1", "9600,7E2,flow=rtscts", "4800,8O1,flow=xonxoff", "57600,5N2", "flow=dtrdsr"])
+    func noRefusalProposesTheRefusedValue(spec: String) throws {
+        let settings = try SerialSettings(parsing: spec)
+        let refused: [(Int32, String)] = [
+            (Int32(WORKOUT_SERIAL_BAD_BAUD), "@\(settings.baudRate)"),
+            (Int32(WORKOUT_SERIAL_BAD_DATA_BITS), "\(settings.dataBits) data bit"),
+            (Int32(WORKOUT_SERIAL_BAD_PARITY), "(\(settings.dataBits)\(settings.parity.letter)"),
+            (Int32(WORKOUT_SERIAL_BAD_STOP_BITS), "\(settings.stopBits) stop bit"),
+            (Int32(WORKOUT_SERIAL_BAD_FLOW), "flow=\(settings.flowControl.rawValue)"),
+        ]
+        for (code, value) in refused {
+            let message = settings.refusal(code: code, path: "/dev/ttyUSB0", backend: "termios").description
+            let advice = try #require(message.split(separator: ";").last.map(String.init), "\(message)")
+            #expect(advice.contains("try") || advice.contains("give"), "\(message)")
+            #expect(!advice.contains(value), "\(message)")
+        }
+        let pinned = settings.fixedSpeedRefusal(path: "/dev/ttyUSB0", kept: 9600).description
+        #expect(pinned.contains("@9600"))
+        if settings.baudRate != 9600 {
+            #expect(!(pinned.split(separator: ":").dropFirst().joined()).contains("\(settings.baudRate)"), "\(pinned)")
+        }
     }
 }

@@ -32,14 +32,20 @@ enum {
     WORKOUT_SERIAL_BAD_PARITY = 3,
     WORKOUT_SERIAL_BAD_STOP_BITS = 4,
     WORKOUT_SERIAL_BAD_FLOW = 5,
+    /// The terminal took the settings but kept another speed (a driver that cannot change speed,
+    /// such as Linux's usb_serial_simple, which keeps 9600): read the settings to see which.
+    WORKOUT_SERIAL_SPEED_NOT_KEPT = 6,
 };
 
 /// Puts the terminal `fd` in raw mode with `config` (termios: cfmakeraw, CLOCAL, CREAD, speed, size,
 /// parity incl. CMSPAR, stop bits, CRTSCTS or IXON/IXOFF) and reads the settings back. Returns 0,
 /// -1 with errno set, or the WORKOUT_SERIAL_BAD_* code of the first setting the terminal refused or
 /// did not keep. With `check_frame` 0, data bits and parity are not checked: Linux pseudo-terminals
-/// always keep 8 data bits and no parity (they carry bytes, not bits).
-int workout_serial_configure(int fd, const workout_serial_config *config, int check_frame);
+/// always keep 8 data bits and no parity (they carry bytes, not bits). With `accept_kept_speed` 1, a
+/// speed the terminal did not keep is accepted (the rest is still checked); with 0 it gives
+/// WORKOUT_SERIAL_SPEED_NOT_KEPT.
+int workout_serial_configure(
+    int fd, const workout_serial_config *config, int check_frame, int accept_kept_speed);
 
 /// Reads the terminal's current settings into `config`. Returns 0, or -1 with errno set.
 int workout_serial_read_config(int fd, workout_serial_config *config);

@@ -53,9 +53,12 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     case nothingToImport(String)
     /// `--auto-segment` asks for swim-bike-run detection on a file that is not a triathlon.
     case notATriathlon(sports: [String])
+    /// The file's times are outside what the import was told to take (`FITImportOptions.longestSpan`, `latestEnd`).
+    case outsideLimits(String)
 
     public var description: String {
         switch self {
+        case .outsideLimits(let detail): detail
         case .decoding(let error): error.description
         case .nothingToImport(let detail): "nothing to import: \(detail)"
         case .notATriathlon(let sports):
@@ -74,10 +77,23 @@ public struct FITImportOptions: Sendable, Hashable {
     /// (`ImportMetadataKey.damage`) and the damage reported as an anomaly with its byte offset. Off,
     /// a damaged file is refused whole.
     public var salvage: Bool
+    /// Mixed into the seed of the workout's ids (0: the ids follow from the file's bytes alone). The server gives
+    /// each athlete its own, so that two athletes uploading the same file get two workouts with distinct ids.
+    public var idSalt: UInt64
+    /// The longest workout taken, seconds (nil: any); a file spanning more is refused (`ImportError.outsideLimits`).
+    public var longestSpan: TimeInterval?
+    /// The latest end taken (nil: any); a file ending later is refused (`ImportError.outsideLimits`).
+    public var latestEnd: Date?
 
-    public init(autoSegment: Bool = false, salvage: Bool = true) {
+    public init(
+        autoSegment: Bool = false, salvage: Bool = true, idSalt: UInt64 = 0, longestSpan: TimeInterval? = nil,
+        latestEnd: Date? = nil
+    ) {
         self.autoSegment = autoSegment
         self.salvage = salvage
+        self.idSalt = idSalt
+        self.longestSpan = longestSpan
+        self.latestEnd = latestEnd
     }
 }
 
@@ -129,10 +145,27 @@ public struct FITImportPlan: Sendable {
     public var sessions: [FITSummary]
     public var configuration: WorkoutConfiguration
     public var builderOptions: BuilderOptions
+    /// The ids the file would have without `FITImportOptions.idSalt` (what an import made before the salt
+    /// gave it: a duplicate of that is found by it).
+    public var unsaltedIdentifiers: IdentifierSource
     public var start: Date
     public var end: Date
     public var legs: [ImportedLeg]
-    public var steps: [TimedStep]
+    /// Every step in time order (made whole: the replay itself takes the record steps one record at a time).
+    public var steps: [TimedStep] {
+        var all: [TimedStep] = []
+        all.reserveCapacity(stepCount)
+        var steps = orderedSteps()
+        while let (key, step) = steps.next() { all.append(TimedStep(time: FITTime.date(key.time), step: step)) }
+        return all
+    }
+    /// How many steps the replay applies.
+    public var stepCount: Int { fixedSteps.count + recordStepCount }
+    /// The steps other than the records' (legs, pauses, lengths, laps, heart beats), in key order.
+    var fixedSteps: [(key: StepKey, step: ImportStep)]
+    /// Makes the records' steps during the replay (nil: they are among `fixedSteps`).
+    var recordSteps: RecordStepperBox?
+    var recordStepCount: Int
     /// Heart rate after the end (for the heart-rate recovery).
     public var recoveryHeartRate: [QuantitySample]
     public var anomalies: [ImportAnomaly]
@@ -173,7 +206,9 @@ public struct FITImportPlan: Sendable {
         self.options = options
         sessions = planner.sessions
         configuration = planner.configuration
-        var builderOptions = BuilderOptions(identifiers: .seeded(seed ^ (options.autoSegment ? 0x5EED_0A17 : 0)))
+        let unsalted = seed ^ (options.autoSegment ? 0x5EED_0A17 : 0)
+        unsaltedIdentifiers = .seeded(unsalted)
+        var builderOptions = BuilderOptions(identifiers: .seeded(unsalted ^ options.idSalt))
         // Smart recording leaves records seconds apart, standing for the device's own once-a-second
         // values: a reading moves in a straight line to the next one within the hold cap.
         if Self.isSmartRecorded(file.records) {
@@ -193,10 +228,18 @@ public struct FITImportPlan: Sendable {
         self.builderOptions = builderOptions
         start = FITTime.date(planner.workoutStart)
         end = FITTime.date(planner.workoutEnd)
-        legs = planner.legs
-        steps = planner.steps.sorted { $0.key < $1.key }.map {
-            TimedStep(time: FITTime.date($0.key.time), step: $0.step)
+        if let longest = options.longestSpan, end.timeIntervalSince(start) > longest {
+            throw .outsideLimits(
+                "the file's workout runs from \(start) to \(end), longer than the \(Int(longest / 3_600)) hours a workout "
+                    + "may last here")
         }
+        if let latest = options.latestEnd, end > latest {
+            throw .outsideLimits("the file's workout ends at \(end), after \(latest): check the device's clock")
+        }
+        legs = planner.legs
+        fixedSteps = planner.steps.sorted { $0.key < $1.key }
+        recordSteps = planner.recordStepper
+        recordStepCount = planner.recordStepper == nil ? 0 : planner.recordStepCount
         recoveryHeartRate = planner.recovery
         anomalies = planner.anomalies
         device = planner.device
@@ -211,6 +254,42 @@ public struct FITImportPlan: Sendable {
         if options.autoSegment { metadata[ImportMetadataKey.segmentation] = .string("automatic") }
         if let damage = file.damage { metadata[ImportMetadataKey.damage] = .string(damage.description) }
         self.metadata = metadata
+    }
+
+    /// Every step in time order, the records' made as the iterator reaches them (a replay that holds only
+    /// the step it applies).
+    public func makeStepIterator() -> AnyIterator<TimedStep> {
+        var steps = orderedSteps()
+        return AnyIterator { steps.next().map { TimedStep(time: FITTime.date($0.key.time), step: $0.step) } }
+    }
+
+    /// Every step in key order: the fixed steps merged with the records' as they are made.
+    func orderedSteps() -> OrderedSteps {
+        OrderedSteps(fixed: fixedSteps, records: recordSteps?.stepper.makeIterator())
+    }
+
+    /// The merge of the fixed steps and the record steps (each in key order).
+    struct OrderedSteps: IteratorProtocol {
+        let fixed: [(key: StepKey, step: ImportStep)]
+        var records: RecordStepper.Iterator?
+        var fixedIndex = 0
+        var pending: (key: StepKey, step: ImportStep)?
+
+        init(fixed: [(key: StepKey, step: ImportStep)], records: RecordStepper.Iterator?) {
+            self.fixed = fixed
+            self.records = records
+            pending = self.records?.next()
+        }
+
+        mutating func next() -> (key: StepKey, step: ImportStep)? {
+            if let record = pending, fixedIndex == fixed.count || record.key < fixed[fixedIndex].key {
+                pending = records?.next()
+                return record
+            }
+            guard fixedIndex < fixed.count else { return nil }
+            defer { fixedIndex += 1 }
+            return fixed[fixedIndex]
+        }
     }
 
     /// The open-water SWOLF the device writes: strokes per 25 m + 1 on Garmin's 2022 generation

@@ -29,6 +29,36 @@ struct ImportPlanner {
     var routePointCount = 0
     var recordsBefore = 0
     var recordsAfter = 0
+    /// The record pass's running state: the cumulative counters and the previous record's time.
+    var recordPass = RecordPass()
+    /// While set, `add` numbers steps without keeping them (the planning pass over the records, whose steps the
+    /// replay makes again one record at a time: `RecordSteps`).
+    var countsStepsOnly = false
+    /// The planning pass's record steps: how many, and whether their keys came in order (else they are kept).
+    var recordStepCount = 0
+    var recordStepsInOrder = true
+    var lastRecordKey: StepKey?
+    /// The planner as the record pass begins (for `RecordSteps`), and the records in time order.
+    var recordStepper: RecordStepperBox?
+
+    /// The strap's stored beats' times (`hr` messages), sorted: what the record pass merges the records' heart rate
+    /// with (set before the record pass begins).
+    var recordBeatTimes: [Double] = []
+    /// Whether the record pass takes a swim's strokes from the stroke rate in `cadence` (a leg counts strokes and no
+    /// record carries `total_cycles`; set before the record pass begins).
+    var strokesFromCadence = false
+
+    /// The state the record pass carries from one record to the next.
+    struct RecordPass {
+        var distance = CounterState(name: "distance", unit: " m")
+        var cycles = CounterState(name: "cycle count", unit: "")
+        /// The previous record's time as the import took it (a record just after a session's end at the end).
+        var previousRecord: Double?
+        /// The previous record's own timestamp (where its heart-rate interval ends).
+        var previousRecordTime: Double?
+        /// The first of `recordBeatTimes` after the previous record's interval began.
+        var nextBeat = 0
+    }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
     enum Rank: Int { case endLeg = 0, beginLeg, pause, data }
@@ -59,7 +89,27 @@ struct ImportPlanner {
         planLegSteps()
         planLengths()
         planPauses(records)
+        // What the record pass needs of all the records and beats, worked out once before it begins (the
+        // counting pass and the replay's stepper both start from here).
+        recordBeatTimes = file.heartBeats.map(\.time).sorted()
+        strokesFromCadence =
+            legs.indices.contains { types($0)?.strokes == true } && !records.contains { $0.record.totalCycles != nil }
+        // The record steps are most of a large file's steps (a sample batch and a route point a record): they are
+        // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
+        // so that an import holds the decoded records, not every sample at once. Their numbers (sequences) are
+        // the same both times, so the replay's order is the one sorting them all would give.
+        var stepper = self
+        stepper.steps = []
+        countsStepsOnly = true
         planRecords(records)
+        countsStepsOnly = false
+        if recordStepsInOrder {
+            recordStepper = RecordStepperBox(RecordStepper(planner: stepper, records: records))
+        } else {
+            // Out of order (not seen in files): the steps are kept, as they always were.
+            for (time, record) in records { stepper.planRecord(at: time, record) }
+            steps += stepper.steps
+        }
         planHeartBeats()
         planLaps()
         if recordsBefore + recordsAfter > 0 {
@@ -91,13 +141,20 @@ struct ImportPlanner {
 
     mutating func add(_ step: ImportStep, at time: Double, rank: Rank) {
         sequence += 1
-        steps.append((StepKey(time: time, rank: rank.rawValue, sequence: sequence), step))
+        let key = StepKey(time: time, rank: rank.rawValue, sequence: sequence)
+        if countsStepsOnly {
+            recordStepCount += 1
+            if let last = lastRecordKey, key < last { recordStepsInOrder = false }
+            lastRecordKey = key
+            return
+        }
+        steps.append((key, step))
     }
 
     // MARK: records in time order
 
-    mutating func sortedRecords() -> [(time: Double, record: FITRecord)] {
-        var timed: [(time: Double, record: FITRecord, index: Int)] = []
+    mutating func sortedRecords() -> SortedRecords {
+        var timed: [(time: UInt32, index: Int32)] = []
         timed.reserveCapacity(file.records.count)
         var missing = 0
         var backward = 0
@@ -118,7 +175,7 @@ struct ImportPlanner {
                 }
             }
             previous = timestamp
-            timed.append((Double(timestamp), record, index))
+            timed.append((timestamp, Int32(truncatingIfNeeded: index)))
         }
         if missing > 0 {
             anomalies.append(
@@ -139,12 +196,12 @@ struct ImportPlanner {
                     "\(plural(duplicates, "record")) repeat the timestamp of the record before them"))
         }
         timed.sort { $0.time == $1.time ? $0.index < $1.index : $0.time < $1.time }
-        return timed.map { ($0.time, $0.record) }
+        return SortedRecords(records: file.records, order: timed.map(\.index))
     }
 
     // MARK: legs
 
-    mutating func planLegs(_ records: [(time: Double, record: FITRecord)]) throws(ImportError) {
+    mutating func planLegs(_ records: SortedRecords) throws(ImportError) {
         let usable = file.sessions.enumerated().compactMap { index, session -> (Int, FITSummary)? in
             guard session.startTime != nil, (session.totalElapsedTime ?? session.totalTimerTime) != nil else {
                 return nil
@@ -387,4 +444,59 @@ struct ImportPlanner {
         let rounded = (value * 1000).rounded() / 1000
         return rounded == rounded.rounded() ? String(Int(exactly: rounded) ?? 0) : String(rounded)
     }
+}
+
+/// The file's records in time order (by timestamp, then file order), without copying them: indices into
+/// `FITFile.records`. Records without a timestamp are left out.
+struct SortedRecords: RandomAccessCollection, Sendable {
+    let records: [FITRecord]
+    let order: [Int32]
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { order.count }
+
+    subscript(position: Int) -> (time: Double, record: FITRecord) {
+        let record = records[Int(order[position])]
+        return (Double(record.timestamp ?? 0), record)
+    }
+}
+
+/// Makes the record steps of a plan again, one record at a time, in the order (and with the numbers) the planning
+/// pass gave them: the replay takes them from here instead of from a list of them all.
+struct RecordStepper: Sendable {
+    var planner: ImportPlanner
+    let records: SortedRecords
+
+    /// Iterates the record steps in key order.
+    struct Iterator: IteratorProtocol {
+        var planner: ImportPlanner
+        let records: SortedRecords
+        var position = 0
+        var buffer: [(key: StepKey, step: ImportStep)] = []
+        var cursor = 0
+
+        mutating func next() -> (key: StepKey, step: ImportStep)? {
+            while cursor == buffer.count {
+                guard position < records.count else { return nil }
+                // The two buffers change places: no allocation per record.
+                buffer.removeAll(keepingCapacity: true)
+                swap(&buffer, &planner.steps)
+                let (time, record) = records[position]
+                position += 1
+                planner.planRecord(at: time, record)
+                swap(&buffer, &planner.steps)
+                cursor = 0
+            }
+            defer { cursor += 1 }
+            return buffer[cursor]
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(planner: planner, records: records) }
+}
+
+/// A `RecordStepper` by reference (a planner cannot hold one inline: the stepper holds a planner).
+final class RecordStepperBox: Sendable {
+    let stepper: RecordStepper
+    init(_ stepper: RecordStepper) { self.stepper = stepper }
 }

@@ -156,7 +156,7 @@ extension ImportPlanner {
 
     /// Timer stops and starts become pauses (auto-pauses: motion pauses); in a pool swim the
     /// lengths refine the timer events' whole seconds (see below).
-    mutating func planPauses(_ records: [(time: Double, record: FITRecord)]) {
+    mutating func planPauses(_ records: SortedRecords) {
         var spans: [(start: Double, end: Double, motion: Bool)] = []
         var stoppedAt: (time: Double, motion: Bool)?
         var timerEvents = file.events.enumerated().compactMap { index, event -> (Double, UInt8, Bool, Int)? in
@@ -249,7 +249,7 @@ extension ImportPlanner {
     /// crash), so the timer stopped after the last record or event before it. Either way the timer
     /// runs again at the `power_up`, unless the device's own timer start follows before any stop.
     func withPowerGaps(
-        _ timerEvents: [(Double, UInt8, Bool, Int)], records: [(time: Double, record: FITRecord)]
+        _ timerEvents: [(Double, UInt8, Bool, Int)], records: SortedRecords
     ) -> [(Double, UInt8, Bool, Int)] {
         let power = file.events.compactMap { event -> (time: Double, up: Bool)? in
             guard let time = event.timestamp, event.event == FITProfile.Event.powerDown || event.event == FITProfile.Event.powerUp
@@ -333,18 +333,25 @@ extension ImportPlanner {
         return LegTypes(legs[leg].configuration.activityType, pool: legs[leg].isPool && poolLengths[leg] != nil)
     }
 
+    /// The steps of one record (in time order): its samples and route point; the running counters in `recordPass`.
+    ///
     /// Records' heart rate and a strap's stored beats (`hr` messages) are merged per record
     /// interval as Garmin's SDK merges them (`merge_heart_rates`): a record whose interval since the
     /// record before it (at least its own second) holds a beat takes the strap's beats; every other
     /// record keeps its own reading. A swim strap's memory covers the swim and a little around it,
     /// the records every leg: no leg loses the heart rate the device kept.
-    mutating func planRecords(_ records: [(time: Double, record: FITRecord)]) {
-        let beatTimes = file.heartBeats.map(\.time).sorted()
-        var nextBeat = 0
-        var previousRecordTime: Double?
-        let strokesFromCadence =
-            legs.indices.contains { types($0)?.strokes == true }
-            && !records.contains { $0.record.totalCycles != nil }
+    mutating func planRecord(at recordTime: Double, _ record: FITRecord) {
+        var distance = recordPass.distance
+        var cycles = recordPass.cycles
+        var previousRecord = recordPass.previousRecord
+        var nextBeat = recordPass.nextBeat
+        let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
+        defer {
+            recordPass = RecordPass(
+                distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
+                nextBeat: nextBeat)
+        }
+        let beatTimes = recordBeatTimes
         /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
         /// between two beats within 5 s of the beat before (the SDK carries a beat's value 5 s
         /// across a gap: a strap's stream is not broken by a missed beat or two).
@@ -353,103 +360,103 @@ extension ImportPlanner {
             guard nextBeat < beatTimes.count else { return false }
             return beatTimes[nextBeat] <= to || (nextBeat > 0 && beatTimes[nextBeat - 1] > from - Self.strapCarry)
         }
-        var distance = CounterState(name: "distance", unit: " m")
-        var cycles = CounterState(name: "cycle count", unit: "")
-        var previousRecord: Double?
-        for (recordTime, record) in records {
-            // FIT timestamps are whole seconds while a session's end has milliseconds: a record
-            // less than a second after a session's end (the workout's, or a leg's followed by a gap)
-            // is the one the device wrote as its timer stopped (its values count in the session),
-            // taken at the end. (Automatic segmentation does not see the inner ends.)
-            let intervalStart = min(previousRecordTime ?? recordTime - 1, recordTime - 1)
-            previousRecordTime = recordTime
-            let heartRateFromRecords = beatTimes.isEmpty || !strapCovers(intervalStart, recordTime)
-            var time = recordTime
-            if recordTime > workoutEnd {
-                if recordTime - workoutEnd < 1 { time = workoutEnd }
-            } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
-                recordTime - legEnds[leg] < 1
+        let heartRateFromRecords = beatTimes.isEmpty || !strapCovers(intervalStart, recordTime)
+        // FIT timestamps are whole seconds while a session's end has milliseconds: a record
+        // less than a second after a session's end (the workout's, or a leg's followed by a gap)
+        // is the one the device wrote as its timer stopped (its values count in the session),
+        // taken at the end. (Automatic segmentation does not see the inner ends.)
+        var time = recordTime
+        if recordTime > workoutEnd {
+            if recordTime - workoutEnd < 1 { time = workoutEnd }
+        } else if !options.autoSegment, let leg = leg(at: recordTime), recordTime > legEnds[leg],
+            recordTime - legEnds[leg] < 1
+        {
+            time = legEnds[leg]
+        }
+        defer { previousRecord = time }
+        var batch: [QuantitySample] = []
+        let inside = isInside(time)
+        let date = FITTime.date(time)
+        if !inside {
+            if time > workoutEnd, time <= workoutEnd + Self.recoveryWindow, heartRateFromRecords,
+                let heartRate = record.heartRate
             {
-                time = legEnds[leg]
-            }
-            defer { previousRecord = time }
-            var batch: [QuantitySample] = []
-            let inside = isInside(time)
-            let date = FITTime.date(time)
-            if !inside {
-                if time > workoutEnd, time <= workoutEnd + Self.recoveryWindow, heartRateFromRecords,
-                    let heartRate = record.heartRate
-                {
-                    recovery.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
-                } else if time < workoutStart {
-                    recordsBefore += 1
-                } else {
-                    recordsAfter += 1
-                }
-            }
-            // With automatic segmentation the leg's sport is hidden: a record is typed by what it
-            // carries itself (`ownTypes`), as a recorder's sensors type their readings.
-            let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
-            if let value = record.distance,
-                let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
-            {
-                distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
-            }
-            if let value = record.totalCycles,
-                let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
-            {
-                distribute(amount, from: from, to: time, into: &batch, own: own) {
-                    $0?.strokes == true ? .swimmingStrokeCount : nil
-                }
-            }
-            // Older watches (920XT, 935, 735XT) count no strokes in an open-water swim's records, only
-            // a stroke rate in `cadence` (strokes a minute): over the time since the record before,
-            // it gives the strokes their SWOLF needs (the sum agrees with the laps' `total_cycles`
-            // within 1 %: 953 of 953 strokes in the 920XT's swim, 2292 of 2294 in the 935's).
-            if strokesFromCadence, own == nil, let cadence = record.cadence, cadence > 0,
-                let from = previousRecord, time > from,
-                types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true
-            {
-                // Smart recording leaves an open-water swim's records up to a minute apart (Kona:
-                // 88 records in 3689 s); the timer's pauses count no strokes.
-                let active = time - from - pausedOverlap(from, time)
-                let strokes = (Double(cadence) + (record.fractionalCadence ?? 0)) * active / 60
-                distribute(strokes, from: from, to: time, into: &batch, own: nil) {
-                    $0?.strokes == true ? .swimmingStrokeCount : nil
-                }
-            }
-            if inside {
-                let legTypes = own ?? types(leg(at: time))
-                if heartRateFromRecords, let heartRate = record.heartRate {
-                    batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
-                }
-                if let type = legTypes?.speed, let speed = record.speed {
-                    batch.append(QuantitySample(type, speed, at: date, source: device))
-                }
-                if let type = legTypes?.cadence, let cadence = record.cadence {
-                    let value = (Double(cadence) + (record.fractionalCadence ?? 0)) * (legTypes?.cadenceFactor ?? 1)
-                    batch.append(QuantitySample(type, value, at: date, source: device))
-                }
-                if let type = legTypes?.power, let power = record.power {
-                    batch.append(QuantitySample(type, Double(power), at: date, source: device))
-                }
-                if let type = legTypes?.stride, let step = record.stepLength {
-                    batch.append(QuantitySample(type, step, at: date, source: device))
-                }
-                if let latitude = record.positionLat, let longitude = record.positionLong {
-                    let point = RoutePoint(
-                        date: date, latitude: Double(latitude) * (180 / 2_147_483_648),
-                        longitude: Double(longitude) * (180 / 2_147_483_648), altitude: record.altitude,
-                        speed: record.speed)
-                    routePointCount += 1
-                    add(.route([point]), at: time, rank: .data)
-                }
-            }
-            if !batch.isEmpty {
-                sampleCount += batch.count
-                add(.samples(batch), at: time, rank: .data)
+                recovery.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+            } else if time < workoutStart {
+                recordsBefore += 1
+            } else {
+                recordsAfter += 1
             }
         }
+        // With automatic segmentation the leg's sport is hidden: a record is typed by what it
+        // carries itself (`ownTypes`), as a recorder's sensors type their readings.
+        let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
+        if let value = record.distance,
+            let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
+        {
+            distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
+        }
+        if let value = record.totalCycles,
+            let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
+        {
+            distribute(amount, from: from, to: time, into: &batch, own: own) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
+        }
+        // Older watches (920XT, 935, 735XT) count no strokes in an open-water swim's records, only
+        // a stroke rate in `cadence` (strokes a minute): over the time since the record before,
+        // it gives the strokes their SWOLF needs (the sum agrees with the laps' `total_cycles`
+        // within 1 %: 953 of 953 strokes in the 920XT's swim, 2292 of 2294 in the 935's).
+        if strokesFromCadence, own == nil, let cadence = record.cadence, cadence > 0,
+            let from = previousRecord, time > from,
+            types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true
+        {
+            // Smart recording leaves an open-water swim's records up to a minute apart (Kona:
+            // 88 records in 3689 s); the timer's pauses count no strokes.
+            let active = time - from - pausedOverlap(from, time)
+            let strokes = (Double(cadence) + (record.fractionalCadence ?? 0)) * active / 60
+            distribute(strokes, from: from, to: time, into: &batch, own: nil) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
+        }
+        if inside {
+            let legTypes = own ?? types(leg(at: time))
+            if heartRateFromRecords, let heartRate = record.heartRate {
+                batch.append(QuantitySample(.heartRate, Double(heartRate), at: date, source: device))
+            }
+            if let type = legTypes?.speed, let speed = record.speed {
+                batch.append(QuantitySample(type, speed, at: date, source: device))
+            }
+            if let type = legTypes?.cadence, let cadence = record.cadence {
+                let value = (Double(cadence) + (record.fractionalCadence ?? 0)) * (legTypes?.cadenceFactor ?? 1)
+                batch.append(QuantitySample(type, value, at: date, source: device))
+            }
+            if let type = legTypes?.power, let power = record.power {
+                batch.append(QuantitySample(type, Double(power), at: date, source: device))
+            }
+            if let type = legTypes?.stride, let step = record.stepLength {
+                batch.append(QuantitySample(type, step, at: date, source: device))
+            }
+            if let latitude = record.positionLat, let longitude = record.positionLong {
+                let point = RoutePoint(
+                    date: date, latitude: Double(latitude) * (180 / 2_147_483_648),
+                    longitude: Double(longitude) * (180 / 2_147_483_648), altitude: record.altitude,
+                    speed: record.speed)
+                routePointCount += 1
+                add(.route([point]), at: time, rank: .data)
+            }
+        }
+        if !batch.isEmpty {
+            sampleCount += batch.count
+            add(.samples(batch), at: time, rank: .data)
+        }
+    }
+
+    mutating func planRecords(_ records: SortedRecords) {
+        for (recordTime, record) in records { planRecord(at: recordTime, record) }
+        countsStepsOnly = false
+        var distance = recordPass.distance
+        var cycles = recordPass.cycles
         var tail: [QuantitySample] = []
         if let (amount, time) = distance.flush() {
             distribute(amount, from: time, to: time, into: &tail, own: nil) { $0?.distance }

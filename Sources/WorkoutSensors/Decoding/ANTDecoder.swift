@@ -1,20 +1,25 @@
 /// Streaming decoder of ANT serial messages (a USB ANT stick, an ANT UART module) with the ANT+ pages
-/// of heart-rate, bike speed and cadence, bike cadence, bike speed, bicycle power and foot-pod sensors.
+/// of heart-rate, bike speed and cadence, bike cadence, bike speed, bicycle power, foot-pod and
+/// fitness-equipment (FE-C) sensors, and the common pages 80 and 81.
 ///
 /// Frames are `A4`, length, id, payload, checksum (XOR of everything before it, the sync included).
 /// A frame with a bad checksum is dropped and counted, and the decoder resynchronises from the byte
 /// after its sync (the real frame may start inside it). A length above `maxPayload` cannot be a frame:
 /// the sync byte is skipped.
 ///
-/// Messages: channel-id responses (0x51) map a channel to its device (type and number), as do the
-/// channel ids of extended data messages and `Configuration.channels`; broadcast (0x4E) and
-/// acknowledged (0x4F) data are decoded by the channel's device type (data on a channel whose type is
-/// unknown is counted as unknown); channel events and responses (0x40), startup (0x6F) and serial
-/// errors (0xAE) are reported. Other message ids, and pages the decoder does not interpret, are
-/// counted as unknown.
+/// Messages: broadcast (0x4E) and acknowledged (0x4F) data are decoded by their device: the channel id
+/// an extended message carries (flag 0x80: device number, type, transmission type), else the device
+/// the channel was last told of (a channel-id response 0x51, an earlier extended message, or
+/// `Configuration.channels`); data on a channel whose device is unknown is counted as unknown.
+/// State (previous counters, event times) is kept per device, not per channel, so a scanning
+/// channel that hears several devices computes each one's rates from its own messages. Channel
+/// events and responses (0x40), startup (0x6F) and serial errors (0xAE) are reported; a channel event
+/// that means the device is gone (search timeout 0x01, channel closed 0x07, RX fail go to search
+/// 0x08) drops that device's previous values, so nothing is computed across the gap. Other message
+/// ids, and pages the decoder does not interpret, are counted as unknown.
 ///
-/// Rates come from differences between consecutive messages of a channel, counters rolling over as the
-/// profiles say. When no new revolution (or power event) arrived, the last value is held until
+/// Rates come from differences between consecutive messages of a device, counters rolling over as
+/// the profiles say. When no new revolution (or power event) arrived, the last value is held until
 /// `Configuration.stopAfterMessages` messages in a row brought nothing new, then 0 is reported
 /// (12 messages is 3 s at the ANT+ 4 Hz message rate).
 public struct ANTDecoder: SensorDecoder {
@@ -28,36 +33,39 @@ public struct ANTDecoder: SensorDecoder {
         public var channels: [UInt8: ANTDeviceID]
         /// The longest payload accepted (extended messages with every flag fit in 32).
         public var maxPayload: Int
+        /// The most devices whose state is kept at once (a scan in a crowded room); beyond, the
+        /// states start afresh.
+        public var maxDevices: Int
 
         public init(
             wheelCircumference: Double = 2.105, stopAfterMessages: Int = 12, channels: [UInt8: ANTDeviceID] = [:],
-            maxPayload: Int = 32
+            maxPayload: Int = 32, maxDevices: Int = 64
         ) {
             self.wheelCircumference = wheelCircumference
             self.stopAfterMessages = stopAfterMessages
             self.channels = channels
             self.maxPayload = maxPayload
+            self.maxDevices = maxDevices
         }
     }
 
     public let configuration: Configuration
     public private(set) var counters = DecoderCounters()
     private var carry = CarryBuffer()
-    private var channels: [ChannelState] = []
+    private var channelDevices: [UInt8: ANTDeviceID] = [:]
+    private var devices: [ANTDeviceID: DeviceState] = [:]
     private let circumference: Double
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let circumference = configuration.wheelCircumference
         self.circumference = circumference.isFinite && circumference > 0 ? circumference : 2.105
-        for (channel, device) in configuration.channels {
-            channelState(channel) { $0.device = device }
-        }
+        channelDevices = configuration.channels
     }
 
     /// The device of `channel`, when known.
     public func device(onChannel channel: UInt8) -> ANTDeviceID? {
-        Int(channel) < channels.count ? channels[Int(channel)].device : nil
+        channelDevices[channel]
     }
 
     /// Bytes of a frame not yet complete.
@@ -73,7 +81,7 @@ public struct ANTDecoder: SensorDecoder {
 
     public mutating func connectionLost() {
         counters.bytesDroppedOnDisconnect &+= carry.removeAll()
-        for index in channels.indices { channels[index].restart() }
+        for key in devices.keys { devices[key]?.restart() }
     }
 
     private mutating func scanFrames(_ bytes: UnsafeRawBufferPointer, into readings: inout [SensorReading]) -> Int {
@@ -114,16 +122,6 @@ public struct ANTDecoder: SensorDecoder {
         return count
     }
 
-    /// Runs `body` on the state of `channel`, creating it when needed.
-    @inline(__always)
-    private mutating func channelState<Result>(_ channel: UInt8, _ body: (inout ChannelState) -> Result) -> Result {
-        let index = Int(channel)
-        if index >= channels.count {
-            channels.append(contentsOf: repeatElement(ChannelState(), count: index &+ 1 &- channels.count))
-        }
-        return body(&channels[index])
-    }
-
     private mutating func message(
         _ id: UInt8, _ payload: UnsafeRawBufferPointer, into readings: inout [SensorReading]
     )
@@ -138,35 +136,43 @@ public struct ANTDecoder: SensorDecoder {
                     number: LittleEndian.u16(payload, 10), type: payload[12], transmissionType: payload[13])
                 if device.type != 0 { setDevice(device, onChannel: channel) }
             }
+            guard let device = channelDevices[channel], device.type != 0 else { return .unknown }
             let data = UnsafeRawBufferPointer(rebasing: payload[1..<9])
+            let source = ReadingSource.ant(channel: channel, device: device)
+            if devices[device] == nil {
+                if devices.count >= max(1, configuration.maxDevices) { devices.removeAll() }
+                devices[device] = DeviceState()
+            }
             let stopAfter = configuration.stopAfterMessages
             let circumference = circumference
-            let index = Int(channel)
-            guard index < channels.count, let device = channels[index].device, device.type != 0 else { return .unknown }
-            let source = ReadingSource.ant(channel: channel, device: device)
-            let decoded = channels[index].decode(
-                data, type: device.type, source: source, circumference: circumference, stopAfter: stopAfter,
-                into: &readings)
+            let decoded =
+                devices[device]?.decode(
+                    data, type: device.type, source: source, circumference: circumference, stopAfter: stopAfter,
+                    into: &readings) ?? false
             return decoded ? .decoded : .unknown
         case 0x51:  // channel id
             guard payload.count >= 5 else { return .malformed }
             let channel = payload[0]
             let device = ANTDeviceID(
                 number: LittleEndian.u16(payload, 1), type: payload[3], transmissionType: payload[4])
-            setDevice(device, onChannel: channel)
+            if device.type != 0 { setDevice(device, onChannel: channel) }
             readings.append(SensorReading(source: .ant(channel: channel, device: device), value: .antChannelID(device)))
             return .decoded
         case 0x40:  // channel event or response
             guard payload.count >= 3 else { return .malformed }
             let channel = payload[0]
+            let device = channelDevices[channel]
+            if payload[1] == 0x01, payload[2] == 0x01 || payload[2] == 0x07 || payload[2] == 0x08, let device {
+                devices[device]?.restart()  // the device is gone: nothing is computed across the gap
+            }
             readings.append(
                 SensorReading(
-                    source: .ant(channel: channel, device: device(onChannel: channel)),
+                    source: .ant(channel: channel, device: device),
                     value: .antChannelEvent(messageID: payload[1], code: payload[2])))
             return .decoded
         case 0x6F:  // startup: the chip reset, its channels are closed
             guard payload.count >= 1 else { return .malformed }
-            for index in channels.indices { channels[index].restart() }
+            for key in devices.keys { devices[key]?.restart() }
             readings.append(
                 SensorReading(source: .ant(channel: nil, device: nil), value: .antStartup(reason: payload[0])))
             return .decoded
@@ -181,18 +187,13 @@ public struct ANTDecoder: SensorDecoder {
     }
 
     private mutating func setDevice(_ device: ANTDeviceID, onChannel channel: UInt8) {
-        channelState(channel) { state in
-            if state.device != device {
-                state.restart()  // another sensor: its counters are not the previous one's
-                state.device = device
-            }
-        }
+        guard channelDevices[channel] != device else { return }
+        channelDevices[channel] = device
     }
 }
 
-/// Per-channel profile state: the previous values that rates and deltas are computed from.
-private struct ChannelState: Sendable {
-    var device: ANTDeviceID?
+/// Per-device profile state: the previous values that rates and deltas are computed from.
+private struct DeviceState: Sendable {
     // Heart rate
     var hasBeat = false
     var lastBeatCount: UInt8 = 0
@@ -217,8 +218,39 @@ private struct ChannelState: Sendable {
     var lastStrides: UInt8 = 0
     var totalDistance: UInt64 = 0  // 1/16 m
     var totalStrides = 0
+    // Wheel torque page 0x11
+    var hasWheelTorque = false
+    var lastWheelEvent: UInt8 = 0
+    var lastWheelTicks: UInt8 = 0
+    var lastWheelPeriod: UInt16 = 0
+    var lastWheelTorque: UInt16 = 0
+    var wheelTorqueIdle = 0
+    var wheelTicksTotal: UInt64 = 0
+    // Crank torque frequency page 0x20 (offset from calibration page 0x01)
+    var hasFrequency = false
+    var lastFrequencyEvent: UInt8 = 0
+    var lastFrequencyTime: UInt16 = 0
+    var lastTorqueTicks: UInt16 = 0
+    var frequencyIdle = 0
+    var torqueFrequencyOffset: Double?
+    // Fitness equipment
+    var equipmentType: UInt8?
+    var hasFEDistance = false
+    var lastFEDistance: UInt8 = 0
+    var feDistance: UInt64 = 0
+    var hasFEPower = false
+    var lastFEEvent: UInt8 = 0
+    var lastFEAccumulated: UInt16 = 0
+    var fePowerIdle = 0
 
     mutating func restart() {
+        hasWheelTorque = false
+        wheelTorqueIdle = 0
+        hasFrequency = false
+        frequencyIdle = 0
+        hasFEDistance = false
+        hasFEPower = false
+        fePowerIdle = 0
         hasBeat = false
         wheel.restart()
         crank.restart()
@@ -235,9 +267,33 @@ private struct ChannelState: Sendable {
         _ data: UnsafeRawBufferPointer, type: UInt8, source: ReadingSource, circumference: Double, stopAfter: Int,
         into readings: inout [SensorReading]
     ) -> Bool {
+        let page = data[0] & 0x7F
+        if data[0] == 0x50 || data[0] == 0x51,
+            type == ANT.DeviceType.bicyclePower.rawValue || type == ANT.DeviceType.footPod.rawValue
+                || type == ANT.DeviceType.fitnessEquipment.rawValue
+        {
+            // Common pages 80 (manufacturer's information) and 81 (product information). (Speed and
+            // cadence, 121, has no page byte: its byte 0 is the crank event time.)
+            readings.append(SensorReading(source: source, value: .antDeviceInfo(Self.commonPage(data))))
+            return true
+        }
         switch type {
         case ANT.DeviceType.heartRate.rawValue:
             readings.append(SensorReading(source: source, value: .heartRate(heartRate(data))))
+            if page == 2 {
+                // Manufacturer id, and the upper 16 bits of the serial number.
+                readings.append(
+                    SensorReading(
+                        source: source,
+                        value: .antDeviceInfo(
+                            ANTDeviceInfo(manufacturer: UInt16(data[1]), serial: UInt32(LittleEndian.u16(data, 2)) << 16))))
+            } else if page == 3 {
+                readings.append(
+                    SensorReading(
+                        source: source,
+                        value: .antDeviceInfo(
+                            ANTDeviceInfo(model: UInt16(data[3]), hardwareVersion: data[1], softwareVersion: Int(data[2])))))
+            }
         case ANT.DeviceType.bikeSpeedCadence.rawValue:
             readings.append(
                 SensorReading(
@@ -268,10 +324,24 @@ private struct ChannelState: Sendable {
             switch data[0] {
             case 0x10:
                 readings.append(SensorReading(source: source, value: .power(powerOnly(data, stopAfter: stopAfter))))
+            case 0x11:
+                readings.append(
+                    SensorReading(
+                        source: source,
+                        value: .power(wheelTorque(data, circumference: circumference, stopAfter: stopAfter))))
             case 0x12:
                 readings.append(SensorReading(source: source, value: .power(crankTorque(data, stopAfter: stopAfter))))
+            case 0x20:
+                readings.append(SensorReading(source: source, value: .power(torqueFrequency(data, stopAfter: stopAfter))))
+            case 0x01 where data[1] == 0x10 && data[2] == 0x01:
+                // Crank torque frequency calibration: the zero offset (Hz), big-endian.
+                torqueFrequencyOffset = Double(UInt16(data[6]) << 8 | UInt16(data[7]))
+                return false
             default: return false
             }
+        case ANT.DeviceType.fitnessEquipment.rawValue:
+            guard let reading = fitnessEquipment(data, stopAfter: stopAfter) else { return false }
+            readings.append(SensorReading(source: source, value: .fitnessEquipment(reading)))
         case ANT.DeviceType.footPod.rawValue:
             let page = data[0] & 0x7F
             switch page {
@@ -411,6 +481,149 @@ private struct ChannelState: Sendable {
         lastCrankPeriod = period
         lastAccumulatedTorque = torque
         return reading
+    }
+
+    /// Common page 80 (hardware revision, manufacturer id, model) or 81 (software version, serial).
+    static func commonPage(_ data: UnsafeRawBufferPointer) -> ANTDeviceInfo {
+        if data[0] == 0x50 {
+            return ANTDeviceInfo(
+                manufacturer: LittleEndian.u16(data, 4), model: LittleEndian.u16(data, 6), hardwareVersion: data[3])
+        }
+        let serial = UInt32(LittleEndian.u16(data, 4)) | UInt32(LittleEndian.u16(data, 6)) << 16
+        let main = Int(data[3])
+        return ANTDeviceInfo(
+            serial: serial == 0xFFFF_FFFF ? nil : serial, softwareVersion: data[2] == 0xFF ? main : main * 100 + Int(data[2]))
+    }
+
+    /// Page 0x11 (wheel torque): event count, wheel ticks, cadence, accumulated wheel period (1/2048 s),
+    /// accumulated torque (1/32 N·m). Average power = 128π × Δtorque / Δperiod; speed = circumference ×
+    /// Δevents × 2048 / Δperiod; distance = circumference × wheel ticks.
+    private mutating func wheelTorque(_ data: UnsafeRawBufferPointer, circumference: Double, stopAfter: Int)
+        -> PowerReading
+    {
+        let event = data[1]
+        let ticks = data[2]
+        let period = LittleEndian.u16(data, 4)
+        let torque = LittleEndian.u16(data, 6)
+        var reading = PowerReading(page: 0x11, eventCount: event, accumulatedTorque: torque)
+        if data[3] != 0xFF { reading.cadence = Double(data[3]) }
+        if hasWheelTorque {
+            wheelTicksTotal &+= UInt64(ticks &- lastWheelTicks)
+            let events = event &- lastWheelEvent
+            if events > 0 {
+                wheelTorqueIdle = 0
+                let periodTicks = period &- lastWheelPeriod
+                let torqueDelta = Double(torque &- lastWheelTorque)
+                if periodTicks > 0 {
+                    reading.averagePower = 128 * Double.pi * torqueDelta / Double(periodTicks)
+                    reading.speed = circumference * Double(events) * 2048 / Double(periodTicks)
+                    reading.averageTorque = torqueDelta / (32 * Double(events))
+                } else {
+                    reading.averagePower = 0
+                    reading.speed = 0
+                }
+            } else {
+                wheelTorqueIdle = min(wheelTorqueIdle &+ 1, Int.max / 2)
+                if wheelTorqueIdle >= stopAfter {
+                    reading.averagePower = 0
+                    reading.speed = 0
+                }
+            }
+        }
+        hasWheelTorque = true
+        lastWheelEvent = event
+        lastWheelTicks = ticks
+        lastWheelPeriod = period
+        lastWheelTorque = torque
+        return reading
+    }
+
+    /// Page 0x20 (crank torque frequency; big-endian fields): event count, slope (1/10 N·m/Hz), time
+    /// stamp (1/2000 s), torque ticks stamp. Cadence = 60 × Δevents / Δtime; torque = (Δticks / Δtime −
+    /// offset) / (slope / 10); power = torque × cadence × π / 30. Power needs the offset of a
+    /// calibration page (0x01, 0x10, 0x01); until one came, only the cadence is given.
+    private mutating func torqueFrequency(_ data: UnsafeRawBufferPointer, stopAfter: Int) -> PowerReading {
+        let event = data[1]
+        let slope = Double(UInt16(data[2]) << 8 | UInt16(data[3])) / 10
+        let time = UInt16(data[4]) << 8 | UInt16(data[5])
+        let ticks = UInt16(data[6]) << 8 | UInt16(data[7])
+        var reading = PowerReading(page: 0x20, eventCount: event)
+        if hasFrequency {
+            let events = event &- lastFrequencyEvent
+            if events > 0 {
+                frequencyIdle = 0
+                let elapsed = Double(time &- lastFrequencyTime) / 2000
+                if elapsed > 0 {
+                    let cadence = 60 * Double(events) / elapsed
+                    reading.cadence = cadence
+                    if let offset = torqueFrequencyOffset, slope > 0 {
+                        let frequency = Double(ticks &- lastTorqueTicks) / elapsed
+                        let torque = Swift.max(0, frequency - offset) / slope
+                        reading.averageTorque = torque
+                        reading.averagePower = torque * cadence * Double.pi / 30
+                    }
+                } else {
+                    reading.cadence = 0
+                    reading.averagePower = 0
+                }
+            } else {
+                frequencyIdle = min(frequencyIdle &+ 1, Int.max / 2)
+                if frequencyIdle >= stopAfter {
+                    reading.cadence = 0
+                    reading.averagePower = 0
+                }
+            }
+        }
+        hasFrequency = true
+        lastFrequencyEvent = event
+        lastFrequencyTime = time
+        lastTorqueTicks = ticks
+        return reading
+    }
+
+    /// FE-C pages: 16 general (equipment type, elapsed time 1/4 s, distance m rolling at 256, speed
+    /// 1/1000 m/s, heart rate), 25 trainer (event count, cadence, accumulated power, 12-bit
+    /// instantaneous power), 19 treadmill (cadence); nil for other pages.
+    private mutating func fitnessEquipment(_ data: UnsafeRawBufferPointer, stopAfter: Int) -> FitnessEquipmentReading? {
+        switch data[0] {
+        case 0x10:
+            equipmentType = data[1] & 0x1F
+            let distance = data[3]
+            if hasFEDistance { feDistance &+= UInt64(distance &- lastFEDistance) }
+            hasFEDistance = true
+            lastFEDistance = distance
+            let speed = LittleEndian.u16(data, 4)
+            return FitnessEquipmentReading(
+                page: 0x10, equipmentType: equipmentType, speed: speed == 0xFFFF ? nil : Double(speed) / 1000,
+                totalDistance: Double(feDistance), elapsedTime: Double(data[2]) / 4,
+                heartRate: data[6] == 0xFF || data[6] == 0 ? nil : Int(data[6]))
+        case 0x19:
+            let event = data[1]
+            let accumulated = LittleEndian.u16(data, 3)
+            let power = Int(UInt16(data[5]) | UInt16(data[6] & 0x0F) << 8)
+            var reading = FitnessEquipmentReading(
+                page: 0x19, equipmentType: equipmentType, instantaneousPower: power == 0xFFF ? nil : power,
+                cadence: data[2] == 0xFF ? nil : Int(data[2]))
+            if hasFEPower {
+                let events = event &- lastFEEvent
+                if events > 0 {
+                    fePowerIdle = 0
+                    reading.averagePower = Double(accumulated &- lastFEAccumulated) / Double(events)
+                } else {
+                    fePowerIdle = min(fePowerIdle &+ 1, Int.max / 2)
+                    if fePowerIdle >= stopAfter { reading.averagePower = 0 }
+                }
+            }
+            hasFEPower = true
+            lastFEEvent = event
+            lastFEAccumulated = accumulated
+            return reading
+        case 0x13:
+            return FitnessEquipmentReading(
+                page: 0x13, equipmentType: equipmentType, cadence: data[4] == 0xFF ? nil : Int(data[4]))
+        default:
+            return nil
+        }
     }
 
     /// Page 1: time (1/200 s), distance (1/16 m, rolls over at 256 m), speed (1/256 m/s), strides.

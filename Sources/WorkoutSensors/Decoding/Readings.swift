@@ -51,6 +51,10 @@ public struct SensorReading: Sendable, Equatable {
         case antStartup(reason: UInt8)
         /// The ANT chip reported a serial error (0xAE) for a message the host sent.
         case antSerialError(code: UInt8)
+        /// Who made an ANT+ device and what it is (common pages 80 and 81, heart-rate pages 2 and 3).
+        case antDeviceInfo(ANTDeviceInfo)
+        /// ANT+ fitness equipment (FE-C, device type 17): a smart trainer, a treadmill, a rower …
+        case fitnessEquipment(FitnessEquipmentReading)
     }
 }
 
@@ -454,4 +458,91 @@ public struct WatchDistance: Sendable, Hashable {
         self.durationMilliseconds = durationMilliseconds
         self.meters = meters
     }
+}
+
+/// What an ANT+ device says about itself; each page fills some fields.
+public struct ANTDeviceInfo: Sendable, Hashable {
+    /// The ANT+ manufacturer id (1 Garmin, 32 Wahoo …).
+    public var manufacturer: UInt16?
+    /// The manufacturer's model number.
+    public var model: UInt16?
+    /// The serial number (page 81: 32 bits; heart-rate page 2: the upper 16 bits of it).
+    public var serial: UInt32?
+    /// Hardware revision or version.
+    public var hardwareVersion: UInt8?
+    /// Software version (page 81: main × 100 + supplemental, when sent; else main).
+    public var softwareVersion: Int?
+
+    public init(
+        manufacturer: UInt16? = nil, model: UInt16? = nil, serial: UInt32? = nil, hardwareVersion: UInt8? = nil,
+        softwareVersion: Int? = nil
+    ) {
+        self.manufacturer = manufacturer
+        self.model = model
+        self.serial = serial
+        self.hardwareVersion = hardwareVersion
+        self.softwareVersion = softwareVersion
+    }
+
+    /// The manufacturer's name for the ANT+ ids people meet most; nil for others.
+    public static func manufacturerName(_ id: UInt16) -> String? {
+        switch id {
+        case 1: "Garmin"
+        case 6: "SRM"
+        case 7: "Quarq"
+        case 9: "Saris"
+        case 15: "Dynastream"
+        case 23: "Suunto"
+        case 32: "Wahoo Fitness"
+        case 40: "Concept2"
+        case 48: "Pioneer"
+        case 69: "Stages Cycling"
+        case 70: "Sigma"
+        case 89: "Tacx"
+        case 255: "development"
+        default: nil
+        }
+    }
+}
+
+/// A fitness-equipment reading (FE-C): general page 16, trainer page 25, treadmill page 19.
+public struct FitnessEquipmentReading: Sendable, Equatable {
+    /// The page it came from.
+    public var page: UInt8
+    /// The equipment type (page 16 byte 1, bits 0–4: 19 treadmill, 20 elliptical, 22 rower, 23 climber,
+    /// 24 nordic skier, 25 trainer / stationary bike), once known.
+    public var equipmentType: UInt8?
+    /// Speed, metres per second (page 16).
+    public var speed: Double?
+    /// Distance since the first reading, metres (page 16 counts 0…255 m and rolls over).
+    public var totalDistance: Double?
+    /// Elapsed time as sent, seconds (rolls over at 64 s).
+    public var elapsedTime: Double?
+    /// Heart rate the equipment measured, bpm (page 16; nil when invalid).
+    public var heartRate: Int?
+    /// Instantaneous power, watts (page 25).
+    public var instantaneousPower: Int?
+    /// Average power since the previous update: Δaccumulated power / Δevent count (page 25).
+    public var averagePower: Double?
+    /// Cadence, rpm (page 25) or strides per minute (page 19), when valid.
+    public var cadence: Int?
+
+    public init(
+        page: UInt8, equipmentType: UInt8? = nil, speed: Double? = nil, totalDistance: Double? = nil,
+        elapsedTime: Double? = nil, heartRate: Int? = nil, instantaneousPower: Int? = nil, averagePower: Double? = nil,
+        cadence: Int? = nil
+    ) {
+        self.page = page
+        self.equipmentType = equipmentType
+        self.speed = speed
+        self.totalDistance = totalDistance
+        self.elapsedTime = elapsedTime
+        self.heartRate = heartRate
+        self.instantaneousPower = instantaneousPower
+        self.averagePower = averagePower
+        self.cadence = cadence
+    }
+
+    /// Whether the equipment is a treadmill (running distance), as page 16 said.
+    public var isTreadmill: Bool { equipmentType == 19 }
 }

@@ -45,7 +45,8 @@ public struct RecordedInput: Sendable {
 /// and a first reading that was held up does not shift the rest).
 /// Amounts: sensors send running totals (wheel revolutions × circumference, a foot pod's distance, a
 /// receiver's distance between fixes); each new total becomes a cumulative sample of the increase
-/// since the previous reading of the same source. After a disconnect (`connectionLost`) the next
+/// since the previous reading of the same source. A GPS receiver is one source whatever talker (GP,
+/// GN, GL …) its sentences carry, and its GGA and RMC of one fix count once. After a disconnect (`connectionLost`) the next
 /// total only re-bases: no amount is invented across a gap. Distance comes from the best source
 /// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
 /// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
@@ -65,6 +66,8 @@ public struct ReadingMapper: Sendable {
     private var lastLengthEnd: Date?
     private var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
     private var sawRMC = false
+    /// What ANT+ devices said about themselves (common pages 80/81), by source identifier.
+    private var antInfo: [String: ANTDeviceInfo] = [:]
     /// Readings that could not be used (no value, no position, a time that cannot be anchored).
     public private(set) var unusable = 0
 
@@ -196,7 +199,42 @@ public struct ReadingMapper: Sendable {
             watchName = device
             watchAnchor = nil
             lastLengthEnd = nil
-        case .antChannelID, .antChannelEvent, .antStartup, .antSerialError:
+        case .antChannelEvent(let messageID, let code):
+            // Search timeout, channel closed, RX fail go to search: the device is gone; its next
+            // total only re-bases (nothing is invented across the gap).
+            if messageID == 0x01, code == 0x01 || code == 0x07 || code == 0x08, case .ant(_, let device?) = reading.source {
+                totals[device.description] = nil
+            }
+        case .antDeviceInfo(let info):
+            var known = antInfo[key] ?? ANTDeviceInfo()
+            if let manufacturer = info.manufacturer { known.manufacturer = manufacturer }
+            if let model = info.model { known.model = model }
+            if let serial = info.serial { known.serial = serial }
+            if let version = info.hardwareVersion { known.hardwareVersion = version }
+            if let version = info.softwareVersion { known.softwareVersion = version }
+            antInfo[key] = known
+        case .fitnessEquipment(let reading):
+            let treadmill = reading.isTreadmill
+            if let speed = reading.speed {
+                input.samples.append(QuantitySample(treadmill ? .runningSpeed : .cyclingSpeed, speed, at: arrival, source: source))
+            }
+            if let power = reading.instantaneousPower ?? reading.averagePower.map({ Int($0.rounded()) }) {
+                input.samples.append(QuantitySample(.cyclingPower, Double(max(0, power)), at: arrival, source: source))
+            }
+            if let cadence = reading.cadence {
+                input.samples.append(
+                    QuantitySample(
+                        treadmill ? .runningCadence : .cyclingCadence, Double(cadence), at: arrival, source: source))
+            }
+            if let heartRate = reading.heartRate {
+                input.samples.append(QuantitySample(.heartRate, Double(heartRate), at: arrival, source: source))
+            }
+            if let distance = reading.totalDistance {
+                amount(
+                    treadmill ? .distanceWalkingRunning : .distanceCycling, total: distance, key: key, at: arrival,
+                    source: source, into: &input)
+            }
+        case .antChannelID, .antStartup, .antSerialError:
             break
         }
     }
@@ -353,8 +391,12 @@ public struct ReadingMapper: Sendable {
 
     private func sourceDevice(_ source: ReadingSource) -> SourceDevice {
         switch source {
-        case .nmea(let talker):
-            return SourceDevice(name: "GPS", model: "NMEA \(talker)", identifier: "nmea:\(talker)")
+        case .nmea:
+            // One receiver whatever talker its sentences carry: a multi-constellation receiver
+            // switches GP → GN → GP as satellites come and go, and its decoder's distance total
+            // runs on across the switches. Keyed per talker, each switch back re-counted the
+            // distance covered under the other talker.
+            return SourceDevice(name: "GPS", model: "NMEA 0183", identifier: "nmea:gps")
         case .ant(let channel, let device):
             if let device {
                 let name =
@@ -365,9 +407,15 @@ public struct ReadingMapper: Sendable {
                     case .bikeSpeed?: "ANT+ speed"
                     case .footPod?: "ANT+ foot pod"
                     case .bicyclePower?: "ANT+ power"
+                    case .fitnessEquipment?: "ANT+ fitness equipment"
                     case nil: "ANT+ device"
                     }
-                return SourceDevice(name: name, identifier: device.description)
+                let info = antInfo[device.description]
+                let maker = info?.manufacturer.map { ANTDeviceInfo.manufacturerName($0) ?? "manufacturer \($0)" }
+                let model = info?.model.map { "model \($0)" }
+                return SourceDevice(
+                    name: maker.map { "\($0) \(name.dropFirst(5))" } ?? name, manufacturer: maker, model: model,
+                    identifier: device.description)
             }
             return SourceDevice(name: "ANT channel \(channel.map(String.init) ?? "-")", identifier: "ant:channel:\(channel.map(String.init) ?? "-")")
         case .watchLink:

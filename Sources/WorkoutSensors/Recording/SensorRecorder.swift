@@ -12,17 +12,51 @@ import WorkoutModel
 /// drive the session: NEXT moves a multisport race to its next leg (a lap otherwise), LAP adds a
 /// lap, PAUSE/RESUME pause and resume, STOP stops exercise. After the stop, heart rate goes to the
 /// session's heart-rate recovery. Nothing here reads the wall clock: dates come from `clock`.
+/// An `nmea` port whose sensor ``Sensor/huntsSpeed`` has its speed found by an ``NMEASpeedHunt``
+/// (reported as ``Event/speedFound(_:_:_:)``, remembered in `speedMemory`); ``SensorStatus`` tells
+/// a port that delivers bytes but no valid frame.
 public final class SensorRecorder: Sendable {
     /// One sensor port: a device path, its protocol and serial settings.
     public struct Sensor: Sendable, Hashable {
         public var path: String
         public var wire: SensorProtocol
         public var settings: SerialSettings
+        /// Whether the speed is hunted (``NMEASpeedHunt``, `nmea` ports only) rather than taken
+        /// from `settings`.
+        public var huntsSpeed: Bool
+        /// For `ant`: how the host configures the stick on every connect (a USB ANT stick is silent
+        /// until configured). Nil listens only (an ANT module something else configured, a capture).
+        public var ant: ANTHostPlan?
+        /// For `ant`: the wheel circumference for bike speed and distance, metres.
+        public var wheelCircumference: Double
 
-        public init(path: String, wire: SensorProtocol, settings: SerialSettings = .standard) {
+        /// A port; an `ant` port accepts a port that keeps a speed of its own
+        /// (``SerialSettings/acceptsFixedSpeed``: an ANT USB stick's USB side has no bit rate).
+        public init(
+            path: String, wire: SensorProtocol, settings: SerialSettings = .standard, huntsSpeed: Bool = false,
+            ant: ANTHostPlan? = nil, wheelCircumference: Double = 2.105
+        ) {
             self.path = path
             self.wire = wire
             self.settings = settings
+            self.huntsSpeed = huntsSpeed && wire == .nmea
+            if wire == .ant { self.settings.acceptsFixedSpeed = true }
+            self.ant = ant
+            self.wheelCircumference = wheelCircumference
+        }
+
+        /// A fresh decoder for this port.
+        public func makeDecoder() -> any SensorDecoder {
+            switch wire {
+            case .ant: ANTDecoder(configuration: ANTDecoder.Configuration(wheelCircumference: wheelCircumference))
+            case .nmea, .watch: wire.makeDecoder()
+            }
+        }
+
+        /// The port's driver: the ANT host when `ant` is set, else one that writes nothing.
+        public func makeDriver() -> any ConnectionDriver {
+            if wire == .ant, let plan = ant { return ANTDriver(plan: plan) }
+            return PassiveDriver()
         }
     }
 
@@ -34,6 +68,10 @@ public final class SensorRecorder: Sendable {
         case button(WatchLink.Button, Date, refused: String?)
         /// The engine refused input from a sensor (counted; the message says why).
         case refused(Sensor, String)
+        /// A hunted speed was found (``NMEASpeedHunt``), and remembered unless the finding says why not.
+        case speedFound(Sensor, NMEASpeedHunt.Finding, Date)
+        /// The port's driver said something (an ANT sensor found or lost, a refused configuration).
+        case driver(Sensor, DriverNote, Date)
     }
 
     /// What one sensor did so far.
@@ -48,13 +86,29 @@ public final class SensorRecorder: Sendable {
         /// Input that arrived after the stop and was not heart rate for the recovery, or after the
         /// workout was saved: not recorded, counted.
         public var late: Int
+        /// Bytes read since the last frame with a good checksum (known or not): many of them mean
+        /// the port delivers no valid data (a wrong speed, a wrong protocol).
+        public var bytesSinceValidFrame: Int = 0
+        /// The speed hunt's state, for a port whose speed is hunted.
+        public var speedHunt: NMEASpeedHunt.Status?
+
+        /// Whether the port delivers bytes but no valid frames: at least `threshold` bytes
+        /// (256: half a second of a 4800 bit/s receiver) since the last good frame, while open.
+        public func deliversNoValidData(threshold: Int = 256) -> Bool {
+            available && bytesSinceValidFrame >= threshold
+        }
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        public var devices: [String: Bool] = [:]
     }
 
     private struct PortState: Sendable {
         var decoder: any SensorDecoder
+        /// Devices behind the port (ANT sensors by `ant:type:number`) and whether each delivers now.
+        var devices: [String: Bool] = [:]
         var samplesAdded = 0
         var refused = 0
         var late = 0
+        var bytesSinceValidFrame = 0
     }
 
     private struct State: Sendable {
@@ -68,6 +122,8 @@ public final class SensorRecorder: Sendable {
     public let sensors: [Sensor]
     private let clock: any WorkoutClock
     private let connections: [SensorConnection]
+    /// The speed hunt of each port whose speed is hunted.
+    private let hunts: [NMEASpeedHunt?]
     private let state: Mutex<State>
     /// Serialises delivery into the session, so buttons and samples of different ports keep their order.
     private let delivery = Mutex(())
@@ -79,10 +135,13 @@ public final class SensorRecorder: Sendable {
     /// - Parameters:
     ///   - lapLength: the pool length in metres for pool swims (lengths add that distance).
     ///   - backoff: waits between reconnect attempts.
-    ///   - onEvent: availability changes, buttons and refusals, on a reader's thread.
+    ///   - speedMemory: where hunted speeds are remembered (``SerialSpeedMemory``); nil: nowhere.
+    ///   - huntWindow: how long a hunted port is read at one speed without a good sentence.
+    ///   - onEvent: availability changes, buttons, refusals and speeds found, on a reader's thread.
     public init(
         session: WorkoutSession, sensors: [Sensor], clock: any WorkoutClock, lapLength: Double? = nil,
-        backoff: SensorConnection.Backoff = .standard, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        backoff: SensorConnection.Backoff = .standard, speedMemory: SerialSpeedMemory? = nil,
+        huntWindow: Duration = .seconds(2), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {
         self.session = session
         self.sensors = sensors
@@ -90,12 +149,21 @@ public final class SensorRecorder: Sendable {
         self.onEvent = onEvent
         state = Mutex(
             State(
-                ports: sensors.map { PortState(decoder: $0.wire.makeDecoder()) },
+                ports: sensors.map { PortState(decoder: $0.makeDecoder()) },
                 mapper: ReadingMapper(lapLength: lapLength)))
-        connections = sensors.map { sensor in
-            SensorConnection(
+        let hunts = sensors.map { (sensor) -> NMEASpeedHunt? in
+            guard sensor.huntsSpeed else { return nil }
+            return NMEASpeedHunt(path: sensor.path, settings: sensor.settings, memory: speedMemory, window: huntWindow) {
+                finding in onEvent(.speedFound(sensor, finding, clock.now()))
+            }
+        }
+        self.hunts = hunts
+        connections = zip(sensors, hunts).map { (sensor, hunt) -> SensorConnection in
+            var opener: SensorConnection.Opener?
+            if let hunt { opener = { (path) throws(SensorError) -> any ByteTransport in try hunt.open(path) } }
+            return SensorConnection(
                 path: sensor.path, tag: sensor.wire.rawValue, settings: sensor.settings, backoff: backoff,
-                now: { clock.now() })
+                now: { clock.now() }, opener: opener, driver: sensor.makeDriver())
         }
     }
 
@@ -130,7 +198,9 @@ public final class SensorRecorder: Sendable {
             SensorStatus(
                 sensor: sensors[index], available: connections[index].isAvailable,
                 decoder: ports[index].decoder.counters, connection: connections[index].counters,
-                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late)
+                samplesAdded: ports[index].samplesAdded, refused: ports[index].refused, late: ports[index].late,
+                bytesSinceValidFrame: ports[index].bytesSinceValidFrame, speedHunt: hunts[index]?.status,
+                devices: ports[index].devices)
         }
     }
 
@@ -142,7 +212,14 @@ public final class SensorRecorder: Sendable {
         case .bytes(let chunk, let arrival):
             let readings = state.withLock { state -> [SensorReading] in
                 var readings: [SensorReading] = []
+                let valid = { (counters: DecoderCounters) in counters.framesDecoded &+ counters.unknownMessages }
+                let before = valid(state.ports[port].decoder.counters)
                 state.ports[port].decoder.decode(chunk, into: &readings)
+                if valid(state.ports[port].decoder.counters) != before {
+                    state.ports[port].bytesSinceValidFrame = 0
+                } else {
+                    state.ports[port].bytesSinceValidFrame &+= chunk.count
+                }
                 return readings
             }
             // Up to and including each button, then the rest: what follows a NEXT belongs to the
@@ -168,10 +245,17 @@ public final class SensorRecorder: Sendable {
             if case .disconnected = availability {
                 state.withLock { state in
                     state.ports[port].decoder.connectionLost()
+                    state.ports[port].bytesSinceValidFrame = 0
+                    state.ports[port].devices = state.ports[port].devices.mapValues { _ in false }
                     state.mapper.connectionLost(sensors[port].wire)
                 }
             }
             onEvent(.availability(sensors[port], availability, clock.now()))
+        case .driver(let note):
+            if let source = note.source, let available = note.available {
+                state.withLock { $0.ports[port].devices[source] = available }
+            }
+            onEvent(.driver(sensors[port], note, clock.now()))
         }
     }
 

@@ -266,23 +266,66 @@ extension SerialSettings {
             flowControl: flows.indices.contains(Int(config.flow)) ? flows[Int(config.flow)] : .none)
     }
 
+    /// One of the line settings, for refusals.
+    enum Setting: Sendable {
+        case speed, dataBits, parity, stopBits, flowControl
+    }
+
+    /// The setting as a refusal names it: `4800 bit/s`, `7 data bits`, `even parity`, `flow=rtscts`.
+    func name(of setting: Setting) -> String {
+        switch setting {
+        case .speed: "\(baudRate) bit/s"
+        case .dataBits: "\(dataBits) data bits"
+        case .parity: "\(parity) parity"
+        case .stopBits: "\(stopBits) stop bits"
+        case .flowControl: "flow=\(flowControl.rawValue)"
+        }
+    }
+
+    /// What to try instead of this value of `setting`: never the value itself.
+    func advice(for setting: Setting) -> String {
+        switch setting {
+        case .speed:
+            let others = [9600, 4800, 115_200, 57600].filter { $0 != baudRate }.prefix(2).map { "@\($0)" }
+            return "give another speed after the path (e.g. \(others.joined(separator: " or "))), "
+                + "or none for an nmea port to have it hunted"
+        case .dataBits: return dataBits == 8 ? "try 7 data bits (7E1)" : "try 8 data bits (8N1)"
+        case .parity: return parity == .none ? "try even parity (7E1)" : "try no parity (8N1)"
+        case .stopBits: return stopBits == 1 ? "try 2 stop bits (8N2)" : "try 1 stop bit (8N1)"
+        case .flowControl: return flowControl == .none ? "try flow=xonxoff" : "try flow=none"
+        }
+    }
+
+    /// The error for `setting` refused by `path` for `reason`; the detail adds what to try instead.
+    func refused(_ setting: Setting, path: String, reason: String) -> SensorError {
+        .unsupportedSetting(path: path, setting: name(of: setting), detail: "\(reason); \(advice(for: setting))")
+    }
+
+    /// The error for a port that kept `kept` bit/s when asked for this speed: a driver that cannot
+    /// change speed (Linux's usb_serial_simple keeps 9600).
+    func fixedSpeedRefusal(path: String, kept: Int) -> SensorError {
+        .unsupportedSetting(
+            path: path, setting: name(of: .speed),
+            detail: "the port keeps \(kept) bit/s whatever is asked, as a driver that cannot change speed does "
+                + "(Linux's usb_serial_simple, which serves ANT USB2 and USB-m sticks); give @\(kept) after the "
+                + "path, or use PATH:ant for an ANT stick, which opens at the port's own speed")
+    }
+
     /// The error for the setting a terminal refused (a WORKOUT_SERIAL_BAD_* code).
     func refusal(code: Int32, path: String, backend: String) -> SensorError {
         switch code {
         case Int32(WORKOUT_SERIAL_BAD_BAUD):
-            .unsupportedSetting(
-                path: path, setting: "\(baudRate) bit/s",
-                detail: "\(backend) takes the standard speeds 50…4000000 (4800, 9600, 57600, 115200 …)")
+            refused(.speed, path: path, reason: "\(backend) takes the standard speeds 50…4000000")
         case Int32(WORKOUT_SERIAL_BAD_DATA_BITS):
-            .unsupportedSetting(path: path, setting: "\(dataBits) data bits", detail: "the driver did not keep it")
+            refused(.dataBits, path: path, reason: "the driver did not keep it")
         case Int32(WORKOUT_SERIAL_BAD_PARITY):
-            .unsupportedSetting(path: path, setting: "\(parity) parity", detail: "the driver did not keep it")
+            refused(.parity, path: path, reason: "the driver did not keep it")
         case Int32(WORKOUT_SERIAL_BAD_STOP_BITS):
-            .unsupportedSetting(path: path, setting: "\(stopBits) stop bits", detail: "the driver did not keep it")
+            refused(.stopBits, path: path, reason: "the driver did not keep it")
         default:
-            .unsupportedSetting(
-                path: path, setting: "flow=\(flowControl.rawValue)",
-                detail: flowControl == .dtrDsr
+            refused(
+                .flowControl, path: path,
+                reason: flowControl == .dtrDsr
                     ? "Linux terminals have no DTR/DSR flow control" : "the driver did not keep it")
         }
     }

@@ -15,7 +15,8 @@ import Synchronization
 /// on a descriptor of the transport's own, taken before libserialport touches the port), opened
 /// read-write with `sp_open`, put in exclusive mode (TIOCEXCL), and set up with the
 /// settings one at a time (so a refusal names the setting), then read back to check the driver kept
-/// them. libserialport 0.1.1 does not enable RTS/CTS flow control on Linux (its code puts CRTSCTS
+/// them (a speed the driver did not keep is accepted only with ``SerialSettings/acceptsFixedSpeed``).
+/// libserialport 0.1.1 does not enable RTS/CTS flow control on Linux (its code puts CRTSCTS
 /// in the input flags, where the driver ignores it), so the transport sets CRTSCTS in the control
 /// flags of the port's handle itself. Reads wait with poll(2) on the port's handle and take the bytes with
 /// `sp_nonblocking_read`: libserialport's own blocking read spins on the end of file an unplugged
@@ -107,17 +108,15 @@ public final class LibSerialPortTransport: ByteTransport {
     )
         throws(SensorError)
     {
-        func check(_ result: sp_return, _ setting: String) throws(SensorError) {
+        func check(_ result: sp_return, _ setting: SerialSettings.Setting) throws(SensorError) {
             guard result != SP_OK else { return }
             switch result {
             case SP_ERR_SUPP, SP_ERR_ARG:
-                throw .unsupportedSetting(path: path, setting: setting, detail: "libserialport refused it")
+                throw settings.refused(setting, path: path, reason: "libserialport refused it")
             default:
                 let code = sp_last_error_code()
-                if code == EINVAL {
-                    throw .unsupportedSetting(path: path, setting: setting, detail: "the driver refused it: EINVAL")
-                }
-                throw .open(path: path, detail: "cannot set \(setting): \(errorText(code))")
+                if code == EINVAL { throw settings.refused(setting, path: path, reason: "the driver refused it: EINVAL") }
+                throw .open(path: path, detail: "cannot set \(settings.name(of: setting)): \(errorText(code))")
             }
         }
         let parity: [SerialSettings.Parity: sp_parity] = [
@@ -128,30 +127,28 @@ public final class LibSerialPortTransport: ByteTransport {
             .none: SP_FLOWCONTROL_NONE, .xonXoff: SP_FLOWCONTROL_XONXOFF, .rtsCts: SP_FLOWCONTROL_RTSCTS,
             .dtrDsr: SP_FLOWCONTROL_DTRDSR,
         ]
-        try check(sp_set_baudrate(port, Int32(clamping: settings.baudRate)), "\(settings.baudRate) bit/s")
-        try check(sp_set_bits(port, Int32(settings.dataBits)), "\(settings.dataBits) data bits")
-        try check(sp_set_parity(port, parity[settings.parity] ?? SP_PARITY_NONE), "\(settings.parity) parity")
-        try check(sp_set_stopbits(port, Int32(settings.stopBits)), "\(settings.stopBits) stop bits")
-        try check(
-            sp_set_flowcontrol(port, flow[settings.flowControl] ?? SP_FLOWCONTROL_NONE),
-            "flow=\(settings.flowControl.rawValue)")
+        try check(sp_set_baudrate(port, Int32(clamping: settings.baudRate)), .speed)
+        try check(sp_set_bits(port, Int32(settings.dataBits)), .dataBits)
+        try check(sp_set_parity(port, parity[settings.parity] ?? SP_PARITY_NONE), .parity)
+        try check(sp_set_stopbits(port, Int32(settings.stopBits)), .stopBits)
+        try check(sp_set_flowcontrol(port, flow[settings.flowControl] ?? SP_FLOWCONTROL_NONE), .flowControl)
         if workout_set_hardware_flow(fd, settings.flowControl == .rtsCts ? 1 : 0) != 0 {
-            throw .unsupportedSetting(
-                path: path, setting: "flow=\(settings.flowControl.rawValue)",
-                detail: "the driver refused RTS/CTS: \(errorName(errno))")
+            throw settings.refused(.flowControl, path: path, reason: "the driver refused RTS/CTS: \(errorName(errno))")
         }
-        let kept = try readSettings(port, fd: fd, path: path)
+        let actual = try readSettings(port, fd: fd, path: path)
+        var kept = actual
+        if kept.baudRate != settings.baudRate {
+            // A driver that ignores speed changes: accepted at its own speed where the settings allow it.
+            guard settings.acceptsFixedSpeed else { throw settings.fixedSpeedRefusal(path: path, kept: kept.baudRate) }
+            kept.baudRate = settings.baudRate
+        }
+        kept.acceptsFixedSpeed = settings.acceptsFixedSpeed
         if kept != settings {
-            let setting =
-                kept.baudRate != settings.baudRate
-                ? "\(settings.baudRate) bit/s"
-                : kept.dataBits != settings.dataBits
-                    ? "\(settings.dataBits) data bits"
-                    : kept.parity != settings.parity
-                        ? "\(settings.parity) parity"
-                        : kept.stopBits != settings.stopBits
-                            ? "\(settings.stopBits) stop bits" : "flow=\(settings.flowControl.rawValue)"
-            throw .unsupportedSetting(path: path, setting: setting, detail: "the driver kept \(kept) instead")
+            let setting: SerialSettings.Setting =
+                kept.dataBits != settings.dataBits
+                ? .dataBits
+                : kept.parity != settings.parity ? .parity : kept.stopBits != settings.stopBits ? .stopBits : .flowControl
+            throw settings.refused(setting, path: path, reason: "the driver kept \(actual) instead")
         }
     }
 

@@ -26,6 +26,11 @@ import Synchronization
 /// symbolic link is resolved anew at each attempt, so a replugged device or a new pseudo-terminal
 /// behind the same link is found. Nothing is invented across the gap: bytes lost while the device
 /// was away are simply absent.
+///
+/// A ``ConnectionDriver`` speaks for the protocol: it may write on every connect (a USB ANT stick
+/// is silent until configured), sees every chunk before it is delivered, and is called after every
+/// read so it can resend or time out; its notes arrive as `.driver` events. The default driver
+/// writes nothing.
 public final class SensorConnection: Sendable {
     /// Something that happened on the connection.
     public enum Event: Sendable, Equatable {
@@ -33,6 +38,8 @@ public final class SensorConnection: Sendable {
         case bytes([UInt8], at: Date)
         /// The device became available or unavailable.
         case availability(Availability)
+        /// The protocol's driver has something to say (a sensor found or lost, a refused configuration).
+        case driver(DriverNote)
     }
 
     /// Whether the device is open.
@@ -94,6 +101,10 @@ public final class SensorConnection: Sendable {
         public var bytesRead = 0
         /// Reads that failed with an error (EIO and the like included; a clean hang-up is not one).
         public var readErrors = 0
+        /// Bytes the driver wrote to the device.
+        public var bytesWritten = 0
+        /// Driver writes that failed.
+        public var writeErrors = 0
 
         /// All zero.
         public init() {}
@@ -117,6 +128,8 @@ public final class SensorConnection: Sendable {
     private let readTimeout: Duration
     private let chunkSize: Int
     private let now: @Sendable () -> Date
+    private let driver: any ConnectionDriver
+    private let writeTimeout: Duration
     /// Signalled by `stop` to cut a back-off wait short.
     private let wake = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
@@ -138,15 +151,20 @@ public final class SensorConnection: Sendable {
     ///   - chunkSize: the most bytes one `.bytes` event carries.
     ///   - now: the clock that dates chunks.
     ///   - opener: replaces how the path is opened (tests, other transports).
+    ///   - driver: what the protocol writes on connect and in answer (``PassiveDriver``: nothing).
+    ///   - writeTimeout: the longest a driver's write waits for the device.
     ///   - handler: called with every event too, on the connection's thread, before it is queued on
     ///     ``events``.
     public init(
         path: String, tag: String, settings: SerialSettings = .standard, backend: SerialBackend = .automatic,
         backoff: Backoff = .standard, readTimeout: Duration = .milliseconds(100), chunkSize: Int = 4096,
         now: @escaping @Sendable () -> Date = { Date() }, opener: Opener? = nil,
+        driver: any ConnectionDriver = PassiveDriver(), writeTimeout: Duration = .milliseconds(500),
         handler: (@Sendable (Event) -> Void)? = nil
     ) {
         self.path = path
+        self.driver = driver
+        self.writeTimeout = writeTimeout
         self.tag = tag
         self.backoff = backoff
         self.readTimeout = max(.milliseconds(1), readTimeout)
@@ -229,16 +247,21 @@ public final class SensorConnection: Sendable {
         var transport = first
         var failedAttempts = 0
         var buffer = [UInt8](repeating: 0, count: chunkSize)
-        if transport != nil { connected(reconnect: false) }
+        if let open = transport {
+            connected(reconnect: false)
+            drive(open) { $0.connected() }
+        }
         while !isStopped {
             guard let open = transport else {
                 let delay = backoff.delay(beforeAttempt: failedAttempts + 1)
                 if wake.wait(timeout: .now() + .nanoseconds(nanoseconds(delay))) == .success || isStopped { break }
                 state.withLock { $0.counters.reconnectAttempts += 1 }
                 do {
-                    transport = try opener(path)
+                    let open = try opener(path)
+                    transport = open
                     failedAttempts = 0
                     connected(reconnect: true)
+                    drive(open) { $0.connected() }
                 } catch {
                     failedAttempts += 1
                     state.withLock { $0.lastOpenError = error }
@@ -251,8 +274,13 @@ public final class SensorConnection: Sendable {
             switch result {
             case .success(.bytes(let count)):
                 state.withLock { $0.counters.bytesRead += count }
-                emit(.bytes(Array(buffer.prefix(count)), at: now()))
+                let chunk = Array(buffer.prefix(count))
+                let arrival = now()
+                drive(open) { $0.received(chunk) }
+                emit(.bytes(chunk, at: arrival))
+                drive(open) { $0.idle() }
             case .success(.timeout):
+                drive(open) { $0.idle() }
                 continue
             case .success(.endOfStream(let reason)):
                 disconnected(open, reason: reason, readError: reason != .hangUp)
@@ -276,7 +304,23 @@ public final class SensorConnection: Sendable {
         emit(.availability(.connected))
     }
 
+    /// Runs a driver call, writes what it returns and emits its notes.
+    private func drive(_ transport: any ByteTransport, _ call: (any ConnectionDriver) -> [UInt8]) {
+        let out = call(driver)
+        if !out.isEmpty {
+            do {
+                try transport.write(out, timeout: writeTimeout)
+                state.withLock { $0.counters.bytesWritten += out.count }
+            } catch {
+                state.withLock { $0.counters.writeErrors += 1 }
+                emit(.driver(DriverNote("cannot write to \(path): \(error.description)", problem: true)))
+            }
+        }
+        for note in driver.takeNotes() { emit(.driver(note)) }
+    }
+
     private func disconnected(_ transport: any ByteTransport, reason: DisconnectReason, readError: Bool) {
+        driver.disconnected()
         transport.close()
         state.withLock { state in
             state.available = false
@@ -284,6 +328,7 @@ public final class SensorConnection: Sendable {
             if readError { state.counters.readErrors += 1 }
         }
         emit(.availability(.disconnected(reason)))
+        for note in driver.takeNotes() { emit(.driver(note)) }
     }
 }
 

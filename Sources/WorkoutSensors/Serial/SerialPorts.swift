@@ -177,12 +177,20 @@ public enum SerialPorts {
             if kind == .pseudoTerminal {
                 return try TermiosTransport(path: path, settings: settings, kind: .pseudoTerminal)
             }
-            do {
-                return try LibSerialPortTransport(path: path, settings: settings)
-            } catch {
-                guard case .notASerialDevice = error, isTerminal(path) else { throw error }
-                return try TermiosTransport(path: path, settings: settings, kind: .terminal)
-            }
+            return try openSerialPort(path, settings: settings)
+        }
+    }
+
+    /// Opens a device that is not a pseudo-terminal, as ``open(_:settings:backend:)`` does with
+    /// `.automatic`: through libserialport, else, for a terminal libserialport refuses for lack of
+    /// modem lines (TIOCMGET answers ENOTTY: Linux's usb_serial_simple, which serves ANT USB2 and
+    /// USB-m sticks), through termios (kind `.terminal`).
+    public static func openSerialPort(_ path: String, settings: SerialSettings) throws(SensorError) -> any ByteTransport {
+        do {
+            return try LibSerialPortTransport(path: path, settings: settings)
+        } catch {
+            guard case .notASerialDevice = error, isTerminal(path) else { throw error }
+            return try TermiosTransport(path: path, settings: settings, kind: .terminal)
         }
     }
 

@@ -44,6 +44,15 @@ public struct SerialSettings: Sendable, Hashable, CustomStringConvertible {
     public var stopBits: Int
     /// Flow control.
     public var flowControl: FlowControl
+    /// Whether a port that keeps a speed of its own whatever is asked is opened at that speed
+    /// instead of being refused (the frame and flow control are still checked).
+    ///
+    /// For devices with no bit rate of their own: an ANT USB2 or USB-m stick (0fcf:1008, 0fcf:1009)
+    /// is served on Linux by the `usb_serial_simple` driver, which answers modem-line queries with
+    /// ENOTTY and keeps 9600 bit/s whatever is set, yet carries the stick's bytes at USB speed.
+    /// Not part of the compact form (``init(parsing:)``, ``description``); `SensorRecorder.Sensor`
+    /// sets it for `ant` ports. False by default.
+    public var acceptsFixedSpeed = false
 
     /// 115200 bit/s, 8 data bits, no parity, 1 stop bit, no flow control (`115200,8N1`).
     public static let standard = SerialSettings(uncheckedBaudRate: 115_200)
@@ -126,6 +135,15 @@ public struct SerialSettings: Sendable, Hashable, CustomStringConvertible {
             }
         }
         self = settings
+    }
+
+    /// Whether the compact form `spec` gives a speed (a part of digits only): `"4800"` and
+    /// `"9600,8N1"` do, `""` and `"8N1,flow=rtscts"` do not (a speed left out may be hunted).
+    public static func specifiesSpeed(_ spec: String) -> Bool {
+        spec.split(separator: ",").contains { part in
+            let trimmed = part.trimmed()
+            return !trimmed.isEmpty && trimmed.allSatisfy(\.isASCIIDigit)
+        }
     }
 
     /// A frame part: one digit, a parity letter, one digit.

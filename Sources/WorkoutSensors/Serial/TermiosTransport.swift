@@ -14,7 +14,10 @@ import Synchronization
 /// inherited by child processes), locked (`flock` + TIOCEXCL), set to raw mode with the settings,
 /// and read with poll(2). A pseudo-terminal takes any frame but keeps 8 data bits and no parity
 /// (Linux forces them: it carries bytes, not bits). The end of file a hung-up terminal returns (the master side of a
-/// pseudo-terminal closed, a device unplugged) and EIO/ENXIO/ENODEV are a disconnect.
+/// pseudo-terminal closed, a device unplugged) and EIO/ENXIO/ENODEV are a disconnect. A terminal
+/// that keeps a speed of its own whatever is asked (Linux's usb_serial_simple, which serves ANT USB
+/// sticks, keeps 9600) is refused with that speed named, unless the settings accept a fixed speed
+/// (``SerialSettings/acceptsFixedSpeed``).
 public final class TermiosTransport: ByteTransport {
     public let path: String
     public let kind: SerialDeviceKind
@@ -41,12 +44,18 @@ public final class TermiosTransport: ByteTransport {
             throw error
         }
         var config = settings.cConfig
-        let result = workout_serial_configure(fd, &config, kind == .pseudoTerminal ? 0 : 1)
+        let result = workout_serial_configure(
+            fd, &config, kind == .pseudoTerminal ? 0 : 1, settings.acceptsFixedSpeed ? 1 : 0)
         if result != 0 {
             let code = errno
+            var kept = workout_serial_config()
+            let keptRead = workout_serial_read_config(fd, &kept) == 0
             unlockExclusively(fd)
             systemClose(fd)
             if result < 0 { throw .open(path: path, detail: "cannot set the line settings: \(errorText(code))") }
+            if result == Int32(WORKOUT_SERIAL_SPEED_NOT_KEPT), keptRead {
+                throw settings.fixedSpeedRefusal(path: path, kept: Int(kept.baud))
+            }
             throw settings.refusal(code: result, path: path, backend: "termios")
         }
         self.path = path

@@ -4,7 +4,7 @@ import GRDBSQLite
 import WorkoutEngine
 import WorkoutModel
 
-/// The SQLite backend of `WorkoutStore`: one file in WAL mode (DESIGN §10), samples and route
+/// The SQLite backend of `WorkoutStore`: one file in WAL mode (<doc:SavingRecordingQuerying#Saving>), samples and route
 /// points in chunks (docs/storage-chunks.md). Thread-safe; reads run concurrently with the single
 /// writer; every method is one transaction.
 package final class SQLiteBackend: StoreBackend {
@@ -19,8 +19,11 @@ package final class SQLiteBackend: StoreBackend {
     /// read-only before anything is written: not SQLite, truncated, written by a newer schema,
     /// read-only or locked each throw a `StoreError` and leave it as it was. A migration that fails
     /// rolls back and leaves the file as it was (`.migrationFailed`).
-    /// - Parameter busyTimeout: how long to wait for another program's lock before `.locked`.
-    package init(path: String, busyTimeout: TimeInterval = 2) throws(StoreError) {
+    /// - Parameters:
+    ///   - busyTimeout: how long to wait for another program's lock before `.locked`.
+    ///   - statementTimeout: the longest one statement may run, seconds (0: no limit): past it SQLite interrupts
+    ///     the statement and the call throws `.timedOut` (nothing it would have written is kept).
+    package init(path: String, busyTimeout: TimeInterval = 2, statementTimeout: TimeInterval = 0) throws(StoreError) {
         self.path = path
         let found = try Self.preflight(path: path, busyTimeout: busyTimeout)
         do {
@@ -48,6 +51,9 @@ package final class SQLiteBackend: StoreBackend {
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
+                if statementTimeout > 0, statementTimeout.isFinite {
+                    StatementWatchdog.install(on: db.sqliteConnection, limit: statementTimeout)
+                }
                 // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -73,6 +79,16 @@ package final class SQLiteBackend: StoreBackend {
                 }
             }
             self.pool = pool
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    /// Runs one read-only statement on a reader connection, as the store's own queries run (for the tests of the
+    /// statement time limit: a statement that would run for minutes).
+    package func runReadStatement(_ sql: String) throws(StoreError) {
+        do {
+            try pool.read { db in try db.execute(sql: sql) }
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -641,6 +657,7 @@ extension StoreError {
             case .SQLITE_NOTADB: return .notADatabase(path: path)
             case .SQLITE_CORRUPT: return .corrupt(path: path, detail: error.message ?? "malformed")
             case .SQLITE_BUSY, .SQLITE_LOCKED: return .locked(path: path)
+            case .SQLITE_INTERRUPT: return .timedOut
             case .SQLITE_READONLY, .SQLITE_PERM: return .readOnly(path: path)
             case .SQLITE_CANTOPEN: return .cannotCreate(path: path, detail: error.message ?? "cannot open")
             default: return .database(path: path, detail: error.description)

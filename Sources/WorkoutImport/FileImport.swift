@@ -1,0 +1,327 @@
+import Foundation
+import WorkoutEngine
+import WorkoutFormats
+import WorkoutModel
+import WorkoutStore
+
+/// What importing one workout of a file produced.
+public struct FileImportResult: Sendable {
+    public var path: String
+    /// The reader that read it (`FIT`, `Apple Health`).
+    public var format: String
+    /// The saved workout (with the heart-rate recovery merged into its metadata when there is one).
+    public var workout: Workout
+    public var anomalies: [ImportAnomaly]
+    /// The damage of a salvaged file (the workout holds what precedes it), nil for a sound file.
+    public var damageDetail: String?
+    /// Our figures next to the file's own, per session/activity and lap, when asked for.
+    public var comparisonRows: [ComparisonRow]?
+    public var heartRateRecovery: HeartRateRecoveryResult?
+    /// Samples and route points offered to the builder.
+    public var samplesSent: Int
+    public var routePointsSent: Int
+    /// The reader's own account of the file (FIT: `FITImportDetails`); format-specific accessors
+    /// live beside each reader.
+    public var details: any Sendable
+}
+
+/// An error a reader reports about its format (FIT: `ImportError`).
+public protocol FormatError: Error, Sendable, CustomStringConvertible {}
+
+extension ImportError: FormatError {}
+
+/// Why a file (or one workout of it) was not imported; nothing of it was saved.
+public enum FileImportError: Error, Sendable, CustomStringConvertible {
+    case unreadable(path: String, detail: String)
+    case format(path: String, any FormatError)
+    case alreadyImported(path: String, workout: UUID)
+    case store(path: String, StoreError)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let detail): "\(path): cannot read the file (\(detail))"
+        case .format(let path, let error): "\(path): \(error)"
+        case .alreadyImported(let path, let workout):
+            "\(path) is already imported as workout \(workout); delete it first (`workout delete \(workout)`) to import it again"
+        case .store(let path, let error): "\(path): \(error)"
+        }
+    }
+}
+
+/// How files are imported, whatever their format.
+public struct ImportOptions: Sendable, Hashable {
+    /// Let the session's automatic transition detection find the legs of a triathlon (FIT).
+    public var autoSegment: Bool
+    /// Import what precedes damage in a damaged file; off, a damaged file is refused whole.
+    public var salvage: Bool
+    /// Mixed into the seed of the workouts' ids (0: the ids follow from the file alone). The server gives each
+    /// athlete its own, so that two athletes importing the same file get two workouts with distinct ids.
+    public var idSalt: UInt64
+    /// The longest workout taken, seconds (nil: any); a workout spanning more is refused.
+    public var longestSpan: TimeInterval?
+    /// The latest end taken (nil: any); a workout ending later is refused.
+    public var latestEnd: Date?
+
+    public init(
+        autoSegment: Bool = false, salvage: Bool = true, idSalt: UInt64 = 0, longestSpan: TimeInterval? = nil,
+        latestEnd: Date? = nil
+    ) {
+        self.autoSegment = autoSegment
+        self.salvage = salvage
+        self.idSalt = idSalt
+        self.longestSpan = longestSpan
+        self.latestEnd = latestEnd
+    }
+}
+
+/// One workout a reader found in a file, ready for the live path.
+public struct ReadWorkout: Sendable {
+    public var script: SessionScript
+    public var anomalies: [ImportAnomaly]
+    public var damageDetail: String?
+    /// The reader's own account (kept in `FileImportResult.details`).
+    public var details: any Sendable
+    /// Other ids the same workout may have been stored under before (an import made before `ImportOptions.idSalt`
+    /// salted its ids): a workout stored under one of them is a duplicate too.
+    public var earlierIdentifiers: [IdentifierSource] = []
+    /// Compares the saved workout and its samples with what the file states: the rows, and the
+    /// details with the comparison in them.
+    public var compare: @Sendable (Workout, [QuantitySample]) -> (rows: [ComparisonRow], details: any Sendable)
+
+    public init(
+        script: SessionScript, anomalies: [ImportAnomaly] = [], damageDetail: String? = nil, details: any Sendable,
+        compare: @escaping @Sendable (Workout, [QuantitySample]) -> (rows: [ComparisonRow], details: any Sendable)
+    ) {
+        self.script = script
+        self.anomalies = anomalies
+        self.damageDetail = damageDetail
+        self.details = details
+        self.compare = compare
+    }
+}
+
+/// A file format's reader: recognises its files and turns them into session scripts.
+public protocol WorkoutFileReader: Sendable {
+    /// The format's name (`FIT`).
+    static var format: String { get }
+    /// Whether a file starting with `head` (its first bytes, up to 512) and named `name` is of this format.
+    static func recognizes(head: [UInt8], name: String) -> Bool
+    /// Reads the file at `path` (or folder, for a format that is one), handing `each` its workouts in
+    /// file order, each as a script or as the reason it was refused (the others go on). Workouts are
+    /// handed over one at a time so that a large file's are never all held at once.
+    ///
+    /// - Throws: when the file as a whole cannot be read (no workout was handed over for it).
+    static func read(
+        path: String, options: ImportOptions, each: (Result<ReadWorkout, FileImportError>) -> Void
+    ) throws(FileImportError)
+}
+
+/// Imports recorded files through the same live path as a recording (and as `RaceReplay`): a
+/// journaled session and its builder on a virtual clock, then the store. Every statistic is the
+/// engine's; a file's own summaries are only compared with.
+///
+/// A reader per format (`FileImport.readers`) turns a file into `SessionScript`s; the import path
+/// after that is the same for every format.
+public enum FileImport {
+    /// The readers, tried in order on a file's first bytes and name.
+    public static let readers: [any WorkoutFileReader.Type] = [FITFileReader.self]
+
+    /// The reader for the file at `path` (by its content, then its extension), nil when none knows it.
+    public static func reader(forFileAt path: String) -> (any WorkoutFileReader.Type)? {
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 512)) ?? Data())
+            try? handle.close()
+        }
+        let name = (path as NSString).lastPathComponent
+        return readers.first { $0.recognizes(head: head, name: name) }
+    }
+
+    /// Imports the file at `path` into `store` with the reader its content names: one result per workout
+    /// of the file, each imported or refused on its own.
+    ///
+    /// - Parameters:
+    ///   - compare: also compare each workout with the file's own figures (reads the saved samples back).
+    ///   - progress: called with the fraction of a workout's timeline replayed (0…1).
+    /// - Throws: when no reader knows the file or it cannot be read at all.
+    public static func runAll(
+        path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
+        progress: ((Double) -> Void)? = nil
+    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
+        }
+        let reader = Self.reader(forFileAt: path) ?? FITFileReader.self
+        return try runAll(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress)
+    }
+
+    /// Imports the file at `path` with `reader`.
+    public static func runAll(
+        path: String, reader: any WorkoutFileReader.Type, into store: WorkoutStore,
+        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil
+    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
+        defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try reader.read(path: path, options: options) { read in
+            switch read {
+            case .failure(let error):
+                results.append(.failure(error))
+            case .success(let read):
+                do throws(StoreError) {
+                    results.append(
+                        .success(
+                            try run(read, format: reader.format, path: path, into: store, compare: compare, progress: progress)
+                        ))
+                } catch {
+                    if case .workoutExists(let id) = error {
+                        results.append(.failure(.alreadyImported(path: path, workout: id)))
+                    } else {
+                        results.append(.failure(.store(path: path, error)))
+                    }
+                }
+            }
+        }
+        return results
+    }
+
+    /// Imports a file holding one workout (a FIT file): its result, or why it was refused.
+    public static func run(
+        path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
+        progress: ((Double) -> Void)? = nil
+    ) throws(FileImportError) -> FileImportResult {
+        let results = try runAll(path: path, into: store, options: options, compare: compare, progress: progress)
+        guard let first = results.first else {
+            throw .unreadable(path: path, detail: "the file holds no workout")
+        }
+        return try first.get()
+    }
+
+    /// Replays one read workout into `store`: the one path from any file into the engine.
+    public static func run(
+        _ read: ReadWorkout, format: String, path: String, into store: WorkoutStore, compare: Bool,
+        progress: ((Double) -> Void)?
+    ) throws(StoreError) -> FileImportResult {
+        let plan = read.script
+        // The same file gives the same ids: refuse to import it twice (also under the ids it had before
+        // `ImportOptions.idSalt` salted them).
+        for identifiers in [plan.builderOptions.identifiers] + read.earlierIdentifiers {
+            var options = plan.builderOptions
+            options.identifiers = identifiers
+            if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: options).workoutID,
+                try store.workout(id: id) != nil
+            {
+                throw .workoutExists(id)
+            }
+        }
+        let clock = ManualClock(plan.start)
+        // The file is replayed faster than real time and committed every `commitSteps` steps and by the finish:
+        // chunks as a save writes them, nothing to merge, and never more than those steps' changes waiting in
+        // memory. An import cut short leaves a journal that no live session owns (the server discards it when the
+        // file is uploaded again).
+        let recording = try store.beginRecording(
+            configuration: plan.configuration, clock: clock, options: plan.builderOptions, commitInterval: 0,
+            chunking: .whole)
+        let total = max(1, plan.steps.count)
+        var commitFailure: StoreError?
+        do throws(EngineError) {
+            var lastReport = -1
+            try plan.replay(into: recording.session, clock: clock) { index, _ in
+                let percent = (index + 1) * 100 / total
+                if percent != lastReport {
+                    lastReport = percent
+                    progress?(Double(index + 1) / Double(total))
+                }
+                if (index + 1) % commitSteps == 0 {
+                    do throws(StoreError) { try recording.commit() } catch {
+                        commitFailure = error
+                        return false
+                    }
+                }
+                return true
+            }
+        } catch {
+            try? recording.discard()
+            throw .engine(error)
+        }
+        if let commitFailure {
+            try? recording.discard()
+            throw commitFailure
+        }
+        var workout = try recording.finish()
+        var recovery: HeartRateRecoveryResult?
+        let result: HeartRateRecoveryResult?
+        do {
+            result = try plan.finishRecovery(of: recording.session)
+        } catch {
+            throw .engine(error)
+        }
+        if let result {
+            try store.attachHeartRateRecovery(result, toWorkout: workout.id)
+            workout.metadata.merge(result.workoutMetadata) { _, new in new }
+            recovery = result
+        }
+        var rows: [ComparisonRow]?
+        var details = read.details
+        if compare {
+            let compared = read.compare(workout, try store.samples(workout: workout.id))
+            rows = compared.rows
+            details = compared.details
+        }
+        return FileImportResult(
+            path: path, format: format, workout: workout, anomalies: read.anomalies, damageDetail: read.damageDetail,
+            comparisonRows: rows, heartRateRecovery: recovery, samplesSent: plan.sampleCount,
+            routePointsSent: plan.routePointCount, details: details)
+    }
+}
+
+extension FileImport {
+    /// Steps of a replay between two commits of its journal: a large file's changes are written as the replay
+    /// goes (each commit rewrites the streams' open chunks, up to 4,096 samples each), a small file's at its end.
+    static let commitSteps = 20_000
+
+    /// The size of the file at `path` (0 when it cannot be read).
+    static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
+    }
+
+    /// The bytes of the file at `path`, read once into one array (no second copy); nil when it cannot be read.
+    static func readWhole(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let size = Int(status.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = read(descriptor, buffer.baseAddress.map { $0 + count }, size - count)
+                if got < 0, errno == EINTR { continue }
+                guard got > 0 else {
+                    failed = got < 0
+                    return
+                }
+                count += got
+            }
+        }
+        return failed ? nil : bytes
+    }
+}
+
+/// Gives memory that large work freed back to the system.
+enum MemoryRelease {
+    /// After work on `bytes` of input: glibc's `malloc_trim(0)` when they were a megabyte or more (freed memory
+    /// otherwise stays in the process's heaps: a 60 MB import kept gigabytes resident).
+    static func afterLargeWork(bytes: Int) {
+        guard bytes >= 1 << 20 else { return }
+        #if os(Linux)
+            typealias Trim = @convention(c) (Int) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import WorkoutEngine
+import WorkoutModel
+import WorkoutSensors
+
+@testable import WorkoutCLI
+
+/// Waits until `condition` holds, at most `seconds` (async: the recorder delivers on the cooperative pool).
+private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
+
+/// An NMEA 0183 sentence written from the standard (XOR checksum of the body, CR LF).
+private func sentence(_ body: String) -> [UInt8] {
+    let sum = body.utf8.reduce(UInt8(0), ^)
+    return Array("$\(body)*\(String(format: "%02X", sum))\r\n".utf8)
+}
+
+/// The sensors part of `workout record`'s live status line, from a real recorder on pseudo-terminals.
+@Suite("workout record: live status of a sensor", .serialized)
+struct LiveStatusTests {
+    /// A recorder of `sensor` (a hunted speed given 30 s, so a busy machine does not move it on).
+    private func recorder(_ sensor: SensorRecorder.Sensor) throws -> SensorRecorder {
+        let clock = ManualClock(Date(timeIntervalSinceReferenceDate: 800_000_000))
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .cycling, locationType: .outdoor), clock: clock)
+        try session.start(at: clock.now())
+        return SensorRecorder(session: session, sensors: [sensor], clock: clock, huntWindow: .seconds(30))
+    }
+
+    /// Bytes without one good sentence (a receiver at 4800 read at 115200): "no valid data" with what to try,
+    /// not `+`; good sentences again: `+`.
+    @Test func aPortDeliveringBytesButNoValidFramesSaysNoValidDataWithAHint() async throws {
+        let gps = try PseudoTerminal()
+        let recorder = try recorder(.init(path: gps.path, wire: .nmea, settings: SerialSettings(parsing: "115200")))
+        try recorder.start()
+        defer { recorder.stop() }
+        #expect(await eventually { recorder.status[0].available })
+        #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea+")
+
+        var noise: UInt32 = 7
+        let bytes = (0..<600).map { _ in
+            noise = noise &* 1_103_515_245 &+ 12345
+            return UInt8(truncatingIfNeeded: noise >> 16) & 0x7F | 0x80
+        }
+        try gps.write(bytes)
+        #expect(await eventually { recorder.status[0].decoder.bytesConsumed == bytes.count })
+        let status = RecordCommand.liveStatus(recorder.status[0])
+        #expect(
+            status == "nmea: no valid data (wrong speed? try \(gps.path):nmea@4800 or omit the speed to hunt)", "\(status)")
+
+        try gps.write(sentence("GPGSV,1,1,00"))
+        #expect(await eventually { recorder.status[0].decoder.unknownMessages == 1 })
+        #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea+")
+    }
+
+    /// A port whose speed is hunted shows the speed being tried until a good sentence settles it.
+    @Test func aHuntedPortShowsTheSpeedTriedThenTheSpeedFound() async throws {
+        let gps = try PseudoTerminal()
+        let recorder = try recorder(.init(path: gps.path, wire: .nmea, huntsSpeed: true))
+        try recorder.start()
+        defer { recorder.stop() }
+        #expect(await eventually { recorder.status[0].available })
+        #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea: hunting the speed (4800 bit/s)")
+        try gps.write(sentence("GPGSA,A,1,,,,,,,,,,,,,,,"))
+        // The hunt settles when the transport reads the sentence; the decoder takes it just after.
+        #expect(await eventually { recorder.status[0].decoder.unknownMessages == 1 })
+        #expect(recorder.status[0].speedHunt == .found(4800))
+        #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea@4800+")
+        // Noise after that: the hint proposes another speed than the one found.
+        let consumed = recorder.status[0].decoder.bytesConsumed
+        try gps.write([UInt8](repeating: 0xFF, count: 300))
+        #expect(await eventually { recorder.status[0].decoder.bytesConsumed >= consumed + 300 })
+        #expect(
+            RecordCommand.liveStatus(recorder.status[0])
+                == "nmea: no valid data (wrong speed? try \(gps.path):nmea@9600 or omit the speed to hunt)")
+    }
+
+    @Test func theFoundSpeedIsReportedWithWhereItIsRemembered() {
+        let sensor = SensorRecorder.Sensor(path: "/dev/ttyUSB0", wire: .nmea, huntsSpeed: true)
+        let remembered = NMEASpeedHunt.Finding(
+            speed: 4800, device: "/dev/serial/by-id/usb-Prolific-if00-port0",
+            rememberedIn: "/home/a/.local/state/workout-engine/serial-speeds.json", memoryProblem: nil)
+        #expect(
+            RecordCommand.speedFoundLine(sensor, remembered)
+                == "sensor nmea /dev/ttyUSB0: 4800 bit/s found (remembered in "
+                + "/home/a/.local/state/workout-engine/serial-speeds.json for /dev/serial/by-id/usb-Prolific-if00-port0; "
+                + "give @SPEED to skip the hunt)")
+    }
+
+    /// An ANT port takes a port that keeps its own speed; other protocols do not.
+    @Test func onlyANTPortsAcceptAFixedSpeed() {
+        #expect(SensorRecorder.Sensor(path: "/dev/ttyUSB0", wire: .ant).settings.acceptsFixedSpeed)
+        #expect(!SensorRecorder.Sensor(path: "/dev/ttyUSB0", wire: .nmea).settings.acceptsFixedSpeed)
+        #expect(!SensorRecorder.Sensor(path: "/dev/ttyUSB0", wire: .ant, huntsSpeed: true).huntsSpeed)
+    }
+}
+
+@Suite("workout record: sensor specs")
+struct SensorSpecTests {
+    /// An nmea port without a speed has its speed hunted; a speed given is used as it is.
+    @Test func anNMEAPortWithoutASpeedIsHunted() throws {
+        let sensors = try RecordCommand.parseSensors([
+            "/dev/ttyUSB0:nmea", "/dev/ttyUSB1:nmea@4800", "/dev/ttyUSB2:nmea@8N1", "/dev/ttyUSB3:ant",
+            "/dev/ttyUSB4:watch",
+        ])
+        #expect(sensors.map(\.huntsSpeed) == [true, false, true, false, false])
+        #expect(sensors[1].settings.baudRate == 4800)
+        #expect(sensors[3].settings.acceptsFixedSpeed)
+    }
+}

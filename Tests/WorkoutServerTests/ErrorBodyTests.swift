@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import WorkoutServer
+
+/// Error bodies never show internals (SQL, file paths, database URLs); every answer carries a request id
+/// (`X-Request-Id`, and `requestId` in error bodies) and the server's log line of the error has the same id
+/// with the detail.
+@Suite("error bodies", .serialized)
+struct ErrorBodyTests {
+    /// Whether `text` shows something of the server's inside.
+    static func leaks(_ text: String) -> String? {
+        if text.contains("/") { return "a path" }
+        if text.contains("://") { return "a URL" }
+        let sql = try? NSRegularExpression(
+            pattern: #"\b(SELECT|INSERT|UPDATE|DELETE FROM|FROM|WHERE|CREATE|TABLE|JOIN|EXISTS|relation|sqlite|postgres)\b"#,
+            options: [.caseInsensitive])
+        if let sql, sql.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil { return "SQL or a database" }
+        return nil
+    }
+
+    /// The server's log lines.
+    final class LogLines: Sendable {
+        private let lines = Mutex<[String]>([])
+        init() {}
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    static func start(_ backend: Backend, lines: LogLines) async throws -> TestServer {
+        try await TestServer.start(backend: backend) {
+            $0.logLevel = .error
+            $0.logSink = { line in lines.append(line) }
+            $0.tokenCacheLifetime = 600
+        }
+    }
+
+    static func check(_ answer: Answer, lines: LogLines, detail: String) {
+        #expect(answer.status == 503 && answer.errorCode == "unavailable", "\(answer.status) \(answer.text)")
+        let body = answer.text
+        #expect(leaks(body) == nil, "the body shows \(leaks(body) ?? ""): \(body)")
+        let id = (answer.json["error"] as? [String: Any])?["requestId"] as? String
+        #expect(id != nil && id == answer.requestID, "body \(String(describing: id)), header \(String(describing: answer.requestID))")
+        guard let id else { return }
+        let logged = lines.all.filter { $0.contains(id) }
+        #expect(logged.contains { $0.contains(detail) }, "no log line with request id \(id) and '\(detail)': \(lines.all)")
+    }
+
+    @Test func aStoreThatCannotBeOpenedAnswers503WithoutItsPath() async throws {
+        let lines = LogLines()
+        let server = try await Self.start(.sqlite, lines: lines)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "ona")
+        // The athlete's store file is not a database (damaged, or replaced).
+        let folder = server.folder + "/athletes"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/\(athlete.id.uuidString.lowercased()).sqlite"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        for request in ["/v1/workouts", "/v1/samples", "/v1/sessions/\(UUID())"] {
+            let answer = try await server.send("GET", request, token: token)
+            Self.check(answer, lines: lines, detail: path)
+        }
+        await server.stop()
+    }
+
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func aFailingPostgreSQLQueryAnswers503WithoutSQLOrTheURL() async throws {
+        let lines = LogLines()
+        let server = try await Self.start(.postgres, lines: lines)
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let token = try server.directory.addAthlete(name: "pia").token
+        #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
+        // The workouts' table is gone from under the server (a botched migration, say): every query fails.
+        _ = try TestPostgres.psql(url, "ALTER TABLE workout RENAME TO workout_away")
+        let answer = try await server.send("GET", "/v1/workouts", token: token)
+        Self.check(answer, lines: lines, detail: "workout")
+        #expect(!answer.text.contains(url), "the database URL is in the body")
+        await server.stop()
+    }
+
+    @Test func everyAnswerCarriesARequestID() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let health = try await server.send("GET", "/health", token: nil)
+        let missing = try await server.send("GET", "/v1/nothing", token: nil)
+        let unauthorized = try await server.send("GET", "/v1/workouts", token: nil)
+        for answer in [health, missing, unauthorized] {
+            #expect(answer.requestID.map { !$0.isEmpty } == true, "\(answer.status) without X-Request-Id")
+        }
+        #expect((unauthorized.json["error"] as? [String: Any])?["requestId"] as? String == unauthorized.requestID)
+        #expect(health.requestID != unauthorized.requestID)
+        await server.stop()
+    }
+}

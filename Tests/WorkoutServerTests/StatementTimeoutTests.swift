@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import WorkoutStore
+
+@testable import WorkoutServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Every database statement has a time limit, and one athlete's slow requests hold at most half the store threads
+/// (issue 27: 1,000 `condition` parameters kept PostgreSQL planning for minutes, eight such requests took every
+/// store thread, and other athletes' lists timed out).
+@Suite("statement time limit", .serialized)
+struct StatementTimeoutTests {
+    /// Holds an exclusive lock on `table` in another PostgreSQL session until the returned process is ended.
+    static func lock(_ table: String, url: String) async throws -> Process {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc",
+            "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;",
+        ]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let granted = try TestPostgres.psql(
+                url,
+                "SELECT count(*) FROM pg_locks WHERE relation = '\(table)'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+            )
+            if granted == "1" { return holder }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        holder.terminate()
+        throw TestFailure("\(table) was not locked")
+    }
+
+    /// The answer's body says nothing of the database: no SQL, no URL, no file path.
+    static func hidesInternals(_ answer: Answer) -> Bool {
+        let text = answer.text
+        return !["SELECT", "postgres://", "/tmp/", ".sqlite", "SQLSTATE", "statement_timeout"].contains { text.contains($0) }
+    }
+
+    @Test(
+        "a statement waiting past the limit on a lock another client holds is cancelled: 503 query_timeout",
+        .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func aStatementPastTheLimitIsCancelledOnPostgreSQL() async throws {
+        let server = try await TestServer.start(backend: .postgres) {
+            $0.statementTimeout = 1
+            $0.tokenCacheLifetime = 600
+        }
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let (athlete, token) = try server.directory.addAthlete(name: "ada")
+        #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
+        let partition = "workout_" + athlete.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let holder = try await Self.lock(partition, url: url)
+        defer {
+            holder.terminate()
+            holder.waitUntilExit()
+        }
+        let started = ContinuousClock.now
+        let answer = try await server.send("GET", "/v1/workouts", token: token)
+        let took = ContinuousClock.now - started
+        #expect(answer.status == 503 && answer.errorCode == "query_timeout", "\(answer.status) \(answer.text)")
+        #expect(Self.hidesInternals(answer), "\(answer.text)")
+        // The lock is held for two minutes: only the limit (1 s) ended the wait.
+        #expect(took < .seconds(30), "answered after \(took)")
+        await server.stop()
+    }
+
+    @Test(
+        "one athlete's eight slow requests leave another athlete's list answering",
+        .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func oneAthletesSlowRequestsLeaveOthersAnswered() async throws {
+        let server = try await TestServer.start(backend: .postgres) {
+            $0.statementTimeout = 60
+            $0.tokenCacheLifetime = 600
+        }
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let (slow, slowToken) = try server.directory.addAthlete(name: "sam")
+        let otherToken = try server.directory.addAthlete(name: "tea").token
+        #expect(try await server.send("GET", "/v1/workouts", token: slowToken).status == 200)
+        #expect(try await server.send("GET", "/v1/workouts", token: otherToken).status == 200)
+        let partition = "workout_" + slow.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let holder = try await Self.lock(partition, url: url)
+        defer {
+            holder.terminate()
+            holder.waitUntilExit()
+        }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<Offload.storeThreads {
+                group.addTask {
+                    let client = URLSession(configuration: .ephemeral)
+                    var request = URLRequest(url: try #require(URL(string: server.base + "/v1/workouts")))
+                    request.setValue("Bearer \(slowToken)", forHTTPHeaderField: "Authorization")
+                    request.timeoutInterval = 120
+                    let (_, response) = try await client.data(for: request)
+                    return (response as? HTTPURLResponse)?.statusCode ?? 0
+                }
+            }
+            // The slow athlete's requests are all waiting on the lock (its queries hold their store threads).
+            let deadline = ContinuousClock.now + .seconds(30)
+            var waiting = 0
+            while ContinuousClock.now < deadline, waiting < Offload.storeThreadsPerRequester {
+                waiting = Int(
+                    try TestPostgres.psql(
+                        url, "SELECT count(*) FROM pg_locks WHERE relation = '\(partition)'::regclass AND NOT granted"))
+                    ?? 0
+                if waiting < Offload.storeThreadsPerRequester { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(waiting == Offload.storeThreadsPerRequester, "\(waiting) of the slow athlete's queries wait")
+            // The other athlete is answered while they wait (on its own client: the shared one is busy).
+            let client = URLSession(configuration: .ephemeral)
+            var request = URLRequest(url: try #require(URL(string: server.base + "/v1/workouts")))
+            request.setValue("Bearer \(otherToken)", forHTTPHeaderField: "Authorization")
+            let (_, response) = try await client.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let stillWaiting = try TestPostgres.psql(
+                url, "SELECT count(*) FROM pg_locks WHERE relation = '\(partition)'::regclass AND NOT granted")
+            #expect(stillWaiting == "\(Offload.storeThreadsPerRequester)", "the other list was answered while they waited")
+            holder.terminate()
+            for try await status in group { #expect(status == 200) }
+        }
+        await server.stop()
+    }
+
+    @Test func aSQLiteStatementPastTheLimitIsInterrupted() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-timeout-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let backend = try SQLiteBackend(path: folder + "/store.sqlite", statementTimeout: 0.5)
+        // Counts to ten billion: minutes of work, cut off at the limit.
+        let started = ContinuousClock.now
+        #expect(throws: StoreError.timedOut) {
+            try backend.runReadStatement(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000000) SELECT count(*) FROM n")
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+        // The connection goes on answering afterwards.
+        try backend.runReadStatement("SELECT count(*) FROM sqlite_master")
+        // Without a limit the same store answers a short statement as before.
+        let unlimited = try SQLiteBackend(path: folder + "/store.sqlite")
+        try unlimited.runReadStatement("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) SELECT count(*) FROM n")
+    }
+
+    @Test func aStoreTimeoutAnswers503WithRetryAfterAndNoInternals() throws {
+        let error = Parsing.storeError(.timedOut)
+        #expect(error.statusCode == 503 && error.code == "query_timeout" && error.retryAfter ?? 0 > 0)
+    }
+}

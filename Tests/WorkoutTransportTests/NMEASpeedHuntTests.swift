@@ -1,0 +1,221 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import WorkoutSensors
+
+/// An NMEA 0183 sentence written from the standard: `$`, the body, `*`, the XOR of the body's bytes
+/// as two uppercase hex digits, CR LF (not from the project's encoder).
+private func sentence(_ body: String) -> [UInt8] {
+    var sum: UInt8 = 0
+    for byte in body.utf8 { sum ^= byte }
+    let digits = Array("0123456789ABCDEF")
+    return Array("$\(body)*\(digits[Int(sum >> 4)])\(digits[Int(sum & 0x0F)])\r\n".utf8)
+}
+
+/// A GPS receiver that talks at one speed only, behind a pseudo-terminal.
+///
+/// A pseudo-terminal carries bytes whatever speed its reader sets, so the emulation does what the
+/// wire would: before each second's sentences it reads the speed the reader set on its side
+/// (`readerSettings`, the slave's termios) and sends GGA and RMC with good checksums only when that
+/// is the receiver's speed; at any other speed the reader gets as many bytes of noise (a UART
+/// sampling at the wrong rate yields bytes, none of them the sentence). One epoch every 200 ms (a
+/// 5 Hz receiver), from a fixed point at 48°07.038' N 11°31.324' E.
+private final class FixedSpeedGPS: Sendable {
+    let terminal: PseudoTerminal
+    let speed: Int
+    private let running = Mutex(true)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Valid sentences written, and noise bytes written.
+    let written = Mutex((sentences: 0, noise: 0))
+
+    init(speed: Int) throws {
+        terminal = try PseudoTerminal()
+        self.speed = speed
+        let thread = Thread { [self] in run() }
+        thread.start()
+    }
+
+    func stop() {
+        running.withLock { $0 = false }
+        finished.wait()
+    }
+
+    private func run() {
+        var second = 0
+        var noise: UInt32 = 0x1234_5678
+        while running.withLock({ $0 }) {
+            let time = String(format: "%02d%02d%02d.00", 12, second / 60 % 60, second % 60)
+            let epoch =
+                sentence("GPGGA,\(time),4807.0380,N,01131.3240,E,1,08,0.9,545.4,M,46.9,M,,")
+                + sentence("GPRMC,\(time),A,4807.0380,N,01131.3240,E,000.0,000.0,261126,,,A")
+            let reading = (try? terminal.readerSettings().baudRate) ?? 0
+            if reading == speed {
+                _ = try? terminal.write(epoch, whenFull: .drop)
+                written.withLock { $0.sentences += 2 }
+            } else {
+                let bytes = epoch.map { _ in
+                    noise = noise &* 1_664_525 &+ 1_013_904_223
+                    return UInt8(truncatingIfNeeded: noise >> 24)
+                }
+                _ = try? terminal.write(bytes, whenFull: .drop)
+                written.withLock { $0.noise += bytes.count }
+            }
+            second += 1
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        finished.signal()
+    }
+}
+
+/// Waits until `condition` holds, at most `timeout`.
+private func eventually(_ timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
+
+/// A decoder shared with a connection's handler.
+private final class SharedDecoder: Sendable {
+    private let decoder = Mutex(NMEADecoder())
+    func withLock<R>(_ body: (inout NMEADecoder) -> R) -> R { decoder.withLock { body(&$0) } }
+}
+
+/// Findings reported by a hunt.
+private final class Findings: Sendable {
+    private let list = Mutex<[NMEASpeedHunt.Finding]>([])
+    func append(_ finding: NMEASpeedHunt.Finding) { list.withLock { $0.append(finding) } }
+    var all: [NMEASpeedHunt.Finding] { list.withLock { $0 } }
+}
+
+/// A connection whose opener is `hunt`, decoding what it reads; returns it and the decoder.
+private func huntingConnection(_ hunt: NMEASpeedHunt) -> (SensorConnection, SharedDecoder) {
+    let decoder = SharedDecoder()
+    let connection = SensorConnection(
+        path: hunt.path, tag: "nmea", readTimeout: .milliseconds(50),
+        opener: { (path) throws(SensorError) in try hunt.open(path) },
+        handler: { event in
+            if case .bytes(let chunk, _) = event { _ = decoder.withLock { $0.decode(chunk) } }
+        })
+    return (connection, decoder)
+}
+
+/// The NMEA speed hunt against receivers that talk at one speed only (pseudo-terminals). One test at a
+/// time: each plays a receiver on a thread against the wall clock.
+@Suite("NMEA speed hunt", .serialized)
+struct NMEASpeedHuntTests {
+    @Test func aGPSAt4800IsFoundWithinFifteenSecondsWithNoSpeedGivenAndRemembered() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let memory = SerialSpeedMemory(file: folder.appendingPathComponent("state/serial-speeds.json").path)
+        let gps = try FixedSpeedGPS(speed: 4800)
+        defer { gps.stop() }
+        // Something else was on this path last time, at 115200: that is tried first, and gives noise.
+        try memory.remember(115_200, for: gps.terminal.path)
+        let findings = Findings()
+        let hunt = NMEASpeedHunt(path: gps.terminal.path, memory: memory) { finding in findings.append(finding) }
+        #expect(hunt.order == [115_200, 4800, 9600, 19200, 38400, 57600])
+        let (connection, decoder) = huntingConnection(hunt)
+        try connection.start()
+        defer { connection.stop() }
+
+        let found = await eventually(.seconds(15)) {
+            hunt.status == .found(4800) && decoder.withLock { $0.counters.framesDecoded } > 0
+        }
+        #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
+        #expect(
+            findings.all
+                == [.init(speed: 4800, device: gps.terminal.path, rememberedIn: memory.file, memoryProblem: nil)])
+        #expect(try gps.terminal.readerSettings().baudRate == 4800)
+        // The noise of the wrong speed reached the decoder and was skipped, not decoded.
+        #expect(decoder.withLock { $0.counters.resyncBytesSkipped + $0.counters.badChecksums } > 0)
+        // Hunting reopens the port without a disconnect.
+        #expect(connection.counters.disconnects == 0)
+        // Remembered for the device: next time 4800 comes first.
+        #expect(memory.speed(for: gps.terminal.path) == 4800)
+        #expect(NMEASpeedHunt(path: gps.terminal.path, memory: memory).order.first == 4800)
+    }
+
+    @Test func aGPSAt38400IsFoundAfterTheSlowerSpeeds() async throws {
+        let gps = try FixedSpeedGPS(speed: 38400)
+        defer { gps.stop() }
+        let hunt = NMEASpeedHunt(path: gps.terminal.path, memory: nil, window: .seconds(1))
+        #expect(hunt.order == NMEASpeedHunt.speeds)
+        let (connection, decoder) = huntingConnection(hunt)
+        try connection.start()
+        defer { connection.stop() }
+        #expect(hunt.status == .trying(4800))
+        let found = await eventually(.seconds(15)) {
+            hunt.status == .found(38400) && decoder.withLock { $0.counters.framesDecoded } > 0
+        }
+        #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
+        // Settled: it stays at 38400 while good sentences come.
+        let before = decoder.withLock { $0.counters.framesDecoded }
+        #expect(await eventually(.seconds(10)) { decoder.withLock { $0.counters.framesDecoded } >= before + 10 })
+        #expect(hunt.status == .found(38400))
+        #expect(try gps.terminal.readerSettings().baudRate == 38400)
+    }
+
+    @Test func aMissingDeviceIsThrownAtOnceNotHunted() throws {
+        let path = "/dev/ttyUSB-not-there-\(getpid())"
+        let hunt = NMEASpeedHunt(path: path, memory: nil)
+        #expect {
+            _ = try hunt.open(path)
+        } throws: { error in
+            isSensorError(error, naming: path) { if case .deviceMissing = $0 { true } else { false } }
+        }
+        #expect(hunt.status == .trying(4800))
+    }
+}
+
+@Suite("Remembered serial speeds")
+struct SerialSpeedMemoryTests {
+    @Test func theNewestSpeedOfEachDeviceIsKeptUpToTheCapacity() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let memory = SerialSpeedMemory(file: folder.appendingPathComponent("a/b/serial-speeds.json").path)
+        #expect(memory.speed(for: "/dev/ttyUSB0") == nil)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        try memory.remember(4800, for: "/dev/ttyUSB0", at: start)
+        try memory.remember(9600, for: "/dev/ttyACM0", at: start.addingTimeInterval(1))
+        try memory.remember(38400, for: "/dev/ttyUSB0", at: start.addingTimeInterval(2))
+        #expect(memory.speed(for: "/dev/ttyUSB0") == 38400)
+        #expect(memory.speed(for: "/dev/ttyACM0") == 9600)
+        for index in 0..<SerialSpeedMemory.capacity {
+            try memory.remember(115_200, for: "/dev/pts/\(index)", at: start.addingTimeInterval(Double(10 + index)))
+        }
+        // The oldest devices went; the newest stay.
+        #expect(memory.speed(for: "/dev/ttyUSB0") == nil)
+        #expect(memory.speed(for: "/dev/ttyACM0") == nil)
+        #expect(memory.speed(for: "/dev/pts/\(SerialSpeedMemory.capacity - 1)") == 115_200)
+    }
+
+    @Test func aDeviceIsRememberedByItsByIDLink() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let terminal = try PseudoTerminal()
+        let byID = folder.appendingPathComponent("by-id")
+        try FileManager.default.createDirectory(at: byID, withIntermediateDirectories: true)
+        let link = byID.appendingPathComponent("usb-u-blox_AG_GNSS_receiver-if00").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        #expect(SerialSpeedMemory.deviceName(for: terminal.path, byIDFolder: byID.path) == link)
+        #expect(SerialSpeedMemory.deviceName(for: link, byIDFolder: byID.path) == link)
+        let other = try PseudoTerminal()
+        #expect(SerialSpeedMemory.deviceName(for: other.path, byIDFolder: byID.path) == other.path)
+    }
+
+    @Test func theDefaultFileIsUnderTheStateFolder() {
+        #expect(
+            SerialSpeedMemory.defaultFile(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/a"])
+                == "/x/state/workout-engine/serial-speeds.json")
+        #expect(
+            SerialSpeedMemory.defaultFile(environment: ["HOME": "/home/a"])
+                == "/home/a/.local/state/workout-engine/serial-speeds.json")
+        #expect(
+            SerialSpeedMemory.defaultFile(environment: ["XDG_STATE_HOME": "relative", "HOME": "/home/a"])
+                == "/home/a/.local/state/workout-engine/serial-speeds.json")
+    }
+}
