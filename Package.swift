@@ -40,6 +40,8 @@ let package = Package(
         // `swift package generate-documentation` (DocC catalogs under Sources/*/Documentation.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // Apple Health export.zip (WorkoutImport only).
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .target(name: "WorkoutModel", swiftSettings: strict),
@@ -62,7 +64,11 @@ let package = Package(
             swiftSettings: strict),
         // File import (FIT, Apple Health): a reader per format, one path into the live engine and the store.
         .target(
-            name: "WorkoutImport", dependencies: ["WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats"],
+            name: "WorkoutImport",
+            dependencies: [
+                "WorkoutModel", "WorkoutEngine", "WorkoutStore", "WorkoutFormats",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: strict),
         // FIT, GPX and TCX interchange; Sources/WorkoutFormats/FIT needs only Foundation (fuzzing, benchmark).
         .target(name: "WorkoutFormats", dependencies: ["WorkoutModel", "WorkoutEngine"], swiftSettings: strict),
@@ -128,6 +134,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Helpers every test target shares: the test PostgreSQL, shared recordings, backends, temporary
+        // folders, built executables, deadline waits (not a product).
+        .target(name: "WorkoutTestSupport", path: "Tests/WorkoutTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
@@ -135,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"),
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -153,23 +162,26 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutFormatsTests",
-            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator"],
+            dependencies: ["WorkoutFormats", "WorkoutImport", "WorkoutReplay", "WorkoutStore", "WorkoutSimulator", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStorePostgresTests",
             dependencies: [
                 "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutServerTests",
-            dependencies: ["WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats"],
+            dependencies: [
+                "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats",
+                "WorkoutTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutReportTests",
             dependencies: [
-                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats",
+                "WorkoutReport", "WorkoutReplay", "WorkoutImport", "WorkoutStore", "WorkoutSimulator", "WorkoutFormats", "WorkoutTestSupport",
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(

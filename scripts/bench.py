@@ -254,8 +254,11 @@ class Bench:
 
     def bench_compare(self, baseline):
         with tempfile.TemporaryDirectory() as folder:
-            files = [("full", self.export(baseline, folder, "full")), ("ultra-24h", self.export(baseline, folder, "ultra-24h"))]
-            files += [(label, self.real(name)) for label, name in [("fenix 2", FENIX2), ("Bryton", BRYTON)] if self.real(name)]
+            files = [("full", self.export(baseline, folder, "full"))]
+            if not self.options.smoke:
+                files.append(("ultra-24h", self.export(baseline, folder, "ultra-24h")))
+                files += [(label, self.real(name)) for label, name in [("fenix 2", FENIX2), ("Bryton", BRYTON)]
+                          if self.real(name)]
             slower = False
             parts = []
             for label, path in files:

@@ -31,9 +31,10 @@ swift package generate-documentation --target WorkoutModel --target WorkoutEngin
 # The two timed suites run one after the other, not side by side: each makes pseudo-terminals and starts
 # processes in the test process, and a pseudo-terminal of one vanished under the other once (its slave path
 # gone, ENOENT, before the probe opened it).
-# The NMEA speed hunt's receiver emulation and the live-status recorder tests wait on the wall clock too.
+# The NMEA speed hunt's receiver emulation, the live-status recorder tests, the ANT stick emulation and the
+# connection-driver tests wait on the wall clock too (frames on pseudo-terminals).
 timed='RecordEndToEndTests|LibSerialPortPathTests|NMEASpeedHuntTests'
-recorder='SensorRecorderTests|LiveStatusTests|RecordSpeedHuntTests'
+recorder='SensorRecorderTests|LiveStatusTests|RecordSpeedHuntTests|ANTStickRecordingTests|ConnectionDriverTests'
 swift test --skip-build --skip "$timed|$recorder"
 swift test --skip-build --filter 'RecordEndToEndTests'
 swift test --skip-build --filter 'LibSerialPortPathTests'

@@ -8,17 +8,19 @@ import WorkoutStore
 /// `workout import FILE.fit|DIR`: real recordings replayed through the live engine into the store.
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Import FIT files through the live engine and save them.",
+        commandName: "import", abstract: "Import FIT files or an Apple Health export through the live engine and save them.",
         discussion: """
             Replays a FIT activity file (or every .fit file of a folder) through the same path as a \
             recording: session, builder, journal, store, on a virtual clock. Legs change at the file's \
             session boundaries, or with --auto-segment the engine's transition detection finds them in \
             a triathlon. Every statistic is recomputed from the samples; --compare prints ours next to \
             the device's own per session and lap. Anomalies found in the file are listed. The same file \
-            is imported once (the workout's id derives from its bytes).
+            is imported once (the workout's id derives from its bytes). An Apple Health export \
+            (export.zip, its unzipped folder or export.xml) imports every workout in it, each once \
+            (docs/apple-health.md).
             """)
 
-    @Argument(help: ArgumentHelp("A .fit file or a folder of them.", valueName: "path"))
+    @Argument(help: ArgumentHelp("A .fit file, a folder of them, or an Apple Health export.", valueName: "path"))
     var path: String
     @Flag(help: "Let the engine detect a triathlon's legs instead of using the file's sessions.")
     var autoSegment = false
@@ -50,7 +52,10 @@ struct ImportCommand: ParsableCommand {
             throw UserFacingError("\(path): no such file or folder; give a .fit file or a folder of .fit files")
         }
         let files: [String]
-        if isDirectory.boolValue {
+        if isDirectory.boolValue, AppleHealthReader.exportFiles(inFolder: path) != nil {
+            // An unzipped Apple Health export: one export, many workouts.
+            files = [path]
+        } else if isDirectory.boolValue {
             // Every file of the folder a reader knows, by its content or extension.
             let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             files = names.sorted().map { (path as NSString).appendingPathComponent($0) }.filter {
@@ -58,7 +63,9 @@ struct ImportCommand: ParsableCommand {
                 return FileManager.default.fileExists(atPath: $0, isDirectory: &folder) && !folder.boolValue
                     && FileImport.reader(forFileAt: $0) != nil
             }
-            guard !files.isEmpty else { throw UserFacingError("\(path) holds no file to import (.fit)") }
+            guard !files.isEmpty else {
+                throw UserFacingError("\(path) holds no file to import (.fit, an Apple Health export.zip or export.xml)")
+            }
         } else {
             files = [path]
         }

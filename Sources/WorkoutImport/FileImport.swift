@@ -100,6 +100,31 @@ public struct ReadWorkout: Sendable {
     }
 }
 
+extension FileImport {
+    /// Fills the statistics a file states for types the engine had no sample of (the device's figure,
+    /// `sampleCount` 0); the engine's own statistics are never replaced.
+    ///
+    /// The filled ones are listed in the workout's `statedStatisticsKey` metadata (`workout.heartRate,
+    /// activity2.heartRate`), so that a comparison never holds the device's figure against itself.
+    static func fillStated(_ stated: StatedStatistics, into workout: inout Workout) {
+        var filled: [String] = []
+        for statistic in stated.workout where workout.statistics[statistic.quantityType] == nil {
+            workout.statistics[statistic.quantityType] = statistic
+            filled.append("workout.\(statistic.quantityType.rawValue)")
+        }
+        for (index, statistics) in stated.activities.enumerated() where index < workout.activities.count {
+            for statistic in statistics where workout.activities[index].statistics[statistic.quantityType] == nil {
+                workout.activities[index].statistics[statistic.quantityType] = statistic
+                filled.append("activity\(index + 1).\(statistic.quantityType.rawValue)")
+            }
+        }
+        if !filled.isEmpty { workout.metadata[statedStatisticsKey] = .string(filled.joined(separator: ",")) }
+    }
+
+    /// Metadata key listing the statistics that are the file's own figures (no sample to recompute them).
+    public static let statedStatisticsKey = "ImportStatedStatistics"
+}
+
 /// A file format's reader: recognises its files and turns them into session scripts.
 public protocol WorkoutFileReader: Sendable {
     /// The format's name (`FIT`).
@@ -124,7 +149,7 @@ public protocol WorkoutFileReader: Sendable {
 /// after that is the same for every format.
 public enum FileImport {
     /// The readers, tried in order on a file's first bytes and name.
-    public static let readers: [any WorkoutFileReader.Type] = [FITFileReader.self]
+    public static let readers: [any WorkoutFileReader.Type] = [FITFileReader.self, AppleHealthReader.self]
 
     /// The reader for the file at `path` (by its content, then its extension), nil when none knows it.
     public static func reader(forFileAt path: String) -> (any WorkoutFileReader.Type)? {
@@ -152,7 +177,10 @@ public enum FileImport {
             let exists = FileManager.default.fileExists(atPath: path)
             throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
         }
-        let reader = Self.reader(forFileAt: path) ?? FITFileReader.self
+        var isFolder: ObjCBool = false
+        let reader: any WorkoutFileReader.Type =
+            FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+            ? AppleHealthReader.self : (Self.reader(forFileAt: path) ?? FITFileReader.self)
         return try runAll(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress)
     }
 
@@ -249,7 +277,7 @@ public enum FileImport {
             try? recording.discard()
             throw commitFailure
         }
-        var workout = try recording.finish()
+        var workout = try recording.finish { workout in Self.fillStated(plan.statedStatistics, into: &workout) }
         var recovery: HeartRateRecoveryResult?
         let result: HeartRateRecoveryResult?
         do {

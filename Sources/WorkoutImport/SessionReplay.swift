@@ -24,6 +24,9 @@ public struct SessionScript: Sendable {
     /// Samples and route points the steps feed.
     public var sampleCount: Int
     public var routePointCount: Int
+    /// What the file states for the workout and its activities, kept where the engine has no sample
+    /// of the type (an Apple Health export's statistics without their records).
+    public var statedStatistics = StatedStatistics()
 
     public init(
         configuration: WorkoutConfiguration, builderOptions: BuilderOptions, start: Date, end: Date,
@@ -67,6 +70,17 @@ public struct SessionSteps: Sequence, Sendable {
 
 extension SessionSteps: ExpressibleByArrayLiteral {
     public init(arrayLiteral elements: TimedStep...) { self.init(elements) }
+}
+
+/// Statistics a file states, for the workout and per activity (in `SessionScript.activities` order).
+public struct StatedStatistics: Sendable {
+    public var workout: [Statistics] = []
+    public var activities: [[Statistics]] = []
+
+    public init(workout: [Statistics] = [], activities: [[Statistics]] = []) {
+        self.workout = workout
+        self.activities = activities
+    }
 }
 
 extension SessionScript {

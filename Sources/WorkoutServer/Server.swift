@@ -500,7 +500,9 @@ public final class WorkoutServer: Sendable {
 
     /// The salt of an athlete's uploads' workout ids (`FITImportOptions.idSalt`): from its id, never 0.
     static func idSalt(of athlete: Athlete) -> UInt64 {
-        let (high, low) = withUnsafeBytes(of: athlete.id.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        let (high, low) = withUnsafeBytes(of: athlete.id.uuid) {
+            ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
         return (high ^ low) | 1
     }
 

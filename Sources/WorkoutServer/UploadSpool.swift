@@ -74,8 +74,6 @@ struct UploadSpool {
             unlink(path)
             Foundation.close(descriptor)
         }
-
-        deinit {}
     }
 
     /// A new upload file.

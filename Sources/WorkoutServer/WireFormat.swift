@@ -141,6 +141,8 @@ struct SessionSetupBody: WireBody {
     var swimmingLocationType: String?
     /// Pool length in metres, for pool swims.
     var lapLengthMeters: Double?
+    /// The longest lap length taken, metres (docs/openapi.yaml says the same).
+    static let longestLap: Double = 1_000_000
 
     func configuration() throws(APIError) -> WorkoutConfiguration {
         guard let type = WorkoutActivityType(rawValue: activityType) else {
@@ -164,8 +166,10 @@ struct SessionSetupBody: WireBody {
             configuration.swimmingLocationType = location
         }
         if let lapLengthMeters {
-            guard lapLengthMeters.isFinite, lapLengthMeters > 0 else {
-                throw .unprocessable("invalid_lap_length", "lapLengthMeters must be a positive number of metres")
+            guard lapLengthMeters.isFinite, lapLengthMeters > 0, lapLengthMeters <= Self.longestLap else {
+                throw .unprocessable(
+                    "invalid_lap_length",
+                    "lapLengthMeters must be a number of metres above 0 and at most \(Int(Self.longestLap))")
             }
             configuration.lapLength = Quantity(lapLengthMeters, .meter)
         }

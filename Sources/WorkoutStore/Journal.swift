@@ -357,11 +357,15 @@ public final class JournaledRecording: Sendable {
     ///
     /// If saving fails (a locked file, a full disk), nothing changed: the journal keeps recording
     /// and `finish()` may be called again.
+    ///
+    /// - Parameter completing: an import's last word on the saved workout before it is written (an
+    ///   Apple Health import fills the statistics the export states for types without samples).
     @discardableResult
-    public func finish() throws(StoreError) -> Workout {
+    public func finish(completing: ((inout Workout) -> Void)? = nil) throws(StoreError) -> Workout {
         guard session.builder.state == .ended else { throw .sessionNotEnded(state: session.state.rawValue) }
         // What finishWorkout() will return: the builder's state at its end, every sample folded in.
-        let workout = session.builder.snapshot()
+        var workout = session.builder.snapshot()
+        completing?(&workout)
         // The journal's tail, the completed workout and the journal's removal: one transaction,
         // taken under the commit lock so that no background commit can land after it. The samples and
         // route are already in the workout's chunks: nothing is copied.

@@ -61,8 +61,9 @@ import Testing
 
     @Test func anchorsFollowGitHubsRule() {
         let text = "# Top\n## `workout record`\n### Swimming, recovery and multisport detection\n## Top\n"
-        #expect(MarkdownLinks.anchors(in: text)
-            == ["top", "workout-record", "swimming-recovery-and-multisport-detection", "top-1"])
+        #expect(
+            MarkdownLinks.anchors(in: text)
+                == ["top", "workout-record", "swimming-recovery-and-multisport-detection", "top-1"])
     }
 }
 

@@ -4,60 +4,27 @@ import WorkoutFormats
 import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
+@_exported import WorkoutTestSupport
 
-/// The real device recordings: `../shared/data` next to the repository (CI has it), or
-/// `$WORKOUT_SHARED_DATA`.
-enum SharedData {
-    static let directory: String = {
-        if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty { return path }
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return repository.deletingLastPathComponent().appendingPathComponent("shared/data").path
-    }()
-
+/// The real device recordings (WorkoutTestSupport's `SharedData`): the files these tests read, as bytes.
+extension SharedData {
     static let names = [
         "al2_920xt-lap-swim", "al2_920xt-run", "fp_activity-large-fenxi2-multisport", "fp_sample-activity",
         "mk_sdk_activity_poolswim_with_hr", "mk_triathlon_summary_first", "mk_triathlon_summary_last",
     ]
 
-    static func fitPath(_ name: String) -> String { directory + "/fit/" + name + ".fit" }
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: fitPath(name)) else {
-            throw MissingData(path: fitPath(name))
-        }
-        return [UInt8](data)
-    }
-
-    /// The device's own values for a file, as garmin-fit-sdk decoded them.
-    static func expected(_ name: String) throws -> [String: Any] {
-        let path = directory + "/expected/" + name + ".json"
-        guard let data = FileManager.default.contents(atPath: path),
-            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { throw MissingData(path: path) }
-        return object
-    }
-
-    struct MissingData: Error, CustomStringConvertible {
-        var path: String
-        var description: String {
-            "\(path) is missing: the tests read the real recordings from ../shared/data next to the repository "
-                + "(or $WORKOUT_SHARED_DATA)"
-        }
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try data(name)) }
 }
 
 /// A fresh store in a temporary folder.
 func temporaryStore() throws -> WorkoutStore {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-formats-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = try temporaryFolder("workout-formats")
     return try WorkoutStore(path: folder.appendingPathComponent("store.sqlite").path)
 }
 
 /// Garmin's official FIT SDK for Python in `.venv-fit` (scripts/ensure-python-sdk.sh installs it).
 enum GarminSDK {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repository = SharedData.repository
 
     /// The venv's interpreter, installing the SDK when missing (the test command does it first).
     static let python: Result<String, ScriptError> = {

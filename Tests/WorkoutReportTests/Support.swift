@@ -6,18 +6,14 @@ import WorkoutReplay
 import WorkoutReport
 import WorkoutSimulator
 import WorkoutStore
+@_exported import WorkoutTestSupport
 
 /// The repository's root (this file is Tests/WorkoutReportTests/Support.swift).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The repository's root folder (WorkoutTestSupport).
+let repositoryRoot = SharedData.repository
 
-/// The real recordings: ../shared/data next to the repository, or $WORKOUT_SHARED_DATA (CONTRIBUTING.md, "FIT tests").
-let sharedData: URL = {
-    if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty {
-        return URL(fileURLWithPath: path)
-    }
-    return repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
-}()
+/// The real recordings: ../shared/data next to the repository, or $WORKOUT_SHARED_DATA (WorkoutTestSupport).
+let sharedData = URL(fileURLWithPath: SharedData.directory)
 
 /// A real recording (`name` with its .fit extension).
 func sharedFIT(_ name: String) -> String {
@@ -34,8 +30,7 @@ func expectedDevice(_ name: String) throws -> [String: Any] {
 
 /// A temporary folder, removed when `body` returns.
 func withTemporaryFolder<T>(_ body: (URL) throws -> T) throws -> T {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-report-\(UUID())")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = try temporaryFolder("workout-report")
     defer { try? FileManager.default.removeItem(at: folder) }
     return try body(folder)
 }

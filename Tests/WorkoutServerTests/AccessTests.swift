@@ -147,7 +147,7 @@ struct AccessTests {
             let samples = try await server.send("GET", "/v1/samples?workout=\(world.workout)", token: token)
             #expect(samples.status == 200 && (samples.json["samples"] as? [Any])?.isEmpty == true, "\(samples.text)")
             for (method, path, body) in Self.endpoints(world) where path.hasPrefix("/v1/sessions/") {
-                let answer = try await server.send(method, path, token: token, body: body)
+                let answer = try await server.send(method, path, token: token, body: body, contentType: "application/json")
                 #expect(
                     answer.status == 403 && answer.errorCode == "session_of_another_athlete",
                     "\(method) \(path): \(answer.status) \(answer.text)")
@@ -217,7 +217,7 @@ struct AccessTests {
         }
         let typed = try await server.send(
             "POST", "/v1/sessions/\(world.session)/batches", token: world.alice,
-            body: Data(#"{"seq": "2 OR 1=1", "items": []}"#.utf8))
+            body: Data(#"{"seq": "2 OR 1=1", "items": []}"#.utf8), contentType: "application/json")
         #expect(typed.status == 400 && typed.errorCode == "invalid_json", "\(typed.text)")
         #expect(try await Self.aliceState(world) == before)
         #expect(try await server.send("GET", "/health", token: nil).status == 200)

@@ -34,7 +34,9 @@ struct ConnectionLimitTests {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-conn-\(UUID())").path
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = [
-                "-c", "ulimit -n \(descriptors) && exec \"$0\" serve --db \"$1\" --port 0 --log-level critical \"$@\"",
+                "-c",
+                "ulimit -n \(descriptors) && folder=$1 && shift && "
+                    + "exec \"$0\" serve --db \"$folder\" --port 0 --log-level critical \"$@\"",
                 try ConnectionLimitTests.executable(), folder,
             ] + arguments
             process.standardOutput = output
@@ -193,6 +195,7 @@ struct ConnectionLimitTests {
             times.append(took)
         }
         times.sort()
+        print("/health with 20,000 connections opened against ulimit -n 1024: \(times)")
         #expect(times[2] < .milliseconds(100), "/health took \(times) with 20,000 connections opened")
         #expect(server.process.isRunning, "the server is still running")
     }

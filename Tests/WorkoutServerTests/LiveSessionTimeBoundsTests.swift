@@ -101,6 +101,12 @@ struct LiveSessionTimeBoundsTests {
         let huge = ["seq": 1, "items": [["kind": "start", "at": start], ["kind": "samples", "samples": [["type": "heartRate", "value": 1e308, "start": start]]]]] as [String: Any]
         let refused = try await server.json("POST", path, token: token, huge)
         #expect(refused.status == 422 && refused.errorCode == "invalid_sample", "\(refused.text)")
+        for length in [0, -25, 1e7, 1e308] {
+            let pool = try await server.json(
+                "PUT", "/v1/sessions/\(UUID())", token: token,
+                ["activityType": "swimming", "swimmingLocationType": "pool", "lapLengthMeters": length])
+            #expect(pool.status == 422 && pool.errorCode == "invalid_lap_length", "\(length): \(pool.text)")
+        }
         let seq = #"{"seq": 1e300, "items": []}"#
         let refusedSeq = try await server.send("POST", path, token: token, body: Data(seq.utf8), contentType: "application/json")
         #expect(refusedSeq.status == 400 && refusedSeq.errorCode == "invalid_json", "\(refusedSeq.text)")

@@ -11,16 +11,6 @@ import WorkoutUpload
 struct LiveUploaderResumeTests {
     private static func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 
-    /// Polls `condition` without blocking a thread of the cooperative pool (the in-process server runs there).
-    static func waitFor(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return true
-    }
-
     /// Every batch acknowledged, then the server comes back without them (nothing left to send): the uploader
     /// refuses before finishing, saying the server lost acknowledged batches (it used to send the finish and
     /// report the server's "send an 'end' item" instead), and nothing is saved.
@@ -59,12 +49,12 @@ struct LiveUploaderResumeTests {
             target: target, session: UUID(), setup: SessionSetup(configuration), settings: settings)
         uploader.start()
         uploader.committed(changes)
-        #expect(await Self.waitFor(60) { uploader.acknowledgedBatches >= 1 && uploader.pendingBatches == 0 })
+        #expect(await waitUntil(60) { uploader.acknowledgedBatches >= 1 && uploader.pendingBatches == 0 })
 
         // The server goes away while the uploader finishes, and comes back from the copy on the same port.
         await server.stop()
         uploader.requestFinish()
-        #expect(await Self.waitFor(60) { uploader.reachable == false })
+        #expect(await waitUntil(60) { uploader.reachable == false })
         let restored = try await TestServer.start(folder: copy) { $0.port = port }
         let outcome = await uploader.outcome(timeout: 60)
         let listing = try await restored.send("GET", "/v1/workouts", token: token)

@@ -79,6 +79,7 @@ struct OpenAPIDocumentTests {
             "429 `too_many_sessions`", "401 whatever else", "X-Request-Id", "requestId", "--body-limit",
             // Schemathesis's "valid request rejected": what the server refuses is not valid in the document.
             "exclusiveMinimum: 0", "minLength: 1", "application/vnd.ant.fit",
+            "maximum: \(Int(SessionSetupBody.longestLap))", "maximum: 9007199254740991",
         ]
         for phrase in stated { #expect(text.contains(phrase), "docs/openapi.yaml does not state '\(phrase)'") }
         // Types are enumerations of the server's own (an empty or unknown `type=` is not a valid request).

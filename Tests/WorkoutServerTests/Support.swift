@@ -1,32 +1,21 @@
 import Foundation
 import Testing
 import WorkoutServer
+@_exported import WorkoutTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// The shared recordings (../shared/data, or $WORKOUT_SHARED_DATA).
-enum SharedData {
-    static let directory: String = {
-        if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty { return path }
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return repository.deletingLastPathComponent().appendingPathComponent("shared/data").path
-    }()
-
+/// The shared recordings (WorkoutTestSupport's `SharedData`) as the request bodies the tests upload.
+extension SharedData {
     static func bytes(_ name: String) throws -> Data {
-        let path = directory + "/fit/" + name + ".fit"
+        let path = fitPath(name)
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TestFailure("missing shared recording \(path)")
         }
         return data
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// An HTTP answer: status, body and the body's JSON when it has one.
@@ -137,14 +126,6 @@ final class TestServer: Sendable {
             method, path, token: token, body: try JSONSerialization.data(withJSONObject: object),
             contentType: "application/json")
     }
-}
-
-/// Where a test server keeps its workouts.
-enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-    /// SQLite always; PostgreSQL when the test server is there, or under CI (where its absence fails).
-    static var available: [Backend] { TestPostgres.available ? [.sqlite, .postgres] : [.sqlite] }
 }
 
 /// ISO 8601 with milliseconds, as the API writes dates.

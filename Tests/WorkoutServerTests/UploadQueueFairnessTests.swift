@@ -105,8 +105,8 @@ struct UploadQueueFairnessTests {
         defer { server.remove() }
         let flooder = try server.directory.addAthlete(name: "flo").token
         let other = try server.directory.addAthlete(name: "oli").token
-        // A file whose import takes a while (an ironman: 1.9 MB), in variants so that each upload is a new file.
-        let large = try SharedData.bytes("sl_20181013_kona_ironman")
+        // A file whose import takes a moment (a ride, 259 KB), in variants so that each upload is a new file.
+        let large = try SharedData.bytes("fp_coros-pace-2-cycling")
         let small = try SharedData.bytes("fp_sample-activity-indoor-trainer")
         let flood = 3 * Offload.uploadsPerAthlete
         let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
@@ -128,7 +128,7 @@ struct UploadQueueFairnessTests {
 
         // While the flooder fills its share again, the other athlete's upload is taken, not refused.
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<flood {
+            for index in 0..<Offload.uploadsPerAthlete {
                 group.addTask {
                     _ = try await Self.upload(server, token: flooder, body: Self.variant(large, UInt16(200 + index)))
                 }

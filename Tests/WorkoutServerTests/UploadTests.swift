@@ -121,12 +121,12 @@ struct UploadTests {
         let server = try await TestServer.start()
         defer { server.remove() }
         let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
-        // The file's workout id (the same for every athlete: it comes from the file).
-        let other = try server.directory.addAthlete(name: "gil").token
-        let uploaded = try await server.send("POST", "/v1/workouts", token: other, body: fit)
-        let id = try #require(UUID(uuidString: (uploaded.json["workout"] as? [String: Any])?["id"] as? String ?? ""))
-        // What a server stopped in the middle of an upload leaves in the athlete's store: the import's journal.
+        // The file's workout id for this athlete (it comes from the file and the athlete), then deleted.
         let (athlete, token) = try server.directory.addAthlete(name: "hal")
+        let uploaded = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        let id = try #require(UUID(uuidString: (uploaded.json["workout"] as? [String: Any])?["id"] as? String ?? ""))
+        #expect(try await server.send("DELETE", "/v1/workouts/\(id)", token: token).status == 204)
+        // What a server stopped in the middle of an upload leaves in the athlete's store: the import's journal.
         let store = try WorkoutStore(path: server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite")
         let cut = try store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .cycling), options: BuilderOptions(workoutID: id),

@@ -6,14 +6,11 @@ import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
 import WorkoutStorePostgres
+@_exported import WorkoutTestSupport
 
-/// The test PostgreSQL of scripts/test.sh: missing under CI=true is a failure, never a silent skip.
-enum TestPostgres {
-    static var url: String? {
-        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    }
-    static var available: Bool { url != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
-
+/// The test PostgreSQL of scripts/test.sh (WorkoutTestSupport): missing under CI=true is a failure, never a
+/// silent skip.
+extension TestPostgres {
     static func database() throws -> PostgresWorkoutDatabase {
         let url = try #require(url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
         return try PostgresWorkoutDatabase(url: url, poolSize: 4)
@@ -34,22 +31,6 @@ enum TestPostgres {
     static func drop(_ database: (name: String, url: String, base: String)) {
         try? ConnectionPoolTests.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
     }
-}
-
-enum SharedData {
-    static let directory: String = {
-        if let path = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !path.isEmpty { return path }
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return repository.deletingLastPathComponent().appendingPathComponent("shared/data").path
-    }()
-
-    static func fitPath(_ name: String) -> String { directory + "/fit/" + name + ".fit" }
-}
-
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
 }
 
 /// A new, empty store of each backend: a SQLite file, or a new athlete's partitions in the test database.

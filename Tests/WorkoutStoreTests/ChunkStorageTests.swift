@@ -23,7 +23,7 @@ private func minimalWorkout(_ id: UUID, start: Date, end: Date) -> Workout {
 
 @Suite("Store: chunked series")
 struct ChunkStorageTests {
-    @Test("irregular samples (gaps, out of order, odd doubles, units, metadata) come back bit-identical", arguments: Backend.testable)
+    @Test("irregular samples (gaps, out of order, odd doubles, units, metadata) come back bit-identical", arguments: Backend.available)
     func irregularSamplesRoundTripExactly(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -58,7 +58,7 @@ struct ChunkStorageTests {
         #expect(back.map(\.quantity.unit) == expected.map(\.quantity.unit))
     }
 
-    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical", arguments: Backend.testable)
+    @Test("metadata differing only in a zero's sign or a string's normalization comes back bit-identical", arguments: Backend.available)
     func metadataDifferingOnlyInTheSignOfZeroStaysExact(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -96,7 +96,7 @@ struct ChunkStorageTests {
         #expect(back.map { metadataBits($0.metadata) } == samples.map { metadataBits($0.metadata) })
     }
 
-    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)", arguments: Backend.testable)
+    @Test("a column whose values need different decimal scales is stored exactly (found by the fuzzer)", arguments: Backend.available)
     func mixedScalesStayExact(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -110,7 +110,7 @@ struct ChunkStorageTests {
         #expect(try store.samples(workout: id).map(\.quantity.value) == values)
     }
 
-    @Test("route points come back exactly, in time order", arguments: Backend.testable)
+    @Test("route points come back exactly, in time order", arguments: Backend.available)
     func routeRoundTrips(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -137,7 +137,7 @@ struct ChunkStorageTests {
         #expect(try store.route(workout: id) == expected)
     }
 
-    @Test("a date-range query returns the samples the row-per-sample store did, for every option", arguments: Backend.testable)
+    @Test("a date-range query returns the samples the row-per-sample store did, for every option", arguments: Backend.available)
     func dateRangeQueriesMatchTheRowSemantics(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -167,7 +167,7 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("a chunk row of a quantity type this build does not know is a typed error, never skipped silently", arguments: Backend.testable)
+    @Test("a chunk row of a quantity type this build does not know is a typed error, never skipped silently", arguments: Backend.available)
     func chunkOfAnUnknownTypeIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -186,7 +186,7 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable", arguments: Backend.testable)
+    @Test("a corrupt chunk is a typed error naming its workout; other workouts stay readable", arguments: Backend.available)
     func corruptChunkIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -221,7 +221,7 @@ struct ChunkStorageTests {
         #expect(try store.workout(id: damaged) != nil)
     }
 
-    @Test("a recording rewrites only the open tail of each stream; recovery gives every committed sample", arguments: Backend.testable)
+    @Test("a recording rewrites only the open tail of each stream; recovery gives every committed sample", arguments: Backend.available)
     func journalWritesTailsNotWholeStreams(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -259,7 +259,7 @@ struct ChunkStorageTests {
 
     @Test(
         "finishing a journaled recording merges its small chunks into full ones, the same as a save of its samples",
-        arguments: Backend.testable)
+        arguments: Backend.available)
     func finishedRecordingIsCompactedLikeASave(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -326,7 +326,7 @@ struct ChunkStorageTests {
 
     @Test(
         "a recording chunked whole (a file's replay) writes full chunks as it goes and finishes as a save of its samples",
-        arguments: Backend.testable)
+        arguments: Backend.available)
     func wholeChunkedRecordingFinishesLikeASave(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -363,7 +363,7 @@ struct ChunkStorageTests {
 
     @Test(
         "a whole-chunked recording recovered after a crash goes on and finishes as a save of its samples",
-        arguments: Backend.testable)
+        arguments: Backend.available)
     func wholeChunkedRecordingRecoversAndFinishesLikeASave(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -422,7 +422,7 @@ struct ChunkStorageTests {
                 """, [workout.uuidString])
     }
 
-    @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical", arguments: Backend.testable)
+    @Test("adversarial doubles and times, streams of 0 to 8,193 samples (chunk edges) come back bit-identical", arguments: Backend.available)
     func adversarialStreamsAtChunkEdgesRoundTripExactly(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -467,7 +467,7 @@ struct ChunkStorageTests {
         }
     }
 
-    @Test("route points at chunk edges (4,096 and 4,097) with missing altitude, speed and course come back exactly", arguments: Backend.testable)
+    @Test("route points at chunk edges (4,096 and 4,097) with missing altitude, speed and course come back exactly", arguments: Backend.available)
     func routeAtChunkEdgesRoundTripsExactly(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -558,7 +558,7 @@ struct ChunkStorageTests {
 @Suite("Store: sample sources with empty and absent fields")
 struct SampleSourceTests {
     // Sources with "" and nil fields were conflated at the store only; "" now means absent everywhere.
-    @Test(arguments: Backend.testable) func emptyAndNilSourceFieldsNameTheSameSource(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func emptyAndNilSourceFieldsNameTheSameSource(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let plain = SourceDevice(name: "Watch")

@@ -7,17 +7,6 @@ import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
 
-/// The built `workout` executable, next to the test bundle.
-func workoutExecutable() -> URL {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
-        directory.pathComponents.count > 1
-    {
-        directory.deleteLastPathComponent()
-    }
-    return directory.appendingPathComponent("workout")
-}
-
 /// Line-by-line reader of a child's standard output.
 final class LineReader: @unchecked Sendable {
     private let handle: FileHandle
@@ -80,7 +69,7 @@ struct CrashRecoveryTests {
             let path = folder.appendingPathComponent("crash.sqlite").path
             let seed = UInt64(attempt)
             let process = Process()
-            process.executableURL = workoutExecutable()
+            process.executableURL = BuiltProducts.executable("workout")
             process.arguments = [
                 "debug-record", "--db", path, "--seed", "\(seed)", "--seconds", "\(rideSeconds)", "--speed", "600",
                 "--commit-interval", "0.01", "--leg", "\(legSeconds)",
@@ -138,7 +127,7 @@ struct CrashRecoveryTests {
         )
     }
 
-    @Test(arguments: Backend.testable) func journalCommitsAndRecoversInProcess(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func journalCommitsAndRecoversInProcess(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let ride = SyntheticRide(seed: 5)
@@ -172,7 +161,7 @@ struct CrashRecoveryTests {
 
     /// The issue-13 builder options (interpolation, rests out of the averages, open-water SWOLF)
     /// are journaled: a recovered session rebuilds the statistics the crashed one had.
-    @Test(arguments: Backend.testable, [SwimmingLocationType.pool, .openWater])
+    @Test(arguments: Backend.available, [SwimmingLocationType.pool, .openWater])
     func recoveryRebuildsTheStatisticsOfTheRecordingConventions(_ backend: Backend, location: SwimmingLocationType) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -222,7 +211,7 @@ struct CrashRecoveryTests {
         try recovered.discard()
     }
 
-    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart", arguments: Backend.testable)
+    @Test("two sessions recording at once, chunks closing exactly at a commit, recover, finish and discard apart", arguments: Backend.available)
     func twoInterleavedSessionsRecoverApart(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -277,7 +266,7 @@ struct CrashRecoveryTests {
         #expect(try store.journaledSessions().isEmpty)
     }
 
-    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short", arguments: Backend.testable)
+    @Test("a journal whose chunk is missing is refused with a typed error, not recovered short", arguments: Backend.available)
     func journalMissingAChunkIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -305,7 +294,7 @@ struct CrashRecoveryTests {
         }
     }
 
-    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap", arguments: Backend.testable)
+    @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap", arguments: Backend.available)
     func journalChangeNumberOverflowIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -332,7 +321,7 @@ struct CrashRecoveryTests {
         }
     }
 
-    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap", arguments: Backend.testable)
+    @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap", arguments: Backend.available)
     func journalChunkAtTheLastOrdinalIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
@@ -401,7 +390,7 @@ struct RecoveredSessionStateTests {
     /// After an explicit leg change detection is off for the session ("the first explicit leg
     /// change turns detection off for the session"), also in the session recovered from the journal:
     /// the same input gives the same legs with and without a crash.
-    @Test(arguments: Backend.testable) func aRecoveredSessionKeepsTransitionDetectionOffAfterAnExplicitLegChange(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func aRecoveredSessionKeepsTransitionDetectionOffAfterAnExplicitLegChange(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(
@@ -421,7 +410,7 @@ struct RecoveredSessionStateTests {
 
     /// Motion-paused when the app crashed: the recovered auto-pause detector knows it is paused, so
     /// moving again emits motionResumed and the rest of the ride counts as active time.
-    @Test(arguments: Backend.testable) func aMotionPauseOpenAtTheCrashResumesWhenMovingAgain(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func aMotionPauseOpenAtTheCrashResumesWhenMovingAgain(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(
@@ -448,7 +437,7 @@ struct RecoveredSessionStateTests {
     /// Stopped, then the app crashed during the recovery window: the recovered session knows it
     /// stopped, takes the window's readings and finishes the recovery (a result, never "exercise has
     /// not stopped yet", which could not be acted on once stopped).
-    @Test(arguments: Backend.testable) func aSessionRecoveredInTheRecoveryWindowTakesReadingsAndFinishesTheRecovery(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func aSessionRecoveredInTheRecoveryWindowTakesReadingsAndFinishesTheRecovery(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(
@@ -472,7 +461,7 @@ struct RecoveredSessionStateTests {
 
 @Suite("Store: recordings in progress")
 struct RecordingInProgressTests {
-    @Test(arguments: Backend.testable) func samplesAreStoredOnceAndTheWorkoutAppearsOnlyWhenFinished(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func samplesAreStoredOnceAndTheWorkoutAppearsOnlyWhenFinished(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let ride = SyntheticRide(seed: 9)
@@ -514,7 +503,7 @@ struct JournalCommitTests {
     }
 
     // One unencodable change poisoned the journal forever; non-finite metadata is now refused.
-    @Test(arguments: Backend.testable) func nonFiniteMetadataPoisonsTheJournal(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func nonFiniteMetadataPoisonsTheJournal(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(
@@ -559,7 +548,7 @@ struct JournalCommitTests {
     }
 
     // finish() after stop, then end(): journal rows orphaned by a later commit.
-    @Test(arguments: Backend.testable) func commitAfterFinishLeavesNoOrphanJournalRows(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func commitAfterFinishLeavesNoOrphanJournalRows(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let store = fixture.store
         defer { fixture.cleanup() }

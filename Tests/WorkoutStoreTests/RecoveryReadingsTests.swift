@@ -25,7 +25,7 @@ struct RecoveryReadingsTests {
         return (workout, try recording.session.finishHeartRateRecovery(at: t(730)))
     }
 
-    @Test(arguments: Backend.testable) func attachingTwiceKeepsOneRecoveryAndItsReadingsOnce(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func attachingTwiceKeepsOneRecoveryAndItsReadingsOnce(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, result) = try recordedRun(store)
@@ -58,7 +58,7 @@ struct RecoveryReadingsTests {
         #expect(after.filter { $0.type == .heartRate }.count == 600)
     }
 
-    @Test(arguments: Backend.testable) func recoveryReadingsAreLeftOutOfTheExercisesStatistics(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func recoveryReadingsAreLeftOutOfTheExercisesStatistics(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, result) = try recordedRun(store)
@@ -86,7 +86,7 @@ struct RecoveryReadingsTests {
 
     /// Attaching the same recovery twice keeps one heartRateRecoveryOneMinute sample for the workout
     /// (one per workout: attach replaces).
-    @Test(arguments: Backend.testable) func attachingTheRecoveryTwiceStoresOneRecoverySample(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func attachingTheRecoveryTwiceStoresOneRecoverySample(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = try store.beginRecording(

@@ -7,7 +7,7 @@ import WorkoutStore
 
 @Suite("Store: save, read, query")
 struct StoreTests {
-    @Test(arguments: Backend.testable) func saveThenReadBackEqual(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func saveThenReadBackEqual(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
@@ -22,7 +22,7 @@ struct StoreTests {
         #expect(throws: StoreError.workoutExists(workout.id)) { try store.save(workout) }
     }
 
-    @Test(arguments: Backend.testable) func sampleQueryByTypeDatesSourceAndLimit(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func sampleQueryByTypeDatesSourceAndLimit(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
@@ -50,7 +50,7 @@ struct StoreTests {
         #expect(try store.samples(matching: SampleQuery(workout: UUID())).isEmpty)
     }
 
-    @Test(arguments: Backend.testable) func activityPredicateConditionsApplyToTheSameActivity(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func activityPredicateConditionsApplyToTheSameActivity(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         // Bike leg: average 140, run leg: max 180. No single activity has both avg > 150 and max > 170.
@@ -105,7 +105,7 @@ struct StoreTests {
         }
     }
 
-    @Test(arguments: Backend.testable) func workoutQueryByTypeDurationAndDates(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func workoutQueryByTypeDurationAndDates(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (short, _) = try recordWorkout(
@@ -131,7 +131,7 @@ struct StoreTests {
         #expect(try store.workout(id: ride.id)?.activities == ride.activities)
     }
 
-    @Test(arguments: Backend.testable) func anchoredQueryAcrossADelete(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func anchoredQueryAcrossADelete(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 60, heartRate: 140, maxHeartRate: 150)])
@@ -160,7 +160,7 @@ struct StoreTests {
         #expect(throws: StoreError.workoutNotFound(a.id)) { try store.delete(workout: a.id) }
     }
 
-    @Test(arguments: Backend.testable) func anchoredUpdatesYieldTheCurrentStateThenLiveChanges(_ backend: Backend) async throws {
+    @Test(arguments: Backend.available) func anchoredUpdatesYieldTheCurrentStateThenLiveChanges(_ backend: Backend) async throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])
@@ -178,7 +178,7 @@ struct StoreTests {
         #expect(deleted?.deleted == [a.id] && deleted?.added.isEmpty == true)
     }
 
-    @Test(arguments: Backend.testable) func statisticsAndStatisticsCollectionWithAnEmptyBucket(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func statisticsAndStatisticsCollectionWithAnEmptyBucket(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         // Two rides an hour apart: [0, 600) and [7200, 7800); bucket [3600, 7200) is empty.
@@ -203,7 +203,7 @@ struct StoreTests {
         #expect(all.minimum?.value == 140 && all.maximum?.value == 160)
     }
 
-    @Test(arguments: Backend.testable) func statisticsCollectionUpdatesLive(_ backend: Backend) async throws {
+    @Test(arguments: Backend.available) func statisticsCollectionUpdatesLive(_ backend: Backend) async throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var iterator = store.statisticsCollectionUpdates(
@@ -219,7 +219,7 @@ struct StoreTests {
         #expect(after?.first?.statistics?.average?.value == 150)
     }
 
-    @Test(arguments: Backend.testable) func observerSeesAddsAndDeletes(_ backend: Backend) async throws {
+    @Test(arguments: Backend.available) func observerSeesAddsAndDeletes(_ backend: Backend) async throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         var changes = store.changes().makeAsyncIterator()
@@ -243,7 +243,7 @@ struct StoreTests {
 @Suite("Store: statistics collections at bucket edges and odd intervals")
 struct StatisticsCollectionEdgeTests {
     // A cumulative sample ending exactly at a bucket's start makes the empty bucket non-empty.
-    @Test(arguments: Backend.testable) func cumulativeSampleEndingAtBucketStartFillsTheNextBucket(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func cumulativeSampleEndingAtBucketStartFillsTheNextBucket(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (workout, samples) = try recordWorkout([
@@ -286,7 +286,7 @@ struct StatisticsCollectionEdgeTests {
 @Suite("Store: anchored workouts across a delete and a re-save")
 struct AnchoredResaveTests {
     // Anchored: delete then re-save the same id.
-    @Test(arguments: Backend.testable) func anchoredDeleteThenResave(_ backend: Backend) throws {
+    @Test(arguments: Backend.available) func anchoredDeleteThenResave(_ backend: Backend) throws {
         let (store, folder) = try freshStore(backend)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (a, _) = try recordWorkout([LegPlan(type: .running, seconds: 30, heartRate: 140, maxHeartRate: 150)])

@@ -5,6 +5,7 @@ import Testing
 import WorkoutModel
 import WorkoutStore
 import WorkoutStorePostgres
+@_exported import WorkoutTestSupport
 
 func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 
@@ -16,37 +17,16 @@ func pulse(_ bpm: Double, at seconds: Double) -> QuantitySample {
     QuantitySample(.heartRate, bpm, at: t(seconds), source: strap)
 }
 
-/// A fresh temporary folder, removed by the caller's `defer`.
-func temporaryFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("workout-store-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// A fresh store of `backend` and a fresh temporary folder (the SQLite file's), removed by the caller's `defer`.
 func freshStore(_ backend: Backend = .sqlite) throws -> (WorkoutStore, URL) {
     let fixture = try StoreFixture(backend)
     return (fixture.store, fixture.folder)
 }
 
-/// The backends a store test runs on ("one test suite, two backends").
-///
-/// PostgreSQL is left out only when no test server is configured outside CI; with CI=true and no
-/// WORKOUT_TEST_POSTGRES_URL its cases run and fail (`TestPostgres.database`), never skip silently.
-enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-
-    static var testable: [Backend] { TestPostgres.available ? allCases : [.sqlite] }
-}
-
-/// The test PostgreSQL of scripts/test.sh (one database for the whole run, one athlete per store).
-enum TestPostgres {
-    static var url: String? {
-        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    }
-    static var available: Bool { url != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
-
+/// The test PostgreSQL of scripts/test.sh (WorkoutTestSupport): one database for the whole run, one athlete
+/// per store. Outside CI without WORKOUT_TEST_POSTGRES_URL the store tests run on SQLite only
+/// (`Backend.available`); with CI=true and no server their PostgreSQL cases run and fail, never skip silently.
+extension TestPostgres {
     /// One pool for every test of the process: a store is an athlete's partitions in it.
     private static let shared: Result<PostgresWorkoutDatabase, StoreError>? = url.map { url in
         Result { () throws(StoreError) in try PostgresWorkoutDatabase(url: url, poolSize: 6) }

@@ -21,7 +21,9 @@
 /// Rates come from differences between consecutive messages of a device, counters rolling over as
 /// the profiles say. When no new revolution (or power event) arrived, the last value is held until
 /// `Configuration.stopAfterMessages` messages in a row brought nothing new, then 0 is reported
-/// (12 messages is 3 s at the ANT+ 4 Hz message rate).
+/// (12 messages is 3 s at the ANT+ 4 Hz message rate). Sensors resend their latest page about 4
+/// times a second: a message whose readings equal its device's previous message's adds none (it
+/// is counted in `DecoderCounters.repeatedMessages`), so a held value is reported once.
 public struct ANTDecoder: SensorDecoder {
     /// What the decoder needs to know beyond the bytes.
     public struct Configuration: Sendable, Hashable {
@@ -145,10 +147,20 @@ public struct ANTDecoder: SensorDecoder {
             }
             let stopAfter = configuration.stopAfterMessages
             let circumference = circumference
+            // A sensor repeats its latest page about 4 times a second: a message that says nothing new
+            // (the same readings as the device's previous message) still counts (stop timeouts), but
+            // adds no reading.
+            var fresh: [SensorReading] = []
             let decoded =
                 devices[device]?.decode(
                     data, type: device.type, source: source, circumference: circumference, stopAfter: stopAfter,
-                    into: &readings) ?? false
+                    into: &fresh) ?? false
+            if fresh != devices[device]?.lastReadings {
+                devices[device]?.lastReadings = fresh
+                readings.append(contentsOf: fresh)
+            } else {
+                counters.repeatedMessages &+= 1
+            }
             return decoded ? .decoded : .unknown
         case 0x51:  // channel id
             guard payload.count >= 5 else { return .malformed }
@@ -194,6 +206,8 @@ public struct ANTDecoder: SensorDecoder {
 
 /// Per-device profile state: the previous values that rates and deltas are computed from.
 private struct DeviceState: Sendable {
+    /// The readings of the device's previous message (a repeat of them adds nothing).
+    var lastReadings: [SensorReading] = []
     // Heart rate
     var hasBeat = false
     var lastBeatCount: UInt8 = 0
@@ -244,6 +258,7 @@ private struct DeviceState: Sendable {
     var fePowerIdle = 0
 
     mutating func restart() {
+        lastReadings = []
         hasWheelTorque = false
         wheelTorqueIdle = 0
         hasFrequency = false

@@ -52,6 +52,9 @@ public struct DecoderCounters: Sendable, Hashable {
     public var unsupportedVersions = 0
     /// Bytes of a partial frame dropped by `connectionLost()`.
     public var bytesDroppedOnDisconnect = 0
+    /// ANT messages that repeated their device's previous readings exactly (sensors resend their
+    /// latest page about 4 times a second): decoded and counted, no reading added.
+    public var repeatedMessages = 0
 
     public init() {}
 

@@ -1,0 +1,163 @@
+import Foundation
+import WorkoutModel
+
+/// A date of an Apple Health export: `2025-09-13 15:39:17 +0100` (from 2016), or the compact
+/// `20150915113529+0200` of iOS 8 exports. Nil when the text is neither.
+enum HealthDate {
+    static func parse(_ text: String) -> Date? {
+        var utf8 = Array(text.utf8)
+        while utf8.last == 0x20 { utf8.removeLast() }
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= utf8.count else { return nil }
+            var value = 0
+            for index in range {
+                let byte = utf8[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        let fields: (Int, Int, Int, Int, Int, Int, Int)
+        let zone: Int
+        if utf8.count == 25, utf8[4] == 0x2D, utf8[7] == 0x2D, utf8[10] == 0x20, utf8[13] == 0x3A, utf8[16] == 0x3A,
+            utf8[19] == 0x20
+        {
+            guard let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10), let h = number(11..<13),
+                let mi = number(14..<16), let s = number(17..<19), let oh = number(21..<23), let om = number(23..<25)
+            else { return nil }
+            fields = (y, mo, d, h, mi, s, 0)
+            zone = 20
+            guard utf8[zone] == 0x2B || utf8[zone] == 0x2D else { return nil }
+            return make(fields, offset: (utf8[zone] == 0x2D ? -1 : 1) * (oh * 3600 + om * 60))
+        } else if utf8.count == 19, utf8[14] == 0x2B || utf8[14] == 0x2D {
+            guard let y = number(0..<4), let mo = number(4..<6), let d = number(6..<8), let h = number(8..<10),
+                let mi = number(10..<12), let s = number(12..<14), let oh = number(15..<17), let om = number(17..<19)
+            else { return nil }
+            fields = (y, mo, d, h, mi, s, 0)
+            return make(fields, offset: (utf8[14] == 0x2D ? -1 : 1) * (oh * 3600 + om * 60))
+        }
+        return nil
+    }
+
+    private static func make(_ f: (Int, Int, Int, Int, Int, Int, Int), offset: Int) -> Date? {
+        let (year, month, day, hour, minute, second, _) = f
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60,
+            (1900...2200).contains(year), abs(offset) <= 18 * 3600
+        else { return nil }
+        // Days from the civil date (Howard Hinnant's algorithm).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+}
+
+/// A `MetadataEntry` list read as a map (exports repeat a workout's whole list; the last wins).
+typealias HealthMetadata = [String: String]
+
+/// Where an element of the export starts: line and column.
+public struct HealthLocation: Sendable, Hashable, CustomStringConvertible {
+    public var line: Int
+    public var column: Int
+    public var description: String { "line \(line), column \(column)" }
+}
+
+/// One `WorkoutEvent`.
+struct HealthEvent: Sendable, Hashable {
+    var type: String
+    var date: Date
+    var duration: TimeInterval
+    var metadata: HealthMetadata
+}
+
+/// One `WorkoutStatistics`: what the export states for one type over a workout or activity.
+struct HealthStatistic: Sendable, Hashable {
+    var type: String
+    var start: Date?
+    var end: Date?
+    var sum: Double?
+    var average: Double?
+    var minimum: Double?
+    var maximum: Double?
+    var unit: String?
+}
+
+/// One `WorkoutRoute`: its window and its GPX file or inline points.
+struct HealthRoute: Sendable, Hashable {
+    var start: Date?
+    var end: Date?
+    var file: String?
+    var locations: [RoutePoint] = []
+}
+
+/// One `WorkoutActivity` (iOS 16+).
+struct HealthActivity: Sendable, Hashable {
+    var uuid: String?
+    var start: Date
+    var end: Date
+    var duration: TimeInterval?
+    var events: [HealthEvent] = []
+    var statistics: [HealthStatistic] = []
+    var metadata: HealthMetadata = [:]
+}
+
+/// A workout as the export states it.
+struct HealthWorkout: Sendable {
+    var location: HealthLocation
+    var activityType: String
+    var duration: TimeInterval?
+    var sourceName: String
+    var sourceVersion: String?
+    var device: String?
+    var start: Date
+    var end: Date
+    var metadata: HealthMetadata = [:]
+    var events: [HealthEvent] = []
+    var activities: [HealthActivity] = []
+    var statistics: [HealthStatistic] = []
+    var routes: [HealthRoute] = []
+    /// Old shape (Export Version ≤ 11): totals as attributes.
+    var totalDistance: (value: Double, unit: String)?
+    var totalEnergy: (value: Double, unit: String)?
+    /// Why the workout cannot be imported, when something in it is impossible.
+    var damage: String?
+
+    /// The `hardware:` of the `HKDevice` description (`Watch7,2`; the value holds a comma).
+    var hardware: String? {
+        guard let device, let range = device.range(of: "hardware:") else { return nil }
+        let rest = device[range.upperBound...]
+        guard let end = rest.range(of: ", software:") ?? rest.range(of: ">") else { return nil }
+        return String(rest[..<end.lowerBound])
+    }
+
+    /// The `name:` of the `HKDevice` description.
+    var deviceName: String? {
+        guard let device, let range = device.range(of: "name:") else { return nil }
+        let rest = device[range.upperBound...]
+        guard let end = rest.firstIndex(of: ",") else { return nil }
+        return String(rest[..<end])
+    }
+}
+
+/// A quantity `Record` of a type the engine knows, compact (records are many).
+struct HealthRecord: Sendable {
+    var type: QuantityType
+    var value: Double
+    var start: Date
+    var end: Date
+    /// Index into the reader's source table.
+    var source: Int32
+}
+
+/// A `HKQuantityTypeIdentifierHeartRateRecoveryOneMinute` record.
+struct HealthRecoveryRecord: Sendable {
+    var value: Double
+    var date: Date
+    var source: String
+    var metadata: HealthMetadata
+}

@@ -1,0 +1,326 @@
+import Foundation
+import WorkoutModel
+
+/// Reads the elements of an Apple Health `export.xml` from the pull parser's events.
+///
+/// Pass 1 (`.workouts`) keeps every `Workout` whole (its metadata, events, activities, statistics
+/// and routes: small) and the heart-rate recovery records, and counts the rest. Pass 2 (`.records`)
+/// hands each quantity `Record` of a type the engine knows to a closure, which keeps those inside a
+/// workout's window: records are the bulk of an export and are never all held.
+final class HealthExportScanner {
+    enum Pass { case workouts, records }
+
+    let pass: Pass
+    /// Pass 2: called with each quantity record of a known type and its source name.
+    var onRecord: ((HealthRecord, String) -> Void)?
+
+    private(set) var workouts: [HealthWorkout] = []
+    private(set) var recoveries: [HealthRecoveryRecord] = []
+    /// Top-level `Record`s, by HealthKit type.
+    private(set) var recordsByType: [String: Int] = [:]
+    private(set) var records = 0
+    /// Records whose value, unit or dates cannot be read (left out, counted).
+    private(set) var unreadableRecords = 0
+    private(set) var correlations = 0
+    private(set) var otherElements = 0
+    private(set) var exportVersion: Int?
+    private(set) var locale: String?
+    /// Whether the document looked like an export at all (a `HealthData` root or a top-level
+    /// `Workout`/`Record`).
+    private(set) var sawExport = false
+
+    private var stack: [String] = []
+    private var workout: HealthWorkout?
+    private var activity: HealthActivity?
+    private var event: (HealthEvent, inActivity: Bool)?
+    private var route: HealthRoute?
+    private var recordMetadata: HealthMetadata?
+    private var recoveryRecord: HealthRecoveryRecord?
+
+    init(pass: Pass) {
+        self.pass = pass
+    }
+
+    private static func value(_ attributes: [XMLAttribute], _ name: String) -> String? {
+        for attribute in attributes where attribute.name == name { return attribute.value }
+        return nil
+    }
+
+    /// Whether an element with this parent is a top-level data element.
+    private var atTopLevel: Bool {
+        stack.isEmpty || (stack.count == 1 && stack[0] == "HealthData")
+    }
+
+    func handle(_ event: XMLEvent, at position: XMLPosition) {
+        switch event {
+        case .start(let name, let attributes):
+            start(name, attributes, position)
+            stack.append(name)
+        case .end(let name):
+            stack.removeLast()
+            end(name)
+        case .text:
+            break
+        }
+    }
+
+    private func damage(_ detail: String, _ position: XMLPosition) {
+        guard workout != nil, workout?.damage == nil else { return }
+        workout?.damage = "\(detail) (\(position))"
+    }
+
+    private func date(_ attributes: [XMLAttribute], _ name: String, _ element: String, _ position: XMLPosition) -> Date? {
+        guard let text = Self.value(attributes, name) else {
+            damage("<\(element)> has no \(name)", position)
+            return nil
+        }
+        guard let date = HealthDate.parse(text) else {
+            damage("<\(element)> \(name) '\(text)' is not a date (yyyy-MM-dd HH:mm:ss ±hhmm)", position)
+            return nil
+        }
+        return date
+    }
+
+    /// A number attribute; a present value that is not a finite number damages the workout.
+    private func number(_ attributes: [XMLAttribute], _ name: String, _ element: String, _ position: XMLPosition) -> Double? {
+        guard let text = Self.value(attributes, name) else { return nil }
+        guard let value = Double(text), value.isFinite else {
+            damage("<\(element)> \(name) '\(text)' is not a number", position)
+            return nil
+        }
+        return value
+    }
+
+    /// Seconds of a `duration` with its `durationUnit` (minutes when absent: the export's default).
+    private func duration(_ attributes: [XMLAttribute], _ element: String, _ position: XMLPosition) -> TimeInterval? {
+        guard let value = number(attributes, "duration", element, position) else { return nil }
+        let unit = Self.value(attributes, "durationUnit") ?? "min"
+        let scale: Double
+        switch unit {
+        case "min": scale = 60
+        case "s", "sec": scale = 1
+        case "hr", "h": scale = 3600
+        case "ms": scale = 0.001
+        default:
+            damage("<\(element)> durationUnit '\(unit)' is unknown", position)
+            return nil
+        }
+        guard value >= 0 else {
+            damage("<\(element)> has a negative duration \(value) \(unit)", position)
+            return nil
+        }
+        return value * scale
+    }
+
+    private func start(_ name: String, _ attributes: [XMLAttribute], _ position: XMLPosition) {
+        if name == "HealthData", stack.isEmpty {
+            sawExport = true
+            locale = Self.value(attributes, "locale")
+            return
+        }
+        if atTopLevel {
+            switch name {
+            case "Record": startRecord(attributes, position)
+            case "Workout":
+                sawExport = true
+                guard pass == .workouts else { return }
+                startWorkout(attributes, position)
+            case "Correlation": correlations += 1
+            case "ExportDate", "Me": break
+            default: otherElements += 1
+            }
+            return
+        }
+        guard pass == .workouts else { return }
+        if recoveryRecord != nil || recordMetadata != nil, name == "MetadataEntry", stack.last == "Record" {
+            if let key = Self.value(attributes, "key"), let value = Self.value(attributes, "value") {
+                recoveryRecord?.metadata[key] = value
+            }
+            return
+        }
+        guard workout != nil, stack.count >= 1 else { return }
+        let parent = stack.last ?? ""
+        switch name {
+        case "MetadataEntry":
+            guard let key = Self.value(attributes, "key") else { return }
+            let value = Self.value(attributes, "value") ?? ""
+            switch parent {
+            case "WorkoutEvent": event?.0.metadata[key] = value
+            case "WorkoutActivity": activity?.metadata[key] = value
+            case "Workout": workout?.metadata[key] = value
+            default: break
+            }
+        case "WorkoutEvent":
+            guard let type = Self.value(attributes, "type") else {
+                damage("<WorkoutEvent> has no type", position)
+                return
+            }
+            guard let when = date(attributes, "date", name, position) else { return }
+            event = (
+                HealthEvent(type: type, date: when, duration: duration(attributes, name, position) ?? 0, metadata: [:]),
+                parent == "WorkoutActivity"
+            )
+        case "WorkoutActivity":
+            guard let from = date(attributes, "startDate", name, position),
+                let to = date(attributes, "endDate", name, position)
+            else { return }
+            if to < from { damage("<WorkoutActivity> ends before it starts", position) }
+            activity = HealthActivity(
+                uuid: Self.value(attributes, "uuid"), start: from, end: to, duration: duration(attributes, name, position))
+        case "WorkoutStatistics":
+            guard let type = Self.value(attributes, "type") else {
+                damage("<WorkoutStatistics> has no type", position)
+                return
+            }
+            let statistic = HealthStatistic(
+                type: type, start: Self.value(attributes, "startDate").flatMap(HealthDate.parse),
+                end: Self.value(attributes, "endDate").flatMap(HealthDate.parse),
+                sum: number(attributes, "sum", name, position), average: number(attributes, "average", name, position),
+                minimum: number(attributes, "minimum", name, position),
+                maximum: number(attributes, "maximum", name, position), unit: Self.value(attributes, "unit"))
+            if parent == "WorkoutActivity" {
+                activity?.statistics.append(statistic)
+            } else {
+                workout?.statistics.append(statistic)
+            }
+        case "WorkoutRoute":
+            route = HealthRoute(
+                start: Self.value(attributes, "startDate").flatMap(HealthDate.parse),
+                end: Self.value(attributes, "endDate").flatMap(HealthDate.parse))
+        case "FileReference":
+            route?.file = Self.value(attributes, "path")
+        case "Location":
+            guard route != nil, let when = date(attributes, "date", name, position),
+                let latitude = number(attributes, "latitude", name, position),
+                let longitude = number(attributes, "longitude", name, position)
+            else { return }
+            let point = RoutePoint(
+                date: when, latitude: latitude, longitude: longitude, altitude: number(attributes, "altitude", name, position),
+                speed: number(attributes, "speed", name, position).flatMap { $0 >= 0 ? $0 : nil },
+                course: number(attributes, "course", name, position).flatMap { $0 >= 0 ? $0 : nil },
+                horizontalAccuracy: number(attributes, "horizontalAccuracy", name, position))
+            if point.isValid { route?.locations.append(point) } else { damage("a route <Location> is not a place on Earth", position) }
+        default:
+            break
+        }
+    }
+
+    private func end(_ name: String) {
+        if atTopLevel {
+            switch name {
+            case "Workout":
+                if var finished = workout {
+                    if finished.end < finished.start, finished.damage == nil {
+                        finished.damage = "the workout ends before it starts (\(finished.location))"
+                    }
+                    workouts.append(finished)
+                }
+                workout = nil
+            case "Record":
+                if let recovery = recoveryRecord { recoveries.append(recovery) }
+                recoveryRecord = nil
+                recordMetadata = nil
+            default: break
+            }
+            return
+        }
+        guard pass == .workouts, workout != nil else { return }
+        switch name {
+        case "WorkoutEvent":
+            if let (finished, inActivity) = event {
+                if inActivity { activity?.events.append(finished) } else { workout?.events.append(finished) }
+            }
+            event = nil
+        case "WorkoutActivity":
+            if let finished = activity { workout?.activities.append(finished) }
+            activity = nil
+        case "WorkoutRoute":
+            if let finished = route { workout?.routes.append(finished) }
+            route = nil
+        default: break
+        }
+    }
+
+    private func startWorkout(_ attributes: [XMLAttribute], _ position: XMLPosition) {
+        let location = HealthLocation(line: position.line, column: position.column)
+        let type = Self.value(attributes, "workoutActivityType") ?? ""
+        var started = HealthWorkout(
+            location: location, activityType: type, duration: nil,
+            sourceName: Self.value(attributes, "sourceName") ?? Self.value(attributes, "source") ?? "",
+            sourceVersion: Self.value(attributes, "sourceVersion"), device: Self.value(attributes, "device"),
+            start: .distantPast, end: .distantPast)
+        workout = started
+        if type.isEmpty { damage("<Workout> has no workoutActivityType", position) }
+        if let from = date(attributes, "startDate", "Workout", position) { workout?.start = from }
+        if let to = date(attributes, "endDate", "Workout", position) { workout?.end = to }
+        // Read first: a bad duration damages the workout, which must not be under modification then.
+        let stated = duration(attributes, "Workout", position)
+        workout?.duration = stated
+        if let value = number(attributes, "totalDistance", "Workout", position) {
+            workout?.totalDistance = (value, Self.value(attributes, "totalDistanceUnit") ?? "km")
+        }
+        if let value = number(attributes, "totalEnergyBurned", "Workout", position) {
+            workout?.totalEnergy = (value, Self.value(attributes, "totalEnergyBurnedUnit") ?? "kcal")
+        }
+        started = workout ?? started
+        if started.start == .distantPast || started.end == .distantPast {
+            let existing = workout?.damage
+            workout?.damage = existing ?? "the workout has no start or end (\(position))"
+        }
+    }
+
+    private func startRecord(_ attributes: [XMLAttribute], _ position: XMLPosition) {
+        sawExport = true
+        records += 1
+        recordMetadata = [:]
+        let type = Self.value(attributes, "type") ?? ""
+        if pass == .workouts { recordsByType[type, default: 0] += 1 }
+        if type == "HKQuantityTypeIdentifierHeartRateRecoveryOneMinute" {
+            guard pass == .workouts, let value = Self.value(attributes, "value").flatMap(Double.init), value.isFinite,
+                let when = Self.value(attributes, "startDate").flatMap(HealthDate.parse)
+            else {
+                if pass == .workouts { unreadableRecords += 1 }
+                return
+            }
+            recoveryRecord = HealthRecoveryRecord(
+                value: value, date: when, source: Self.value(attributes, "sourceName") ?? "", metadata: [:])
+            return
+        }
+        guard pass == .records, let onRecord, let quantityType = QuantityType(healthKitIdentifier: type) else { return }
+        guard let text = Self.value(attributes, "value"), let value = Double(text), value.isFinite,
+            let from = Self.value(attributes, "startDate").flatMap(HealthDate.parse),
+            let to = Self.value(attributes, "endDate").flatMap(HealthDate.parse), to >= from
+        else {
+            unreadableRecords += 1
+            return
+        }
+        let unit = Self.value(attributes, "unit") ?? ""
+        guard let canonical = HealthUnits.canonicalValue(value, unit: unit, type: quantityType) else {
+            unreadableRecords += 1
+            return
+        }
+        onRecord(
+            HealthRecord(type: quantityType, value: canonical, start: from, end: to, source: 0),
+            Self.value(attributes, "sourceName") ?? "")
+    }
+}
+
+/// Apple's unit symbols in the engine's units.
+enum HealthUnits {
+    static func unit(_ symbol: String) -> QuantityUnit? {
+        switch symbol {
+        case "Cal": .kilocalorie
+        case "km/hr": .kilometerPerHour
+        case "mi/hr": .milePerHour
+        case "ms": QuantityUnit(symbol: "ms")
+        default: QuantityUnit(symbol: symbol)
+        }
+    }
+
+    /// `value` in `symbol` converted to `type`'s canonical unit; nil when the unit is unknown or of
+    /// another dimension.
+    static func canonicalValue(_ value: Double, unit symbol: String, type: QuantityType) -> Double? {
+        guard let unit = unit(symbol) else { return nil }
+        return unit.convert(value, to: type.canonicalUnit)
+    }
+}

@@ -1,0 +1,444 @@
+import Foundation
+
+/// Where in a document something is: the byte offset, and the 1-based line and column (in bytes).
+public struct XMLPosition: Sendable, Hashable, CustomStringConvertible {
+    public var offset: Int
+    public var line: Int
+    public var column: Int
+
+    public var description: String { "line \(line), column \(column)" }
+}
+
+/// Why a document cannot be read: what is wrong and where.
+public struct XMLStreamError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var detail: String
+    public var position: XMLPosition
+
+    public var description: String { "\(position): \(detail)" }
+}
+
+/// One event of the pull parser.
+public enum XMLEvent: Sendable, Hashable {
+    /// An element's start tag with its attributes in document order (entities decoded); a
+    /// self-closing tag is followed by its `.end`.
+    case start(name: String, attributes: [XMLAttribute])
+    case end(name: String)
+    /// Character data between tags (entities decoded), only when it holds more than white space.
+    case text(String)
+}
+
+/// One attribute of a start tag.
+public struct XMLAttribute: Sendable, Hashable {
+    public var name: String
+    public var value: String
+}
+
+/// A streaming XML pull parser for the subset data exports use (Apple Health `export.xml`, GPX):
+/// elements, attributes, character data, the five predefined entities and character references,
+/// comments, CDATA and processing instructions. It holds one chunk of input at a time (constant
+/// memory, whatever the document's size).
+///
+/// The document type declaration is skipped, never read: no validation, no external entity is
+/// fetched, and an internal subset that is not well-formed (iOS 16's export, whose
+/// `<!ATTLIST VisionPrescription` is never closed) does not stop the parse. Everything else that
+/// is not well-formed (a tag never closed, mismatched end tags, `<` in an attribute value, an
+/// attribute without a value, an unknown entity, a second root) is an `XMLStreamError` with its
+/// line and column. Control characters XML 1.0 forbids (seen: `\u{0B}` in real exports) are read
+/// as a space and counted (`forbiddenCharacters`).
+public final class XMLPullParser {
+    /// Reads up to `count` bytes into the buffer it is given; 0 at the end of the input.
+    public typealias Read = (UnsafeMutableRawBufferPointer) throws -> Int
+
+    private let read: Read
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var atEOF = false
+    /// Position of `buffer[start]`.
+    private var offset = 0
+    private var line = 1
+    private var column = 1
+    private var stack: [String] = []
+    private var pendingEnd: String?
+    private var sawRoot = false
+    /// Forbidden control characters read as spaces.
+    public private(set) var forbiddenCharacters = 0
+    /// Whether the document had a DOCTYPE (skipped).
+    public private(set) var skippedDoctype = false
+    /// The element names open at the current position, outermost first.
+    public var openElements: [String] { stack }
+    /// Where the parser is.
+    public var position: XMLPosition { XMLPosition(offset: offset, line: line, column: column) }
+    /// Whether a fragment without a single root is allowed (several top-level elements).
+    public var allowsFragments: Bool
+
+    /// A parser reading its input through `read`, `chunkSize` bytes at a time.
+    public init(chunkSize: Int = 1 << 16, allowsFragments: Bool = false, read: @escaping Read) {
+        self.read = read
+        buffer = [UInt8](repeating: 0, count: max(chunkSize, 4096))
+        self.allowsFragments = allowsFragments
+    }
+
+    /// A parser of `bytes` held in memory (tests, fuzzing).
+    public convenience init(bytes: [UInt8], allowsFragments: Bool = false) {
+        var position = 0
+        let copy = bytes
+        self.init(chunkSize: 4096, allowsFragments: allowsFragments) { target in
+            let count = min(target.count, copy.count - position)
+            guard count > 0 else { return 0 }
+            copy.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
+            }
+            position += count
+            return count
+        }
+    }
+
+    private func failure(_ detail: String) -> XMLStreamError {
+        XMLStreamError(detail: detail, position: position)
+    }
+
+    /// Makes at least `count` bytes available from `start` unless the input ends first; returns
+    /// how many are.
+    private func fill(_ count: Int) throws(XMLStreamError) -> Int {
+        if end - start >= count || atEOF { return end - start }
+        if start > 0 {
+            let remaining = end - start
+            if remaining > 0 {
+                buffer.withUnsafeMutableBufferPointer { pointer in
+                    guard let base = pointer.baseAddress else { return }
+                    (base).update(from: base + start, count: remaining)
+                }
+            }
+            start = 0
+            end = remaining
+        }
+        if buffer.count < count { buffer.append(contentsOf: [UInt8](repeating: 0, count: count - buffer.count)) }
+        while end - start < count, !atEOF {
+            let got: Int
+            do {
+                got = try buffer.withUnsafeMutableBytes { raw in
+                    try read(UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
+                }
+            } catch {
+                throw failure("the input cannot be read (\(error))")
+            }
+            if got <= 0 { atEOF = true } else { end += got }
+        }
+        return end - start
+    }
+
+    @inline(__always)
+    private func peek() throws(XMLStreamError) -> UInt8? {
+        if start < end { return buffer[start] }
+        return try fill(1) > 0 ? buffer[start] : nil
+    }
+
+    @inline(__always)
+    private func advance() {
+        let byte = buffer[start]
+        start += 1
+        offset += 1
+        if byte == 0x0A {
+            line += 1
+            column = 1
+        } else if byte & 0xC0 != 0x80 {
+            column += 1
+        }
+    }
+
+    /// Whether the input continues with `literal` (not consumed).
+    private func looksAt(_ literal: StaticString) throws(XMLStreamError) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard try fill(count) >= count else { return false }
+        let pointer = literal.utf8Start
+        for index in 0..<count where buffer[start + index] != pointer[index] { return false }
+        return true
+    }
+
+    private func skip(_ count: Int) {
+        for _ in 0..<count { advance() }
+    }
+
+    /// Skips up to and including `terminator`.
+    private func skip(through terminator: StaticString, what: String) throws(XMLStreamError) {
+        let from = position
+        while true {
+            if try looksAt(terminator) {
+                skip(terminator.utf8CodeUnitCount)
+                return
+            }
+            guard try peek() != nil else {
+                throw XMLStreamError(detail: "\(what) is never closed", position: from)
+            }
+            advance()
+        }
+    }
+
+    /// The next event; nil at the end of a well-formed document.
+    public func next() throws(XMLStreamError) -> XMLEvent? {
+        if let name = pendingEnd {
+            pendingEnd = nil
+            return .end(name: name)
+        }
+        while true {
+            guard let byte = try peek() else {
+                if let open = stack.last { throw failure("the document ends inside <\(open)> (cut short?)") }
+                if !sawRoot && !allowsFragments { throw failure("the document holds no element") }
+                return nil
+            }
+            if byte != UInt8(ascii: "<") {
+                if let text = try characterData() { return .text(text) }
+                continue
+            }
+            if try looksAt("<?") {
+                try skip(through: "?>", what: "a processing instruction")
+            } else if try looksAt("<!--") {
+                try skip(through: "-->", what: "a comment")
+            } else if try looksAt("<![CDATA[") {
+                guard !stack.isEmpty else { throw failure("CDATA outside the root element") }
+                skip(9)
+                var bytes: [UInt8] = []
+                let from = position
+                while true {
+                    if try looksAt("]]>") {
+                        skip(3)
+                        break
+                    }
+                    guard let next = try peek() else { throw XMLStreamError(detail: "a CDATA section is never closed", position: from) }
+                    bytes.append(next)
+                    advance()
+                }
+                let text = String(decoding: bytes, as: UTF8.self)
+                if text.contains(where: { !$0.isWhitespace }) { return .text(text) }
+            } else if try looksAt("<!DOCTYPE") {
+                guard !sawRoot else { throw failure("a DOCTYPE after the root element") }
+                try skipDoctype()
+            } else if try looksAt("</") {
+                return try endTag()
+            } else {
+                return try startTag()
+            }
+        }
+    }
+
+    /// Skips the document type declaration: up to its `>`, or through its internal subset `[…]`
+    /// and the `>` after it. Quoted text and comments in the subset are skipped as such; an
+    /// unclosed declaration inside the subset does not matter.
+    private func skipDoctype() throws(XMLStreamError) {
+        let from = position
+        skippedDoctype = true
+        skip(9)
+        var inSubset = false
+        var quote: UInt8?
+        while true {
+            guard let byte = try peek() else { throw XMLStreamError(detail: "the DOCTYPE is never closed", position: from) }
+            if let open = quote {
+                if byte == open { quote = nil }
+                advance()
+                continue
+            }
+            if inSubset, try looksAt("<!--") {
+                try skip(through: "-->", what: "a comment in the DOCTYPE")
+                continue
+            }
+            advance()
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                // Quotes count only outside the subset's declarations' free text: an unclosed
+                // declaration inside the subset may leave one open, so inside it they are not tracked.
+                if !inSubset { quote = byte }
+            case UInt8(ascii: "["): inSubset = true
+            case UInt8(ascii: "]"): inSubset = false
+            case UInt8(ascii: ">") where !inSubset: return
+            default: break
+            }
+        }
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: "/")
+            || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<")
+            || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"))
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private func skipSpace() throws(XMLStreamError) {
+        while let byte = try peek(), Self.isSpace(byte) { advance() }
+    }
+
+    private func name(_ what: String) throws(XMLStreamError) -> String {
+        var bytes: [UInt8] = []
+        while let byte = try peek(), Self.isNameByte(byte) {
+            bytes.append(byte)
+            advance()
+        }
+        guard let first = bytes.first, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
+            first != UInt8(ascii: "-"), first != UInt8(ascii: ".")
+        else {
+            throw failure(bytes.isEmpty ? "\(what) has no name" : "\(what) name '\(String(decoding: bytes, as: UTF8.self))' is not a valid XML name")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func startTag() throws(XMLStreamError) -> XMLEvent {
+        let from = position
+        advance()  // <
+        if sawRoot && stack.isEmpty && !allowsFragments {
+            throw XMLStreamError(detail: "a second root element after the first one ended", position: from)
+        }
+        let element = try name("an element")
+        var attributes: [XMLAttribute] = []
+        while true {
+            let hadSpace = try peek().map(Self.isSpace) ?? false
+            try skipSpace()
+            guard let byte = try peek() else {
+                throw XMLStreamError(detail: "the tag <\(element) is never closed (cut short?)", position: from)
+            }
+            if byte == UInt8(ascii: ">") {
+                advance()
+                sawRoot = true
+                stack.append(element)
+                return .start(name: element, attributes: attributes)
+            }
+            if byte == UInt8(ascii: "/") {
+                advance()
+                guard try peek() == UInt8(ascii: ">") else { throw failure("'/' in the tag <\(element) not followed by '>'") }
+                advance()
+                sawRoot = true
+                pendingEnd = element
+                return .start(name: element, attributes: attributes)
+            }
+            guard hadSpace else { throw failure("attributes of <\(element)> must be separated by white space") }
+            let attribute = try name("an attribute of <\(element)>")
+            try skipSpace()
+            guard try peek() == UInt8(ascii: "=") else {
+                throw failure("the attribute '\(attribute)' of <\(element)> has no value (an attribute name with a space?)")
+            }
+            advance()
+            try skipSpace()
+            guard let quote = try peek(), quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw failure("the value of '\(attribute)' in <\(element)> is not quoted")
+            }
+            advance()
+            let value = try decodedText(until: quote, inAttribute: true)
+            advance()  // closing quote
+            if attributes.contains(where: { $0.name == attribute }) {
+                throw failure("the attribute '\(attribute)' appears twice in <\(element)>")
+            }
+            attributes.append(XMLAttribute(name: attribute, value: value))
+        }
+    }
+
+    private func endTag() throws(XMLStreamError) -> XMLEvent {
+        let from = position
+        skip(2)
+        let element = try name("an end tag")
+        try skipSpace()
+        guard try peek() == UInt8(ascii: ">") else {
+            throw XMLStreamError(detail: "the end tag </\(element) is never closed", position: from)
+        }
+        advance()
+        guard let open = stack.popLast() else {
+            throw XMLStreamError(detail: "</\(element)> closes no open element", position: from)
+        }
+        guard open == element else {
+            throw XMLStreamError(detail: "</\(element)> closes <\(open)>", position: from)
+        }
+        return .end(name: element)
+    }
+
+    /// Character data up to the next `<`; nil when it is only white space.
+    private func characterData() throws(XMLStreamError) -> String? {
+        let text = try decodedText(until: UInt8(ascii: "<"), inAttribute: false)
+        guard text.contains(where: { !$0.isWhitespace }) else { return nil }
+        if stack.isEmpty { throw failure("text outside the root element") }
+        return text
+    }
+
+    /// Reads and decodes text up to (not including) `terminator`.
+    private func decodedText(until terminator: UInt8, inAttribute: Bool) throws(XMLStreamError) -> String {
+        var bytes: [UInt8] = []
+        while true {
+            // Fast path: copy a run of plain bytes from the buffer.
+            var index = start
+            while index < end {
+                let byte = buffer[index]
+                if byte == terminator || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte < 0x20
+                    || byte == UInt8(ascii: "]")
+                {
+                    break
+                }
+                index += 1
+            }
+            if index > start {
+                bytes.append(contentsOf: buffer[start..<index])
+                column += buffer[start..<index].reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) }
+                offset += index - start
+                start = index
+            }
+            guard let byte = try peek() else {
+                if inAttribute { throw failure("an attribute value is never closed (cut short?)") }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if byte == terminator { return String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "<") { throw failure("'<' inside an attribute value") }
+            if byte == UInt8(ascii: "&") {
+                try entity(into: &bytes)
+                continue
+            }
+            if byte < 0x20, byte != 0x09, byte != 0x0A, byte != 0x0D {
+                forbiddenCharacters += 1
+                bytes.append(0x20)
+                advance()
+                continue
+            }
+            if !inAttribute, byte == UInt8(ascii: "]"), try looksAt("]]>") {
+                throw failure("']]>' in character data")
+            }
+            bytes.append(inAttribute && (byte == 0x0A || byte == 0x09 || byte == 0x0D) ? 0x20 : byte)
+            advance()
+        }
+    }
+
+    private func entity(into bytes: inout [UInt8]) throws(XMLStreamError) {
+        let from = position
+        advance()  // &
+        var name: [UInt8] = []
+        while let byte = try peek(), byte != UInt8(ascii: ";") {
+            guard name.count < 12, byte != UInt8(ascii: "<"), byte != UInt8(ascii: "&"), !Self.isSpace(byte) else {
+                throw XMLStreamError(detail: "'&' that starts no entity (write &amp;)", position: from)
+            }
+            name.append(byte)
+            advance()
+        }
+        guard try peek() == UInt8(ascii: ";") else {
+            throw XMLStreamError(detail: "an entity is never closed", position: from)
+        }
+        advance()
+        let text = String(decoding: name, as: UTF8.self)
+        switch text {
+        case "lt": bytes.append(UInt8(ascii: "<"))
+        case "gt": bytes.append(UInt8(ascii: ">"))
+        case "amp": bytes.append(UInt8(ascii: "&"))
+        case "quot": bytes.append(UInt8(ascii: "\""))
+        case "apos": bytes.append(UInt8(ascii: "'"))
+        default:
+            var scalarValue: UInt32?
+            if text.hasPrefix("#x") || text.hasPrefix("#X") {
+                scalarValue = UInt32(text.dropFirst(2), radix: 16)
+            } else if text.hasPrefix("#") {
+                scalarValue = UInt32(text.dropFirst(), radix: 10)
+            } else {
+                throw XMLStreamError(detail: "unknown entity &\(text); (only the five XML entities are defined)", position: from)
+            }
+            guard let value = scalarValue, let scalar = Unicode.Scalar(value), value != 0 else {
+                throw XMLStreamError(detail: "&\(text); is not a valid character", position: from)
+            }
+            bytes.append(contentsOf: Array(String(Character(scalar)).utf8))
+        }
+    }
+}
