@@ -215,10 +215,13 @@ public struct FITImportPlan: Sendable {
             builderOptions.interpolation = .linear
             builderOptions.holdCap = Self.recordHoldCap
         }
-        // Garmin's swim watches average a pool swim's heart rate over the lengths swum, and write
-        // an open-water SWOLF.
+        // Garmin's swim watches average a swim strap's stored heart rate (`hr` messages) over the
+        // pool lengths swum (fenix 3: 103 bpm, its lengths' beats 102.7, with the rests 97.5), while
+        // heart rate recorded live in the records counts over the timer, rests in (Forerunner 965:
+        // 139 bpm, its records 139.3 over the timer, 143.7 over the lengths swum). Both write an
+        // open-water SWOLF.
         let garmin = file.fileIDs.first?.manufacturer == FITProfile.Manufacturer.garmin
-        builderOptions.averagesExcludeRests = garmin
+        builderOptions.averagesExcludeRests = garmin && !file.heartBeats.isEmpty
         builderOptions.openWaterSWOLF = garmin ? Self.openWaterSWOLF(of: file.fileIDs.first) : nil
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment

@@ -19,6 +19,8 @@ struct ImportPlanner {
     var poolLengthSpans: [Int: [(start: Double, end: Double)]] = [:]
     var steps: [(key: StepKey, step: ImportStep)] = []
     var recovery: [QuantitySample] = []
+    /// The timer's stopped spans (pauses and motion pauses, merged), in time order.
+    var pausedSpans: [(start: Double, end: Double)] = []
     var anomalies: [ImportAnomaly] = []
     let device: SourceDevice
     let strap: SourceDevice
@@ -39,11 +41,23 @@ struct ImportPlanner {
     /// The planner as the record pass begins (for `RecordSteps`), and the records in time order.
     var recordStepper: RecordStepperBox?
 
+    /// The strap's stored beats' times (`hr` messages), sorted: what the record pass merges the records' heart rate
+    /// with (set before the record pass begins).
+    var recordBeatTimes: [Double] = []
+    /// Whether the record pass takes a swim's strokes from the stroke rate in `cadence` (a leg counts strokes and no
+    /// record carries `total_cycles`; set before the record pass begins).
+    var strokesFromCadence = false
+
     /// The state the record pass carries from one record to the next.
     struct RecordPass {
         var distance = CounterState(name: "distance", unit: " m")
         var cycles = CounterState(name: "cycle count", unit: "")
+        /// The previous record's time as the import took it (a record just after a session's end at the end).
         var previousRecord: Double?
+        /// The previous record's own timestamp (where its heart-rate interval ends).
+        var previousRecordTime: Double?
+        /// The first of `recordBeatTimes` after the previous record's interval began.
+        var nextBeat = 0
     }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
@@ -75,6 +89,11 @@ struct ImportPlanner {
         planLegSteps()
         planLengths()
         planPauses(records)
+        // What the record pass needs of all the records and beats, worked out once before it begins (the
+        // counting pass and the replay's stepper both start from here).
+        recordBeatTimes = file.heartBeats.map(\.time).sorted()
+        strokesFromCadence =
+            legs.indices.contains { types($0)?.strokes == true } && !records.contains { $0.record.totalCycles != nil }
         // The record steps are most of a large file's steps (a sample batch and a route point a record): they are
         // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
         // so that an import holds the decoded records, not every sample at once. Their numbers (sequences) are

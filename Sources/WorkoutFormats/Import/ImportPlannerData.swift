@@ -6,6 +6,8 @@ import WorkoutModel
 extension ImportPlanner {
     /// Seconds after the end whose heart rate may feed the heart-rate recovery.
     static let recoveryWindow = 130.0
+    /// Seconds a strap's beat carries across a gap before the next one (Garmin's SDK: 5 s).
+    static let strapCarry = 5.0
 
     // MARK: pool lengths
 
@@ -33,6 +35,7 @@ extension ImportPlanner {
         var moved = 0
         var clipped = 0
         var outside = 0
+        var corrupt = 0
         for legIndex in poolLegs {
             let legStart = legStarts[legIndex]
             let legEnd = legEnds[legIndex]
@@ -40,12 +43,21 @@ extension ImportPlanner {
             let inLeg = timed.filter { $0.start >= legStart - 1 && $0.start < nextStart }
             var laid: [(start: Double, end: Double)] = []
             var previous: (declared: Double, end: Double)?
-            for entry in inLeg {
+            for (position, entry) in inLeg.enumerated() {
                 let length = entry.length
-                let duration =
+                var duration =
                     length.totalElapsedTime ?? length.totalTimerTime
                     ?? length.timestamp.map { Double($0) - entry.start } ?? 0
                 guard duration.isFinite, duration > 0 else { continue }
+                // A length longer than its whole session is no time (a Forerunner 965 wrote an idle
+                // length of 131,064.7 s in a 998 s swim): it ends where the next length starts, so
+                // the lengths after it keep their places.
+                if duration > legEnd - legStart + 1 {
+                    let next = position + 1 < inLeg.count ? inLeg[position + 1].start : legEnd
+                    duration = max(0, min(next, legEnd) - entry.start)
+                    corrupt += 1
+                    guard duration > 0 else { continue }
+                }
                 var start: Double
                 if let previous, entry.start <= previous.end + 1,
                     !stops.contains(where: { $0 > previous.declared && $0 <= entry.start })
@@ -77,6 +89,13 @@ extension ImportPlanner {
                     .lengthsOverlap,
                     "\(plural(moved, "pool length")) start more than a second before the length before them ends (a drill's "
                         + "lengths may share one start time); they were laid end to end"))
+        }
+        if corrupt > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .eventsClipped,
+                    "\(plural(corrupt, "pool length")) last longer than their whole session; each was taken to end "
+                        + "where the next length starts"))
         }
         if clipped + outside > 0 {
             anomalies.append(
@@ -209,10 +228,20 @@ extension ImportPlanner {
                 merged.append(span)
             }
         }
+        pausedSpans = merged.map { ($0.start, $0.end) }
         for span in merged {
             add(.pause(motion: span.motion), at: span.start, rank: .pause)
             if span.end < workoutEnd { add(.resume(motion: span.motion), at: span.end, rank: .pause) }
         }
+    }
+
+    /// Seconds of [from, to] the timer is stopped (`pausedSpans`).
+    func pausedOverlap(_ from: Double, _ to: Double) -> Double {
+        var total = 0.0
+        for span in pausedSpans where span.end > from && span.start < to {
+            total += min(span.end, to) - max(span.start, from)
+        }
+        return total
     }
 
     /// Timer events with the gaps of device reboots added: a `power_down` stops the timer; a
@@ -305,12 +334,33 @@ extension ImportPlanner {
     }
 
     /// The steps of one record (in time order): its samples and route point; the running counters in `recordPass`.
+    ///
+    /// Records' heart rate and a strap's stored beats (`hr` messages) are merged per record
+    /// interval as Garmin's SDK merges them (`merge_heart_rates`): a record whose interval since the
+    /// record before it (at least its own second) holds a beat takes the strap's beats; every other
+    /// record keeps its own reading. A swim strap's memory covers the swim and a little around it,
+    /// the records every leg: no leg loses the heart rate the device kept.
     mutating func planRecord(at recordTime: Double, _ record: FITRecord) {
-        let heartRateFromRecords = file.heartBeats.isEmpty
         var distance = recordPass.distance
         var cycles = recordPass.cycles
         var previousRecord = recordPass.previousRecord
-        defer { recordPass = RecordPass(distance: distance, cycles: cycles, previousRecord: previousRecord) }
+        var nextBeat = recordPass.nextBeat
+        let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
+        defer {
+            recordPass = RecordPass(
+                distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
+                nextBeat: nextBeat)
+        }
+        let beatTimes = recordBeatTimes
+        /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
+        /// between two beats within 5 s of the beat before (the SDK carries a beat's value 5 s
+        /// across a gap: a strap's stream is not broken by a missed beat or two).
+        func strapCovers(_ from: Double, _ to: Double) -> Bool {
+            while nextBeat < beatTimes.count, beatTimes[nextBeat] <= from { nextBeat += 1 }
+            guard nextBeat < beatTimes.count else { return false }
+            return beatTimes[nextBeat] <= to || (nextBeat > 0 && beatTimes[nextBeat - 1] > from - Self.strapCarry)
+        }
+        let heartRateFromRecords = beatTimes.isEmpty || !strapCovers(intervalStart, recordTime)
         // FIT timestamps are whole seconds while a session's end has milliseconds: a record
         // less than a second after a session's end (the workout's, or a leg's followed by a gap)
         // is the one the device wrote as its timer stopped (its values count in the session),
@@ -350,6 +400,22 @@ extension ImportPlanner {
             let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
         {
             distribute(amount, from: from, to: time, into: &batch, own: own) {
+                $0?.strokes == true ? .swimmingStrokeCount : nil
+            }
+        }
+        // Older watches (920XT, 935, 735XT) count no strokes in an open-water swim's records, only
+        // a stroke rate in `cadence` (strokes a minute): over the time since the record before,
+        // it gives the strokes their SWOLF needs (the sum agrees with the laps' `total_cycles`
+        // within 1 %: 953 of 953 strokes in the 920XT's swim, 2292 of 2294 in the 935's).
+        if strokesFromCadence, own == nil, let cadence = record.cadence, cadence > 0,
+            let from = previousRecord, time > from,
+            types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true
+        {
+            // Smart recording leaves an open-water swim's records up to a minute apart (Kona:
+            // 88 records in 3689 s); the timer's pauses count no strokes.
+            let active = time - from - pausedOverlap(from, time)
+            let strokes = (Double(cadence) + (record.fractionalCadence ?? 0)) * active / 60
+            distribute(strokes, from: from, to: time, into: &batch, own: nil) {
                 $0?.strokes == true ? .swimmingStrokeCount : nil
             }
         }
