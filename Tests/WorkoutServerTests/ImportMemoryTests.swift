@@ -91,8 +91,9 @@ struct ImportMemoryTests {
             + "after \(Self.megabytes(after))"
         print("import memory (upload): \(figures)")
         #expect(Double(peak - baseline) <= Self.bound * Double(size), "\(figures)")
-        // Given back: what stays is the server's own caches, not the import's.
-        #expect(Double(after - baseline) <= 0.5 * Double(size), "\(figures)")
+        // Given back: what stays is the server's own caches (the athlete's store, its SQLite page cache, the
+        // first upload's pools: about 7 MB whatever the file), not the import's (4 GB stayed after 60 MB before).
+        #expect(Double(after - baseline) <= 0.5 * Double(size) + 16 * 1_048_576, "\(figures)")
     }
 
     /// The peak resident memory of `workout import FILE` into a new store in `folder` (GNU time's %M, from wait4).
