@@ -101,7 +101,7 @@ struct ImportCommand: ParsableCommand {
                             file: name, sessions: fit.sessions, damaged: fit.damage != nil,
                             workout: result.workout, comparison: comparison)
                     }
-                    if !output.json { printResult(result, name: name, detailed: files.count == 1) }
+                    if !output.json { printResult(result, name: name, detailed: files.count == 1 && results.count == 1) }
                 case .failure(let error):
                     if files.count == 1, results.count == 1 { throw UserFacingError(error) }
                     if case .alreadyImported = error {
@@ -116,23 +116,25 @@ struct ImportCommand: ParsableCommand {
                 }
             }
         }
+        // A folder, or one file holding several workouts (an Apple Health export), answers as a list.
+        let several = isDirectory.boolValue || outcomes.count > 1
         if output.json {
-            if isDirectory.boolValue, compare {
+            if several, compare {
                 // With --compare a folder's output also carries the fidelity summary.
                 emitLine(try Format.json(CompareOutput(files: outcomes, summary: fidelity)))
-            } else if isDirectory.boolValue {
+            } else if several {
                 emitLine(try Format.json(outcomes))
             } else if let outcome = outcomes.first {
                 emitLine(try Format.json(outcome))
             }
-        } else if files.count > 1 {
+        } else if several {
             if compare {
                 emitLine("")
                 emitLine(Format.fidelity(fidelity).joined(separator: "\n"))
             }
-            emitLine(
-                "\(files.count - failures - skipped) imported, \(skipped) already there, \(failures) failed, "
-                    + "of \(files.count) files, into \(database.path)")
+            let imported = outcomes.count - failures - skipped
+            let of = outcomes.count == files.count ? "\(files.count) files" : "\(outcomes.count) workouts in \(files.count) files"
+            emitLine("\(imported) imported, \(skipped) already there, \(failures) failed, of \(of), into \(database.path)")
         }
         if failures > 0 { throw ExitCode.failure }
     }

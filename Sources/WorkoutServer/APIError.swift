@@ -40,8 +40,8 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     }
     static func forbidden(_ message: String) -> APIError { APIError(status: 403, code: "forbidden", message: message) }
     static func notFound(_ message: String) -> APIError { APIError(status: 404, code: "not_found", message: message) }
-    static func badRequest(_ code: String, _ message: String) -> APIError {
-        APIError(status: 400, code: code, message: message)
+    static func badRequest(_ code: String, _ message: String, detail: String? = nil) -> APIError {
+        APIError(status: 400, code: code, message: message, detail: detail)
     }
     static func unprocessable(_ code: String, _ message: String) -> APIError {
         APIError(status: 422, code: code, message: message)

@@ -416,7 +416,9 @@ public final class WorkoutServer: Sendable {
             throw APIError.unavailable(
                 "the upload could not be written to the server's data folder; try again later", detail: "\(error)")
         } catch {
-            throw APIError.badRequest("unreadable_body", "the FIT file could not be read: \(error)")
+            throw APIError.badRequest(
+                "unreadable_body", "the FIT file's bytes could not be read from the request; send it again",
+                detail: "\(error)")
         }
         guard file.size > 0 else {
             throw APIError.badRequest("empty_upload", "the body is empty; send the FIT file's bytes")
@@ -494,6 +496,8 @@ public final class WorkoutServer: Sendable {
                 metrics.refusedUploads.increment()
                 throw APIError.unprocessable("invalid_fit", "the FIT file's data was refused by the engine: \(engine)")
             }
+            // A time-out keeps its code and Retry-After (`query_timeout`), as on every other store call.
+            if case .timedOut = error { throw Parsing.storeError(error) }
             throw APIError.unavailable("the workout could not be saved; try again", detail: "\(error)")
         }
     }
