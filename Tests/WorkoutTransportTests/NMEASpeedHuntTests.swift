@@ -122,8 +122,9 @@ struct NMEASpeedHuntTests {
         try connection.start()
         defer { connection.stop() }
 
+        // The finding is reported after the status changes (it is remembered first): wait for both.
         let found = await eventually(.seconds(15)) {
-            hunt.status == .found(4800) && decoder.withLock { $0.counters.framesDecoded } > 0
+            hunt.status == .found(4800) && decoder.withLock { $0.counters.framesDecoded } > 0 && !findings.all.isEmpty
         }
         #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
         #expect(
