@@ -183,9 +183,6 @@ final class HuntingTransport: ByteTransport {
         var transport: (any ByteTransport)?
         var speed: Int
         var deadline: ContinuousClock.Instant
-        /// Bytes read before this instant are not taken as evidence of the speed: they may have been on their
-        /// way before the speed was set (a USB-serial bridge's buffer, a sender that chose its speed just before).
-        var evidenceFrom: ContinuousClock.Instant
         var settled = false
         /// Finds good sentences in the bytes read (a copy: the caller decodes them too).
         var probe = NMEADecoder()
@@ -198,14 +195,8 @@ final class HuntingTransport: ByteTransport {
         kind = transport.kind
         backend = transport.backend
         Self.discardPending(transport)
-        state = Mutex(
-            State(
-                transport: transport, speed: speed, deadline: .now + hunt.window,
-                evidenceFrom: .now + Self.settleTime))
+        state = Mutex(State(transport: transport, speed: speed, deadline: .now + hunt.window))
     }
-
-    /// How long after a speed is set its bytes are not yet taken as evidence (they may have been in flight).
-    static let settleTime: Duration = .milliseconds(250)
 
     /// Discards the bytes already waiting when a speed is set: they were received before it, at
     /// another speed (gpsd flushes the input at each speed change too). At most 64 KiB.
@@ -240,12 +231,11 @@ final class HuntingTransport: ByteTransport {
                 state.transport = transport
                 state.speed = next
                 state.deadline = .now + hunt.window
-                state.evidenceFrom = .now + Self.settleTime
                 state.probe = NMEADecoder()
             }
             let wait = state.settled ? timeout : min(timeout, max(.zero, state.deadline - .now))
             let outcome = try transport.read(into: buffer, timeout: wait)
-            if !state.settled, case .bytes(let count) = outcome, ContinuousClock.now >= state.evidenceFrom {
+            if !state.settled, case .bytes(let count) = outcome {
                 let before = state.probe.counters.framesDecoded + state.probe.counters.unknownMessages
                 state.scratch.removeAll(keepingCapacity: true)
                 state.probe.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &state.scratch)
