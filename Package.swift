@@ -153,7 +153,10 @@ let package = Package(
             dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims"], swiftSettings: strict),
+            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport"],
+            swiftSettings: strict),
+        // Test support (not a product): device emulations behind pseudo-terminals that more than one test target uses.
+        .target(name: "SensorTestSupport", dependencies: ["WorkoutSensors"], path: "Tests/SensorTestSupport", swiftSettings: strict),
         // Test support (not a product): a probe that runs libserialport's real code over a pseudo-terminal,
         // with modem lines emulated in its own process only (README, Development).
         .target(name: "CModemLineEmulation", path: "Tests/CModemLineEmulation"),
@@ -191,7 +194,9 @@ let package = Package(
         .testTarget(name: "DocumentationTests", swiftSettings: strict),
         .testTarget(
             name: "WorkoutCLITests",
-            dependencies: ["WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport"],
+            dependencies: [
+                "WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport", "SensorTestSupport",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -3,70 +3,7 @@ import Synchronization
 import Testing
 
 @testable import WorkoutSensors
-
-/// An NMEA 0183 sentence written from the standard: `$`, the body, `*`, the XOR of the body's bytes
-/// as two uppercase hex digits, CR LF (not from the project's encoder).
-private func sentence(_ body: String) -> [UInt8] {
-    var sum: UInt8 = 0
-    for byte in body.utf8 { sum ^= byte }
-    let digits = Array("0123456789ABCDEF")
-    return Array("$\(body)*\(digits[Int(sum >> 4)])\(digits[Int(sum & 0x0F)])\r\n".utf8)
-}
-
-/// A GPS receiver that talks at one speed only, behind a pseudo-terminal.
-///
-/// A pseudo-terminal carries bytes whatever speed its reader sets, so the emulation does what the
-/// wire would: before each second's sentences it reads the speed the reader set on its side
-/// (`readerSettings`, the slave's termios) and sends GGA and RMC with good checksums only when that
-/// is the receiver's speed; at any other speed the reader gets as many bytes of noise (a UART
-/// sampling at the wrong rate yields bytes, none of them the sentence). One epoch every 200 ms (a
-/// 5 Hz receiver), from a fixed point at 48°07.038' N 11°31.324' E.
-private final class FixedSpeedGPS: Sendable {
-    let terminal: PseudoTerminal
-    let speed: Int
-    private let running = Mutex(true)
-    private let finished = DispatchSemaphore(value: 0)
-    /// Valid sentences written, and noise bytes written.
-    let written = Mutex((sentences: 0, noise: 0))
-
-    init(speed: Int) throws {
-        terminal = try PseudoTerminal()
-        self.speed = speed
-        let thread = Thread { [self] in run() }
-        thread.start()
-    }
-
-    func stop() {
-        running.withLock { $0 = false }
-        finished.wait()
-    }
-
-    private func run() {
-        var second = 0
-        var noise: UInt32 = 0x1234_5678
-        while running.withLock({ $0 }) {
-            let time = String(format: "%02d%02d%02d.00", 12, second / 60 % 60, second % 60)
-            let epoch =
-                sentence("GPGGA,\(time),4807.0380,N,01131.3240,E,1,08,0.9,545.4,M,46.9,M,,")
-                + sentence("GPRMC,\(time),A,4807.0380,N,01131.3240,E,000.0,000.0,261126,,,A")
-            let reading = (try? terminal.readerSettings().baudRate) ?? 0
-            if reading == speed {
-                _ = try? terminal.write(epoch, whenFull: .drop)
-                written.withLock { $0.sentences += 2 }
-            } else {
-                let bytes = epoch.map { _ in
-                    noise = noise &* 1_664_525 &+ 1_013_904_223
-                    return UInt8(truncatingIfNeeded: noise >> 24)
-                }
-                _ = try? terminal.write(bytes, whenFull: .drop)
-                written.withLock { $0.noise += bytes.count }
-            }
-            second += 1
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        finished.signal()
-    }
-}
+import SensorTestSupport
 
 /// Waits until `condition` holds, at most `timeout`.
 private func eventually(_ timeout: Duration, _ condition: () -> Bool) async -> Bool {
