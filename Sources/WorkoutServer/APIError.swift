@@ -67,6 +67,12 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         APIError(status: 503, code: "unavailable", message: message, detail: detail)
     }
 
+    /// 499 (nginx's "client closed request"): the request was cancelled before its answer, its client having hung
+    /// up (or the server stopping); its store work was dropped or interrupted. Counted and logged as a client's.
+    static let cancelled = APIError(
+        status: 499, code: "request_cancelled",
+        message: "the request was cancelled before it was answered (its connection closed); send it again")
+
     struct Body: Encodable {
         struct Inner: Encodable {
             var code: String

@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Hummingbird's HTTP/1 channel, with HTTP/1.0's connection rule kept: a connection whose request did not ask to
 /// be kept alive (HTTP/1.0 without `Connection: keep-alive`, or any request with `Connection: close`) is closed
@@ -13,17 +14,65 @@ import NIOHTTP1
 struct KeepAliveHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<AcceptedConnection> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            // Between the request decoder and the conversion to HTTP types: it sees each request's version.
+            // First of all: should the rest throw, the connection is closed, not left with its writer unfinished.
+            let hangUp = HangUpSignal()
+            let accepted = AcceptedConnection(value, hangUp: hangUp)
+            // Between the request decoder and the conversion to HTTP types: they see each request's version, and
+            // the end of the input even while a request is being answered.
             let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(KeepAliveHandler(), position: .after(decoder))
-            return value
+            let keepAlive = KeepAliveHandler()
+            try channel.pipeline.syncOperations.addHandler(keepAlive, position: .after(decoder))
+            try channel.pipeline.syncOperations.addHandler(HangUpHandler(signal: hangUp), position: .after(keepAlive))
+            return accepted
         }
     }
 
-    func handle(value: HTTP1Channel.Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+    /// Serves the connection in a task of its own, cancelled when the client hangs up with a request unanswered
+    /// (`HangUpHandler`): the request's store work is then interrupted (`Offload.run`).
+    func handle(value: AcceptedConnection, logger: Logger) async {
+        let (inner, connection) = (inner, value.handOut())
+        let serving = Task { await inner.handle(value: connection, logger: logger) }
+        value.hangUp.whenHungUp { serving.cancel() }
+        await withTaskCancellationHandler { await serving.value } onCancel: { serving.cancel() }
+    }
+}
+
+/// An accepted connection on its way from the listening socket to the task that serves it: when it is released
+/// without having been handed out (the server stopped in between), it finishes its writer and closes itself.
+///
+/// NIO's async server channel queues the connections it accepts until the accept loop takes them; when that loop
+/// ends (the server stops: its task cancelled, or a graceful shutdown) the queued ones are dropped. A dropped
+/// connection's outbound writer was never finished, and NIO traps on that: "Deinited NIOAsyncWriter without
+/// calling finish()" (apple/swift-nio#2813), the whole process down for one connection opened at the wrong
+/// moment. Served connections are untouched: Hummingbird finishes their writer when it is done with them.
+final class AcceptedConnection: ServerChildChannelValue {
+    private let value: HTTP1Channel.Value
+    private let handedOut = Atomic<Bool>(false)
+    /// Raised when the client hangs up with a request unanswered.
+    let hangUp: HangUpSignal
+
+    init(_ value: HTTP1Channel.Value, hangUp: HangUpSignal) {
+        self.value = value
+        self.hangUp = hangUp
+    }
+
+    var channel: any Channel { value.channel }
+
+    /// The connection for the task that serves it (which then owns its writer).
+    func handOut() -> HTTP1Channel.Value {
+        handedOut.store(true, ordering: .releasing)
+        return value
+    }
+
+    deinit {
+        guard !handedOut.load(ordering: .acquiring) else { return }
+        // Never served: the writer finished and the connection closed (`executeThenClose` does both). A task of
+        // its own, as `deinit` runs on whichever thread dropped the connection (an event loop, maybe); the task
+        // holds the writer until it is finished, so its last reference never goes unfinished.
+        let value = value
+        Task { try? await value.executeThenClose { _, _ in } }
     }
 }
 

@@ -197,7 +197,7 @@ enum Offload {
     /// already has `storeQueuePerRequester` calls waiting or running.
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws(APIError) -> T {
         let key = requester?.key ?? ""
-        return try await run(on: store, key: key, body) {
+        return try await run(on: store, key: key, interruptible: true, body) {
             APIError(
                 status: 429, code: "too_many_requests",
                 message: "\(storeQueuePerRequester) requests of this token are already waiting for the database; "
@@ -206,26 +206,36 @@ enum Offload {
     }
 
     /// Runs `body` on `pool` under `key`, `refusal` when the key has its most calls waiting or running. A call
-    /// whose task is cancelled while it waits (its client went away, the server stops) is dropped unrun.
+    /// whose task is cancelled (its client hung up, the server stops) is dropped unrun while it waits; once it
+    /// runs, an `interruptible` one has its store statements interrupted (`StoreCancellation`: the running one
+    /// cut off, the next ones refused), so its thread is free at once, not at the statement time limit.
     static func run<T: Sendable>(
-        on pool: FairPool, key: String, _ body: @escaping @Sendable () throws(APIError) -> T,
-        refusal: () -> APIError
+        on pool: FairPool, key: String, interruptible: Bool = false,
+        _ body: @escaping @Sendable () throws(APIError) -> T, refusal: () -> APIError
     ) async throws(APIError) -> T {
         typealias Waiting = CheckedContinuation<Result<T, APIError>?, Never>
         let submitted = Mutex<(id: UInt64, continuation: Waiting)?>(nil)
+        let cancellation = StoreCancellation()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiting) in
                 let id = pool.submit(key: key) {
-                    continuation.resume(returning: Result { () throws(APIError) -> T in try body() })
+                    guard interruptible else {
+                        return continuation.resume(returning: Result { () throws(APIError) -> T in try body() })
+                    }
+                    let result = Result { () throws(APIError) -> T in try cancellation.run(body) }
+                    // Interrupted work fails as a timed-out statement would: answered as cancelled instead.
+                    continuation.resume(returning: cancellation.isCancelled ? .failure(.cancelled) : result)
                 }
                 guard let id else { return continuation.resume(returning: nil) }
                 submitted.withLock { $0 = (id, continuation) }
             }
         } onCancel: {
-            // A job still waiting is dropped and its caller answered; one already running finishes (the statement
-            // timeout bounds it).
+            // A job still waiting is dropped and its caller answered; one already running is interrupted when it
+            // may be (else it finishes: the statement time limit bounds it).
             if let (id, continuation) = submitted.withLock({ $0 }), pool.cancel(key: key, id: id) {
-                continuation.resume(returning: .failure(.unavailable("the request was cancelled before it ran")))
+                continuation.resume(returning: .failure(.cancelled))
+            } else if interruptible {
+                cancellation.cancel()
             }
         }
         guard let result else { throw refusal() }

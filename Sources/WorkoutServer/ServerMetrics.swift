@@ -81,6 +81,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The typed error an error thrown by a handler or the router answers as.
     static func apiError(_ error: any Error, request: Request) -> APIError {
         if let error = error as? APIError { return error }
+        // The request's task was cancelled: its client hung up (`HangUpHandler`) or the server stops.
+        if error is CancellationError { return .cancelled }
         // A store call a handler did not map: the database did not answer (never a bare 500).
         if let error = error as? StoreError { return Parsing.storeError(error) }
         guard let error = error as? any HTTPResponseError else {

@@ -93,11 +93,19 @@ struct Transaction {
         // (a terminated backend, a PostgreSQL restart) the query's future never completes and `wait()` would
         // block forever. Checked and sent on the channel's event loop, so the channel cannot close in between.
         let (connection, logger) = (connection, logger)
+        // The caller's cancellation (a server request whose client hung up): no statement starts once it is
+        // cancelled, and the one waited for is cut off by closing the connection, which frees this thread at once
+        // (PostgreSQL ends the statement when it next checks its client: `client_connection_check_interval`).
+        let cancellation = StoreCancellation.current
+        if cancellation?.isCancelled == true { throw StoreError.timedOut }
         let future = connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
             return connection.query(query, logger: logger)
         }
-        return try future.wait().rows.map(Record.init)
+        guard let cancellation else { return try future.wait().rows.map(Record.init) }
+        return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
+            try future.wait().rows.map(Record.init)
+        }
     }
 
     @discardableResult
@@ -212,6 +220,14 @@ final class ConnectionPool: Sendable {
                         PostgresQuery(unsafeSQL: "SET statement_timeout TO \(milliseconds)"), logger: logger
                     ).wait()
                 }
+                // A statement whose caller went away (its connection closed by a `StoreCancellation`) is ended
+                // within a second, not run to its end or time limit: PostgreSQL 14 and later check that the
+                // client is still there while a statement runs (older servers do not know the setting).
+                _ = try connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT set_config('client_connection_check_interval', '1000', false) "
+                            + "WHERE current_setting('server_version_num')::int >= 140000"), logger: logger
+                ).wait()
             }
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")

@@ -9,6 +9,10 @@ import WorkoutStore
     import FoundationNetworking
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A count shared with the requests of a task group.
 final class Counter: Sendable {
     let value = Atomic<Int>(0)
@@ -155,6 +159,90 @@ struct StatementTimeoutTests {
         // Without a limit the same store answers a short statement as before.
         let unlimited = try SQLiteBackend(path: folder + "/store.sqlite")
         try unlimited.runReadStatement("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) SELECT count(*) FROM n")
+    }
+
+    @Test(
+        "a client hanging up while its query waits frees the store thread at once, and PostgreSQL ends the statement",
+        .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func aClientHangingUpMidQueryCancelsItOnPostgreSQL() async throws {
+        // The limit is ten minutes: only the hang-up can end the query within the test's deadlines.
+        let server = try await TestServer.start(backend: .postgres) {
+            $0.statementTimeout = 600
+            $0.tokenCacheLifetime = 600
+        }
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let (athlete, token) = try server.directory.addAthlete(name: "hal")
+        #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
+        let partition = "workout_" + athlete.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let holder = try await Self.lock(partition, url: url)
+        defer { Self.release(partition, holder: holder, url: url) }
+        let waiting = { () -> Int in
+            Int((try? TestPostgres.psql(
+                url, "SELECT count(*) FROM pg_locks WHERE relation = '\(partition)'::regclass AND NOT granted")) ?? "") ?? -1
+        }
+        let key = "athlete:\(athlete.id)"
+        // The list asked on a connection of its own, which the client closes once the query waits for the lock.
+        let port = try #require(URL(string: server.base)?.port.flatMap { UInt16(exactly: $0) })
+        let socket = try ConnectionLimitTests.connect(port, timeout: 30)
+        ConnectionLimitTests.send(
+            socket, "GET /v1/workouts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        // (psql every quarter second: each is a child process of the test process.)
+        #expect(
+            await waitUntil(30, every: .milliseconds(250)) { Offload.store.load(of: key) == 1 && waiting() == 1 },
+            "the query never waited")
+        close(socket)
+        let hungUp = ContinuousClock.now
+        // The store thread is given back at once (the query's connection closed under it)…
+        #expect(await waitUntil(20, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
+        let freed = ContinuousClock.now - hungUp
+        #expect(freed < .seconds(5), "the store thread was held \(freed) after the client hung up")
+        // …and PostgreSQL ends the statement (it checks its client every second), the lock still held.
+        #expect(
+            await waitUntil(20, every: .milliseconds(250)) { waiting() == 0 },
+            "the statement still waits for the lock after the hang-up")
+        Self.release(partition, holder: holder, url: url)
+        #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
+        await server.stop()
+    }
+
+    @Test("a cancelled request's running SQLite statement is interrupted at once, long before the time limit")
+    func aCancelledRequestInterruptsItsSQLiteStatement() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-cancel-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let backend = try SQLiteBackend(path: folder + "/store.sqlite", statementTimeout: 600)
+        let key = "cancel-\(UUID())"
+        let running = Atomic<Bool>(false)
+        // Counts to ten billion on a store thread: minutes of work, the limit ten minutes away.
+        let request = Task { () -> APIError? in
+            do {
+                try await Offload.run(
+                    on: Offload.store, key: key, interruptible: true,
+                    { () throws(APIError) -> Void in
+                        running.store(true, ordering: .relaxed)
+                        do {
+                            try backend.runReadStatement(
+                                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000000) "
+                                    + "SELECT count(*) FROM n")
+                        } catch {
+                            throw .unavailable("the statement failed", detail: "\(error)")
+                        }
+                    }, refusal: { .unavailable("refused") })
+                return nil
+            } catch {
+                return error as? APIError ?? .internalError("\(error)")
+            }
+        }
+        #expect(await waitUntil(30, every: .milliseconds(10)) { running.load(ordering: .relaxed) })
+        // What the client's hang-up does to the request's task.
+        request.cancel()
+        let cancelled = ContinuousClock.now
+        #expect(await waitUntil(20, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
+        let freed = ContinuousClock.now - cancelled
+        #expect(freed < .seconds(5), "the store thread was held \(freed) after the cancellation")
+        #expect(await request.value == .cancelled)
+        // The store answers the next statement as before.
+        try backend.runReadStatement("SELECT count(*) FROM sqlite_master")
     }
 
     @Test func aStoreTimeoutAnswers503WithRetryAfterAndNoInternals() throws {

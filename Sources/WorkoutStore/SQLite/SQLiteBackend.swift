@@ -51,9 +51,8 @@ package final class SQLiteBackend: StoreBackend {
             var configuration = Configuration()
             configuration.busyMode = .timeout(busyTimeout)
             configuration.prepareDatabase { db in
-                if statementTimeout > 0, statementTimeout.isFinite {
-                    StatementWatchdog.install(on: db.sqliteConnection, limit: statementTimeout)
-                }
+                // The time limit (when there is one) and the caller's cancellation (`StoreCancellation`).
+                StatementWatchdog.install(on: db.sqliteConnection, limit: statementTimeout)
                 // WAL + NORMAL: durable at each checkpoint, no fsync per commit; memory-mapped reads
                 // share the OS page cache across the pool's connections.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
