@@ -134,3 +134,43 @@ struct MultisportConventionTests {
         #expect(transitions >= 1)
     }
 }
+
+/// Issue 26: automatic segmentation (`--auto-segment`) of the multisport recordings, against the device's sessions.
+@Suite("Automatic segmentation of real multisport recordings")
+struct MultisportSegmentationTests {
+    /// Seconds between each found leg's start and the device's leg start, in order (nil where the
+    /// found legs' sports differ from the device's).
+    func offsets(_ name: String) async throws -> [Double]? {
+        let result = try await ImportedFiles.shared.result(name, autoSegment: true)
+        let found = result.workout.activities
+        guard found.map(\.configuration.activityType) == result.legs.map(\.configuration.activityType) else {
+            return nil
+        }
+        return zip(found, result.legs).map { abs($0.start.timeIntervalSince($1.start)) }
+    }
+
+    /// Older watches count no strokes in an open-water swim's records, only a stroke rate in
+    /// `cadence` (26–37 a minute): those records are a swim by themselves, so the swim ends where
+    /// the athlete leaves the water (within 6 s of the device's T1 on these four), not at the first
+    /// record without a stroke counter.
+    @Test(arguments: ["fp_sample_mulitple_header", "cs_track_cs_1451", "sl_6788312639-1", "tl_ObertrumTriathlon"])
+    func theSwimEndsWhereTheStrokeRateStops(name: String) async throws {
+        let result = try await ImportedFiles.shared.result(name, autoSegment: true)
+        let found = result.workout.activities
+        try #require(found.count >= 2 && result.legs.count == 5)
+        #expect(found[0].configuration.activityType == .swimming)
+        #expect(found[1].configuration.activityType == .transition)
+        let offset = abs(found[1].start.timeIntervalSince(result.legs[1].start))
+        print("\(name): automatic T1 off the device's by \(offset) s")
+        #expect(offset <= 60)
+    }
+
+    /// The Forerunner 920XT's Olympic-distance triathlon: every leg found, each within 60 s of
+    /// the device's (today 0, 1, 8, 10 and 11 s).
+    @Test func everyLegOfThe920XTTriathlonIsFound() async throws {
+        let offsets = try #require(try await offsets("fp_sample_mulitple_header"))
+        print("fp_sample_mulitple_header: automatic leg starts off the device's by \(offsets) s")
+        #expect(offsets.count == 5)
+        #expect(offsets.allSatisfy { $0 <= 60 })
+    }
+}

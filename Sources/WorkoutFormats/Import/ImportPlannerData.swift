@@ -407,15 +407,15 @@ extension ImportPlanner {
         // a stroke rate in `cadence` (strokes a minute): over the time since the record before,
         // it gives the strokes their SWOLF needs (the sum agrees with the laps' `total_cycles`
         // within 1 %: 953 of 953 strokes in the 920XT's swim, 2292 of 2294 in the 935's).
-        if strokesFromCadence, own == nil, let cadence = record.cadence, cadence > 0,
+        if strokesFromCadence, let cadence = record.cadence, cadence > 0,
             let from = previousRecord, time > from,
-            types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true
+            own.map(\.strokes) ?? (types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true)
         {
             // Smart recording leaves an open-water swim's records up to a minute apart (Kona:
             // 88 records in 3689 s); the timer's pauses count no strokes.
             let active = time - from - pausedOverlap(from, time)
             let strokes = (Double(cadence) + (record.fractionalCadence ?? 0)) * active / 60
-            distribute(strokes, from: from, to: time, into: &batch, own: nil) {
+            distribute(strokes, from: from, to: time, into: &batch, own: own) {
                 $0?.strokes == true ? .swimmingStrokeCount : nil
             }
         }
@@ -554,12 +554,22 @@ extension ImportPlanner {
     /// stride is two steps: 2–3 m for most runners, about 3.7 m at elite marathon pace; a road
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
+    /// Cadence (a minute) below which a record without power or running dynamics is a swim's
+    /// stroke rate (`ownTypes`).
+    static let strokeRateBound = 45.0
 
     static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
         if record.stepLength != nil { return LegTypes(.running, pool: false) }
+        // A stroke rate: an older watch's open-water swim records count no strokes, only their
+        // rate in `cadence` (26–37 a minute on the 920XT, 935, 945 and 735XT); on foot a watch
+        // counts 48 strides a minute and more, a crank turns 60–110 times (a power meter or
+        // running dynamics say which). Below `strokeRateBound` without either, a swim.
+        if let cadence = record.cadence, cadence > 0, Double(cadence) < Self.strokeRateBound, record.power == nil {
+            return LegTypes(.swimming, pool: false)
+        }
         // Without running dynamics, the metres covered per cadence cycle tell feet from a crank: a
         // runner's stride (two steps) stays under `longestStride`, a crank turn in any road gear
         // goes further. (A Forerunner 255/955 measures running power at the wrist: power alone is
