@@ -628,33 +628,32 @@ extension ImportPlanner {
         let low = max(from, workoutStart)
         let high = min(to, workoutEnd)
         guard high > low else { return }
+        // One leg, or legs hidden from readings typed by themselves: one part (most files; the
+        // per-record path).
+        if own != nil || legStarts.count < 2 {
+            guard let quantityType = type(own ?? types(leg(at: low))) else { return }
+            batch.append(
+                QuantitySample(
+                    quantityType, amount * (high - low) / (to - from), at: FITTime.date(low), end: FITTime.date(high),
+                    source: device))
+            return
+        }
         var cuts = [low]
-        // The legs are hidden from readings typed by themselves: nothing to split at.
-        if own == nil {
-            for index in legStarts.indices.dropFirst() {
-                let cut = firstValue ? legStarts[index] : counterStart(index)
-                if cut > low && cut < high { cuts.append(cut) }
-            }
+        for index in 1..<legStarts.count {
+            let cut = firstValue ? legStarts[index] : counterStart(index)
+            if cut > low && cut < high { cuts.append(cut) }
         }
         cuts.append(high)
         for index in 0..<(cuts.count - 1) {
             let (a, b) = (cuts[index], cuts[index + 1])
-            guard b > a else { continue }
+            guard b > a, let leg = firstValue ? leg(at: a) : counterLeg(at: a), let quantityType = type(types(leg))
+            else { continue }
             let share = amount * (b - a) / (to - from)
-            guard let own else {
-                guard let leg = firstValue ? leg(at: a) : counterLeg(at: a), let quantityType = type(types(leg))
-                else { continue }
-                let (start, end) = (max(a, legStarts[leg]), max(b, legStarts[leg]))
-                batch.append(
-                    end > start
-                        ? QuantitySample(
-                            quantityType, share, at: FITTime.date(start), end: FITTime.date(end), source: device)
-                        : QuantitySample(quantityType, share, at: FITTime.date(start), source: device))
-                continue
-            }
-            guard let quantityType = type(own) else { continue }
+            let (start, end) = (max(a, legStarts[leg]), max(b, legStarts[leg]))
             batch.append(
-                QuantitySample(quantityType, share, at: FITTime.date(a), end: FITTime.date(b), source: device))
+                end > start
+                    ? QuantitySample(quantityType, share, at: FITTime.date(start), end: FITTime.date(end), source: device)
+                    : QuantitySample(quantityType, share, at: FITTime.date(start), source: device))
         }
     }
 
