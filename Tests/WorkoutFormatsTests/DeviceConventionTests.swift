@@ -53,11 +53,10 @@ struct DeviceConventionTests {
                 "tl_ObertrumTriathlon 3: max HR", "tl_TestTriathlon 1: max HR",
                 // T1 where the strap's stored beats and the records' (wrist) readings differ.
                 "cs_track_cs_1451 2: avg HR",
-                // Transitions' distances off the device's own counter.
-                "cs_track_cs_1451 2: distance", "cs_track_cs_1451 4: distance", "fdw_duathlon 2: distance",
-                "fp_sample_mulitple_header 2: distance", "fp_sample_mulitple_header 4: distance",
-                "gdb_22638574127_ACTIVITY 4: distance", "rz_Multisession-stop-after-transition 2: distance",
-                "rz_Multisession-stop-after-transition 4: distance", "sl_20181013_kona_ironman 4: distance",
+                // Transitions' distances the records do not show: a 935's swim ends 4 m short of the
+                // record after it, a fenix 6S's bike at its record of the next start, a 965's records
+                // stop 4.5 s before T2's end.
+                "cs_track_cs_1451 2: distance", "fdw_duathlon 4: distance", "gdb_22638574127_ACTIVITY 4: distance",
             ],
             "\(disagreements)")
         #expect(summary.checks.first { $0.name == "sessions" }?.agree == 44)

@@ -93,7 +93,8 @@ struct ImportPlanner {
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()
         strokesFromCadence =
-            legs.indices.contains { types($0)?.strokes == true } && !records.contains { $0.record.totalCycles != nil }
+            (options.autoSegment || legs.indices.contains { types($0)?.strokes == true })
+            && !records.contains { $0.record.totalCycles != nil }
         // The record steps are most of a large file's steps (a sample batch and a route point a record): they are
         // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
         // so that an import holds the decoded records, not every sample at once. Their numbers (sequences) are

@@ -391,15 +391,15 @@ extension ImportPlanner {
         // With automatic segmentation the leg's sport is hidden: a record is typed by what it
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
         let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
-        if let value = record.distance,
+        if let value = record.distance, case let firstValue = distance.reference == nil,
             let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
         {
-            distribute(amount, from: from, to: time, into: &batch, own: own) { $0?.distance }
+            distribute(amount, from: from, to: time, into: &batch, own: own, firstValue: firstValue) { $0?.distance }
         }
-        if let value = record.totalCycles,
+        if let value = record.totalCycles, case let firstValue = cycles.reference == nil,
             let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
         {
-            distribute(amount, from: from, to: time, into: &batch, own: own) {
+            distribute(amount, from: from, to: time, into: &batch, own: own, firstValue: firstValue) {
                 $0?.strokes == true ? .swimmingStrokeCount : nil
             }
         }
@@ -407,15 +407,15 @@ extension ImportPlanner {
         // a stroke rate in `cadence` (strokes a minute): over the time since the record before,
         // it gives the strokes their SWOLF needs (the sum agrees with the laps' `total_cycles`
         // within 1 %: 953 of 953 strokes in the 920XT's swim, 2292 of 2294 in the 935's).
-        if strokesFromCadence, own == nil, let cadence = record.cadence, cadence > 0,
+        if strokesFromCadence, let cadence = record.cadence, cadence > 0,
             let from = previousRecord, time > from,
-            types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true
+            own.map(\.strokes) ?? (types(leg(at: time))?.strokes == true || types(leg(at: from))?.strokes == true)
         {
             // Smart recording leaves an open-water swim's records up to a minute apart (Kona:
             // 88 records in 3689 s); the timer's pauses count no strokes.
             let active = time - from - pausedOverlap(from, time)
             let strokes = (Double(cadence) + (record.fractionalCadence ?? 0)) * active / 60
-            distribute(strokes, from: from, to: time, into: &batch, own: nil) {
+            distribute(strokes, from: from, to: time, into: &batch, own: own) {
                 $0?.strokes == true ? .swimmingStrokeCount : nil
             }
         }
@@ -554,12 +554,22 @@ extension ImportPlanner {
     /// stride is two steps: 2–3 m for most runners, about 3.7 m at elite marathon pace; a road
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
+    /// Cadence (a minute) below which a record without power or running dynamics is a swim's
+    /// stroke rate (`ownTypes`).
+    static let strokeRateBound = 45.0
 
     static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
         if record.stepLength != nil { return LegTypes(.running, pool: false) }
+        // A stroke rate: an older watch's open-water swim records count no strokes, only their
+        // rate in `cadence` (26–37 a minute on the 920XT, 935, 945 and 735XT); on foot a watch
+        // counts 48 strides a minute and more, a crank turns 60–110 times (a power meter or
+        // running dynamics say which). Below `strokeRateBound` without either, a swim.
+        if let cadence = record.cadence, cadence > 0, Double(cadence) < Self.strokeRateBound, record.power == nil {
+            return LegTypes(.swimming, pool: false)
+        }
         // Without running dynamics, the metres covered per cadence cycle tell feet from a crank: a
         // runner's stride (two steps) stays under `longestStride`, a crank turn in any road gear
         // goes further. (A Forerunner 255/955 measures running power at the wrist: power alone is
@@ -576,11 +586,38 @@ extension ImportPlanner {
         return types
     }
 
-    /// Splits an amount accumulated over [from, to] at the legs' starts and types each part by its
-    /// leg (or every part by `own`, the record's own types).
+    /// Where leg `index`'s share of the records' counters begins: the whole second before its start.
+    ///
+    /// A device closes a leg with its counters (distance, strokes) as its last once-a-second update
+    /// left them before the lap press, and the next session's `start_time` is the press's whole
+    /// second: so the counters' value at a leg change is the records' at the second before the next
+    /// leg's start (between smart-recorded records, on the straight line between them). A record at
+    /// the start second itself already counts for the new leg. (Forerunner 945, 255 and the 935 at
+    /// one record a second: every leg change's distance is the record one second before the next
+    /// start; the 920XT's T1 ends at 1786.4 m, on the line between 1781.4 m at 2154 s and 1788.7 m
+    /// at 2157 s, at 2156 s.)
+    func counterStart(_ index: Int) -> Double {
+        index == 0 ? legStarts[0] : max(legStarts[index - 1], legStarts[index] - 1)
+    }
+
+    /// The leg whose counters' share holds `time` (see `counterStart`).
+    func counterLeg(at time: Double) -> Int? {
+        guard let first = legStarts.first, time >= first else { return nil }
+        var leg = 0
+        while leg + 1 < legStarts.count, counterStart(leg + 1) <= time { leg += 1 }
+        return leg
+    }
+
+    /// Splits an amount accumulated over [from, to] at the legs' counter changes (`counterStart`)
+    /// and types each part by its leg (or every part by `own`, the record's own types).
+    ///
+    /// A leg's part is dated inside the leg (a part counted for a leg just before its start is
+    /// dated at its start), so that the builder gives it to that leg. A counter's first value
+    /// (`firstValue`: all it counted before the records showed it) has no second of its own: it is
+    /// split at the legs' starts.
     mutating func distribute(
         _ amount: Double, from: Double, to: Double, into batch: inout [QuantitySample], own: LegTypes?,
-        type: (LegTypes?) -> QuantityType?
+        firstValue: Bool = false, type: (LegTypes?) -> QuantityType?
     ) {
         guard amount > 0, amount.isFinite else { return }
         if to <= from {
@@ -591,19 +628,32 @@ extension ImportPlanner {
         let low = max(from, workoutStart)
         let high = min(to, workoutEnd)
         guard high > low else { return }
+        // One leg, or legs hidden from readings typed by themselves: one part (most files; the
+        // per-record path).
+        if own != nil || legStarts.count < 2 {
+            guard let quantityType = type(own ?? types(leg(at: low))) else { return }
+            batch.append(
+                QuantitySample(
+                    quantityType, amount * (high - low) / (to - from), at: FITTime.date(low), end: FITTime.date(high),
+                    source: device))
+            return
+        }
         var cuts = [low]
-        // The legs are hidden from readings typed by themselves: nothing to split at.
-        if own == nil {
-            for start in legStarts where start > low && start < high { cuts.append(start) }
+        for index in 1..<legStarts.count {
+            let cut = firstValue ? legStarts[index] : counterStart(index)
+            if cut > low && cut < high { cuts.append(cut) }
         }
         cuts.append(high)
         for index in 0..<(cuts.count - 1) {
             let (a, b) = (cuts[index], cuts[index + 1])
-            guard b > a, let quantityType = type(own ?? types(leg(at: a))) else { continue }
+            guard b > a, let leg = firstValue ? leg(at: a) : counterLeg(at: a), let quantityType = type(types(leg))
+            else { continue }
+            let share = amount * (b - a) / (to - from)
+            let (start, end) = (max(a, legStarts[leg]), max(b, legStarts[leg]))
             batch.append(
-                QuantitySample(
-                    quantityType, amount * (b - a) / (to - from), at: FITTime.date(a), end: FITTime.date(b),
-                    source: device))
+                end > start
+                    ? QuantitySample(quantityType, share, at: FITTime.date(start), end: FITTime.date(end), source: device)
+                    : QuantitySample(quantityType, share, at: FITTime.date(start), source: device))
         }
     }
 
