@@ -15,6 +15,12 @@
                                         import of the exported `full` and `ultra-24h`, the fenix 2 and the
                                         Bryton files: baseline and ours alternating; exits 1 when ours is
                                         over 10 % slower on any file
+    scripts/bench.py [options] health    import of a generated ~2 GB Apple Health export
+                                        (scripts/make-large-health-export.py, in a temporary folder, or
+                                        --health-export DIR) against a plain streaming parse of the same
+                                        export.xml by the reader's own pull parser (scripts/xml-parse-baseline.swift,
+                                        swiftc -O), in the same run: seconds per GB of each and the import's
+                                        peak resident memory (bars: within 2x of the parse; under 200 MB)
     scripts/bench.py [options] all      replay, store, fit, report
 
 The build step: `swift build -c release --product workout` once (`--debug` builds and times the debug
@@ -181,6 +187,43 @@ class Bench:
             if worst_file and name == "ours":
                 self.record("import.growth", f"at most {worst:.2f}× the file ({worst_file})", worst_ratio=worst)
 
+    def bench_health(self):
+        size = (50 << 20) if self.options.smoke else self.options.health_size
+        with tempfile.TemporaryDirectory(dir=self.options.health_tmp) as folder:
+            export = self.options.health_export
+            if export is None:
+                export = os.path.join(folder, "generated")
+                subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make-large-health-export.py"), export,
+                                "--size", str(size)], check=True)
+            xml = os.path.join(export, "apple_health_export", "export.xml")
+            gigabytes = os.path.getsize(xml) / 1e9
+            parser = build_xml_baseline()
+
+            def parse():
+                wall, cpu, rss, out = self.run([parser, xml])
+                return wall, cpu, rss, int(out.split()[1])
+
+            def import_export():
+                db = os.path.join(folder, "health.sqlite")
+                for suffix in ["", "-wal", "-shm"]:
+                    if os.path.exists(db + suffix):
+                        os.remove(db + suffix)
+                wall, cpu, rss, out = self.run([self.tool, "import", export, "--db", db])
+                return wall, cpu, rss, out.count("imported ")
+
+            # Alternating, so that the machine's mood hits both alike.
+            pairs = [(parse(), import_export()) for _ in range(self.runs)]
+            p_wall, p_cpu, _, elements = (statistics.median(column) for column in zip(*[p for p, _ in pairs]))
+            i_wall, i_cpu, i_rss, workouts = (statistics.median(column) for column in zip(*[i for _, i in pairs]))
+            self.record(
+                "import.health",
+                f"{gigabytes:.2f} GB export.xml ({elements:,.0f} elements, {workouts:,.0f} workouts imported): import "
+                f"{i_wall / gigabytes:.0f} s/GB (CPU {i_cpu / gigabytes:.0f} s/GB), peak RSS {i_rss:.0f} MiB; plain "
+                f"parse {p_wall / gigabytes:.0f} s/GB (CPU {p_cpu / gigabytes:.0f} s/GB): {i_wall / p_wall:.2f}x wall, "
+                f"{i_cpu / p_cpu:.2f}x CPU",
+                gigabytes=gigabytes, import_wall_s=i_wall, import_cpu_s=i_cpu, import_peak_rss_mib=i_rss,
+                parse_wall_s=p_wall, parse_cpu_s=p_cpu, workouts=workouts)
+
     def bench_fit(self):
         python = subprocess.run([os.path.join(ROOT, "scripts", "ensure-python-sdk.sh")], check=True,
                                 capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -316,6 +359,20 @@ def build_fit_timer():
     return decoder
 
 
+def build_xml_baseline():
+    """The plain streaming parse: scripts/xml-parse-baseline.swift with the reader's XMLStream.swift, swiftc -O."""
+    out = os.path.join(ROOT, ".build", "xml-baseline")
+    os.makedirs(out, exist_ok=True)
+    binary = os.path.join(out, "xml-parse-baseline")
+    sources = [os.path.join(ROOT, "Sources", "WorkoutImport", "AppleHealth", "XMLStream.swift")]
+    timer = os.path.join(ROOT, "scripts", "xml-parse-baseline.swift")
+    if not os.path.exists(binary) or max(map(os.path.getmtime, sources + [timer])) > os.path.getmtime(binary):
+        main = os.path.join(out, "main.swift")  # top-level code lives in main.swift
+        shutil.copyfile(timer, main)
+        subprocess.run(["swiftc", "-O", "-module-name", "XMLBaseline"] + sources + [main, "-o", binary], check=True)
+    return binary
+
+
 def sdk_decode(python, path):
     probe = (
         "import sys,time\n"
@@ -331,7 +388,7 @@ def sdk_decode(python, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("benchmark", choices=["replay", "store", "fit", "report", "compare", "all"])
+    parser.add_argument("benchmark", choices=["replay", "store", "fit", "report", "health", "compare", "all"])
     parser.add_argument("baseline_tool", nargs="?", help="compare: a release build of the baseline's `workout`")
     parser.add_argument("--runs", type=int, default=5, help="runs per figure; the figure is their median")
     parser.add_argument("--baseline", help="store: also measure this `workout` build, in the same run")
@@ -339,6 +396,9 @@ def main():
     parser.add_argument("--skip-build", action="store_true", help="use the `workout` already built")
     parser.add_argument("--debug", action="store_true", help="build and time the debug product (harness checks)")
     parser.add_argument("--smoke", action="store_true", help="one run of each, smaller inputs, nothing written")
+    parser.add_argument("--health-export", help="health: an export folder to import (default: generate one)")
+    parser.add_argument("--health-size", type=int, default=2 << 30, help="health: bytes of the generated export.xml")
+    parser.add_argument("--health-tmp", help="health: where to generate it (default: the system's temporary folder)")
     options = parser.parse_args()
     bench = Bench(options)
     bench.build()

@@ -14,6 +14,10 @@
 # other removed); its seeds are small
 # files it generates itself (FIT_FUZZ_SEEDS) and the real recordings under 64 KB in ../shared/data.
 #
+# The AppleHealth target (Fuzz/AppleHealth/main.swift) fuzzes the Apple Health export reader: the pull parser
+# must give the same events and errors read whole or in pieces, with attributes made text or only checked;
+# the reader's passes, scripts and their replays must never trap. Seeds: the shared exports and fragments.
+#
 # The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
 # compiled alone): arbitrary bytes never trap, decoded chunks re-encode to the same bits, columns made from
 # the input round-trip exactly; its seeds are valid chunks it writes itself (CHUNK_FUZZ_SEEDS).
@@ -23,7 +27,7 @@ cd "$(dirname "$0")/.."
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT ANTHost WatchLink GATT FIT Chunks)
+[ ${#targets[@]} -gt 0 ] || targets=(NMEA ANT ANTHost WatchLink GATT FIT Chunks AppleHealth)
 
 out=.build/fuzz
 mkdir -p "$out"
@@ -57,6 +61,29 @@ for target in "${targets[@]}"; do
             find ../shared/data/fit -name '*.fit' -size -64k -exec cp {} "$out/seeds-corpus/FIT/" \;
         fi
         max_len=8192
+    elif [ "$target" = AppleHealth ]; then
+        # The export reader (XMLStream, the scanner, the reading, the scripts, GPX) with WorkoutModel,
+        # WorkoutEngine, WorkoutFormats and WorkoutImport's session replay as one module; seeds: the shared
+        # exports and fragments (nr_fragments, ds, od, js's export.xml).
+        rm -rf "$out/health-src" && mkdir -p "$out/health-src"
+        for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift') \
+            Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/AppleHealth/{XMLStream,HealthExport,HealthExportScanner,HealthExportReading,HealthScript,GPXRoute}.swift; do
+            name="$(echo "${file#Sources/}" | tr '/' '_')"
+            sed -E '/^import Workout(Model|Engine|Formats)$/d' "$file" >"$out/health-src/$name"
+        done
+        swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzAppleHealth -package-name workout_engine \
+            Fuzz/AppleHealth/main.swift "$out"/health-src/*.swift -o "$out/fuzz-AppleHealth"
+        rm -rf "$out/seeds-corpus/AppleHealth" && mkdir -p "$out/seeds-corpus/AppleHealth"
+        shared="${WORKOUT_SHARED_DATA:-../shared/data}/applehealth"
+        if [ -d "$shared" ]; then
+            cp "$shared"/nr_fragments/*.xml "$shared"/ds_export.xml "$shared"/od_sampleexport-2.xml \
+                "$shared"/ds_zip_contents/apple_health_export/export.xml "$out/seeds-corpus/AppleHealth/" 2>/dev/null || true
+            cp "$shared"/ds_zip_contents/apple_health_export/export.xml "$out/seeds-corpus/AppleHealth/ds_zip_export.xml"
+            unzip -p "$shared/js_export.zip" apple_health_export/export.xml >"$out/seeds-corpus/AppleHealth/js_export.xml" || true
+            # hk_export.xml's header and DTD, 20 of its heart-rate records and its first workout.
+            { head -n 82 "$shared/hk_export.xml"; grep -m 20 'HKQuantityTypeIdentifierHeartRate"' "$shared/hk_export.xml"
+                grep -m 1 -A 3 '<Workout ' "$shared/hk_export.xml"; echo '</HealthData>'; } >"$out/seeds-corpus/AppleHealth/hk_head.xml"
+        fi
     elif [ "$target" = Chunks ]; then
         # The store's chunk codec alone (Sources/WorkoutStore/Chunks: no imports); seeds from the encoder.
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzChunks -package-name workout_engine \

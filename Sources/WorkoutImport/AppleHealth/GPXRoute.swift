@@ -7,24 +7,25 @@ enum HealthGPX {
     /// `2025-09-26T17:00:18Z` (optionally with fractional seconds or an offset).
     static func time(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.count >= 20 else { return nil }
+        guard trimmed.utf8.count >= 20 else { return nil }
+        // The form Apple writes (`2025-09-26T17:00:18Z`) read directly: a formatter per point is slow.
+        if trimmed.utf8.count == 20, trimmed.utf8.last == UInt8(ascii: "Z") {
+            var compact = Array(trimmed.utf8)
+            compact[10] = UInt8(ascii: " ")
+            compact.removeLast()
+            if let date = HealthDate.parse(String(decoding: compact, as: UTF8.self) + " +0000") { return date }
+        }
         let formatter = ISO8601DateFormatter()
         if let date = formatter.date(from: trimmed) { return date }
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: trimmed)
     }
 
-    /// The points of the GPX file at `path` in time order; `keep` filters them as they are read.
-    static func points(path: String, keep: (Date) -> Bool = { _ in true }) throws(XMLStreamError) -> [RoutePoint] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw XMLStreamError(detail: "cannot open \(path)", position: XMLPosition(offset: 0, line: 1, column: 1))
-        }
-        defer { try? handle.close() }
-        let parser = XMLPullParser { buffer in
-            let data = try handle.read(upToCount: buffer.count) ?? Data()
-            data.copyBytes(to: buffer)
-            return data.count
-        }
+    /// The points of a GPX file (read through `read`) in time order; `keep` filters them as they are read.
+    static func points(read: @escaping XMLPullParser.Read, keep: (Date) -> Bool = { _ in true }) throws(XMLStreamError)
+        -> [RoutePoint]
+    {
+        let parser = XMLPullParser(read: read)
         var points: [RoutePoint] = []
         var current: (latitude: Double, longitude: Double)?
         var fields: [String: String] = [:]

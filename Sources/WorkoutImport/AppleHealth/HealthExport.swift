@@ -5,8 +5,15 @@ import WorkoutModel
 /// `20150915113529+0200` of iOS 8 exports. Nil when the text is neither.
 enum HealthDate {
     static func parse(_ text: String) -> Date? {
-        var utf8 = Array(text.utf8)
-        while utf8.last == 0x20 { utf8.removeLast() }
+        var text = text
+        return text.withUTF8 { whole in
+            var count = whole.count
+            while count > 0, whole[count - 1] == 0x20 { count -= 1 }
+            return parse(UnsafeBufferPointer(rebasing: whole[0..<count]))
+        }
+    }
+
+    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
         func number(_ range: Range<Int>) -> Int? {
             guard range.upperBound <= utf8.count else { return nil }
             var value = 0

@@ -4,9 +4,10 @@ import WorkoutModel
 /// Reads the elements of an Apple Health `export.xml` from the pull parser's events.
 ///
 /// Pass 1 (`.workouts`) keeps every `Workout` whole (its metadata, events, activities, statistics
-/// and routes: small) and the heart-rate recovery records, and counts the rest. Pass 2 (`.records`)
-/// hands each quantity `Record` of a type the engine knows to a closure, which keeps those inside a
-/// workout's window: records are the bulk of an export and are never all held.
+/// and routes: small) and counts the rest. Pass 2 (`.records`) hands each quantity `Record` of a type
+/// the engine knows to a closure, which keeps those inside a workout's window, and keeps the
+/// heart-rate recovery records: records are the bulk of an export and are never all held. Each pass
+/// has the parser skip the attributes it does not need (`skipsAttributes`: checked, never made text).
 final class HealthExportScanner {
     enum Pass { case workouts, records }
 
@@ -16,8 +17,6 @@ final class HealthExportScanner {
 
     private(set) var workouts: [HealthWorkout] = []
     private(set) var recoveries: [HealthRecoveryRecord] = []
-    /// Top-level `Record`s, by HealthKit type.
-    private(set) var recordsByType: [String: Int] = [:]
     private(set) var records = 0
     /// Records whose value, unit or dates cannot be read (left out, counted).
     private(set) var unreadableRecords = 0
@@ -34,11 +33,24 @@ final class HealthExportScanner {
     private var activity: HealthActivity?
     private var event: (HealthEvent, inActivity: Bool)?
     private var route: HealthRoute?
-    private var recordMetadata: HealthMetadata?
     private var recoveryRecord: HealthRecoveryRecord?
 
     init(pass: Pass) {
         self.pass = pass
+    }
+
+    /// Whether this pass needs nothing of the attributes of `element` (inside `parent`): pass 1
+    /// skips the records' (and correlations'), pass 2 everything but the top-level records' and a
+    /// heart-rate recovery record's metadata.
+    func skipsAttributes(of element: String, in parent: String?) -> Bool {
+        switch pass {
+        case .workouts:
+            return element == "Record" || element == "Correlation" || parent == "Record" || parent == "Correlation"
+        case .records:
+            if element == "HealthData" { return false }
+            if element == "Record" { return !atTopLevel }
+            return !(element == "MetadataEntry" && parent == "Record" && recoveryRecord != nil)
+        }
     }
 
     private static func value(_ attributes: [XMLAttribute], _ name: String) -> String? {
@@ -131,13 +143,13 @@ final class HealthExportScanner {
             }
             return
         }
-        guard pass == .workouts else { return }
-        if recoveryRecord != nil || recordMetadata != nil, name == "MetadataEntry", stack.last == "Record" {
+        if recoveryRecord != nil, name == "MetadataEntry", stack.last == "Record" {
             if let key = Self.value(attributes, "key"), let value = Self.value(attributes, "value") {
                 recoveryRecord?.metadata[key] = value
             }
             return
         }
+        guard pass == .workouts else { return }
         guard workout != nil, stack.count >= 1 else { return }
         let parent = stack.last ?? ""
         switch name {
@@ -219,7 +231,6 @@ final class HealthExportScanner {
             case "Record":
                 if let recovery = recoveryRecord { recoveries.append(recovery) }
                 recoveryRecord = nil
-                recordMetadata = nil
             default: break
             }
             return
@@ -272,21 +283,20 @@ final class HealthExportScanner {
     private func startRecord(_ attributes: [XMLAttribute], _ position: XMLPosition) {
         sawExport = true
         records += 1
-        recordMetadata = [:]
+        guard pass == .records else { return }
         let type = Self.value(attributes, "type") ?? ""
-        if pass == .workouts { recordsByType[type, default: 0] += 1 }
         if type == "HKQuantityTypeIdentifierHeartRateRecoveryOneMinute" {
-            guard pass == .workouts, let value = Self.value(attributes, "value").flatMap(Double.init), value.isFinite,
+            guard let value = Self.value(attributes, "value").flatMap(Double.init), value.isFinite,
                 let when = Self.value(attributes, "startDate").flatMap(HealthDate.parse)
             else {
-                if pass == .workouts { unreadableRecords += 1 }
+                unreadableRecords += 1
                 return
             }
             recoveryRecord = HealthRecoveryRecord(
                 value: value, date: when, source: Self.value(attributes, "sourceName") ?? "", metadata: [:])
             return
         }
-        guard pass == .records, let onRecord, let quantityType = QuantityType(healthKitIdentifier: type) else { return }
+        guard let onRecord, let quantityType = QuantityType(healthKitIdentifier: type) else { return }
         guard let text = Self.value(attributes, "value"), let value = Double(text), value.isFinite,
             let from = Self.value(attributes, "startDate").flatMap(HealthDate.parse),
             let to = Self.value(attributes, "endDate").flatMap(HealthDate.parse), to >= from

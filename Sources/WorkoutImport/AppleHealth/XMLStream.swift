@@ -71,6 +71,13 @@ public final class XMLPullParser {
     public var position: XMLPosition { XMLPosition(offset: offset, line: line, column: column) }
     /// Whether a fragment without a single root is allowed (several top-level elements).
     public var allowsFragments: Bool
+    /// Asked with an element's name and its parent's (nil at the top) before its attributes are read:
+    /// true reads them for well-formedness only and gives the start event no attributes (no text is
+    /// made of them: a pass that needs nothing of an element costs little more than finding its end).
+    public var skipsAttributes: ((_ element: String, _ parent: String?) -> Bool)?
+    /// The longest name, attribute value or character data run held whole (longer is an error, so a
+    /// hostile document cannot make the parser hold more).
+    public static let tokenLimit = 16 << 20
 
     /// A parser reading its input through `read`, `chunkSize` bytes at a time.
     public init(chunkSize: Int = 1 << 16, allowsFragments: Bool = false, read: @escaping Read) {
@@ -147,6 +154,63 @@ public final class XMLPullParser {
         }
     }
 
+    /// Consumes `count` bytes from `start` (all in the buffer), keeping the offset, line and column.
+    @inline(__always)
+    private func consume(_ count: Int) {
+        let from = start
+        let to = start + count
+        var line = self.line
+        var column = self.column
+        buffer.withUnsafeBufferPointer { pointer in
+            for index in from..<to {
+                let byte = pointer[index]
+                if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80 {
+                    column += 1
+                }
+            }
+        }
+        self.line = line
+        self.column = column
+        offset += count
+        start = to
+    }
+
+    /// The length of the run of bytes from `start` that `accept` takes, all made available in the
+    /// buffer (refilled and grown as needed, up to `tokenLimit`); not consumed. With `partial`, a
+    /// run that fills a chunk is given as it is (the caller consumes it and goes on).
+    @inline(__always)
+    private func run(
+        _ what: @autoclosure () -> String, partial: Bool = false, _ accept: (UInt8) -> Bool
+    ) throws(XMLStreamError) -> Int {
+        var scanned = 0
+        while true {
+            let from = start + scanned
+            let to = end
+            let stop = buffer.withUnsafeBufferPointer { pointer -> Int in
+                var index = from
+                while index < to, accept(pointer[index]) { index += 1 }
+                return index
+            }
+            scanned = stop - start
+            if stop < to || atEOF || (partial && scanned >= 1 << 16) { return scanned }
+            guard scanned < Self.tokenLimit else { throw failure("\(what()) is longer than \(Self.tokenLimit) bytes") }
+            let available = try fill(scanned + 4096)
+            if available <= scanned { return scanned }
+        }
+    }
+
+    /// The bytes `start..<start + count` as text.
+    @inline(__always)
+    private func text(_ count: Int) -> String {
+        let from = start
+        return buffer.withUnsafeBufferPointer { pointer in
+            String(decoding: UnsafeBufferPointer(rebasing: pointer[from..<(from + count)]), as: UTF8.self)
+        }
+    }
+
     /// Whether the input continues with `literal` (not consumed).
     private func looksAt(_ literal: StaticString) throws(XMLStreamError) -> Bool {
         let count = literal.utf8CodeUnitCount
@@ -191,6 +255,11 @@ public final class XMLPullParser {
                 if let text = try characterData() { return .text(text) }
                 continue
             }
+            if try fill(2) >= 2, Self.isNameByte(buffer[start + 1]) {
+                // The common case first: a start tag (`<` then a name byte, not `?`, `!` or `/`).
+                let second = buffer[start + 1]
+                if second != UInt8(ascii: "?"), second != UInt8(ascii: "!") { return try startTag() }
+            }
             if try looksAt("<?") {
                 try skip(through: "?>", what: "a processing instruction")
             } else if try looksAt("<!--") {
@@ -206,6 +275,9 @@ public final class XMLPullParser {
                         break
                     }
                     guard let next = try peek() else { throw XMLStreamError(detail: "a CDATA section is never closed", position: from) }
+                    guard bytes.count < Self.tokenLimit else {
+                        throw XMLStreamError(detail: "a CDATA section is longer than \(Self.tokenLimit) bytes", position: from)
+                    }
                     bytes.append(next)
                     advance()
                 }
@@ -267,21 +339,25 @@ public final class XMLPullParser {
     }
 
     private func skipSpace() throws(XMLStreamError) {
-        while let byte = try peek(), Self.isSpace(byte) { advance() }
+        while true {
+            let count = try run("white space", partial: true, Self.isSpace)
+            consume(count)
+            // A run ends at a byte that is not space or at the end of what one fill gave.
+            guard let byte = try peek(), Self.isSpace(byte) else { return }
+        }
     }
 
-    private func name(_ what: String) throws(XMLStreamError) -> String {
-        var bytes: [UInt8] = []
-        while let byte = try peek(), Self.isNameByte(byte) {
-            bytes.append(byte)
-            advance()
-        }
-        guard let first = bytes.first, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
-            first != UInt8(ascii: "-"), first != UInt8(ascii: ".")
+    private func name(_ what: @autoclosure () -> String) throws(XMLStreamError) -> String {
+        let count = try run("a name", Self.isNameByte)
+        let first = count > 0 ? buffer[start] : nil
+        guard let first, !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")), first != UInt8(ascii: "-"),
+            first != UInt8(ascii: ".")
         else {
-            throw failure(bytes.isEmpty ? "\(what) has no name" : "\(what) name '\(String(decoding: bytes, as: UTF8.self))' is not a valid XML name")
+            throw failure(count == 0 ? "\(what()) has no name" : "\(what()) name '\(text(count))' is not a valid XML name")
         }
-        return String(decoding: bytes, as: UTF8.self)
+        let name = text(count)
+        consume(count)
+        return name
     }
 
     private func startTag() throws(XMLStreamError) -> XMLEvent {
@@ -291,7 +367,10 @@ public final class XMLPullParser {
             throw XMLStreamError(detail: "a second root element after the first one ended", position: from)
         }
         let element = try name("an element")
+        let keep = !(skipsAttributes?(element, stack.last) ?? false)
         var attributes: [XMLAttribute] = []
+        // Names of attributes read but not kept (for the duplicate check).
+        var names: [String] = []
         while true {
             let hadSpace = try peek().map(Self.isSpace) ?? false
             try skipSpace()
@@ -324,12 +403,16 @@ public final class XMLPullParser {
                 throw failure("the value of '\(attribute)' in <\(element)> is not quoted")
             }
             advance()
-            let value = try decodedText(until: quote, inAttribute: true)
+            let value = try decodedText(until: quote, inAttribute: true, keep: keep)
             advance()  // closing quote
-            if attributes.contains(where: { $0.name == attribute }) {
+            if attributes.contains(where: { $0.name == attribute }) || names.contains(attribute) {
                 throw failure("the attribute '\(attribute)' appears twice in <\(element)>")
             }
-            attributes.append(XMLAttribute(name: attribute, value: value))
+            if keep {
+                attributes.append(XMLAttribute(name: attribute, value: value))
+            } else {
+                names.append(attribute)
+            }
         }
     }
 
@@ -353,38 +436,52 @@ public final class XMLPullParser {
 
     /// Character data up to the next `<`; nil when it is only white space.
     private func characterData() throws(XMLStreamError) -> String? {
+        // Fast path: the white space between elements.
+        let spaces = try run("white space", partial: true, Self.isSpace)
+        if spaces < end - start, buffer[start + spaces] == UInt8(ascii: "<") {
+            consume(spaces)
+            return nil
+        }
         let text = try decodedText(until: UInt8(ascii: "<"), inAttribute: false)
         guard text.contains(where: { !$0.isWhitespace }) else { return nil }
         if stack.isEmpty { throw failure("text outside the root element") }
         return text
     }
 
-    /// Reads and decodes text up to (not including) `terminator`.
-    private func decodedText(until terminator: UInt8, inAttribute: Bool) throws(XMLStreamError) -> String {
+    /// Reads and decodes text up to (not including) `terminator`; with `keep` false only checks it
+    /// (and gives "").
+    private func decodedText(until terminator: UInt8, inAttribute: Bool, keep: Bool = true) throws(XMLStreamError) -> String {
         var bytes: [UInt8] = []
+        var first = true
         while true {
-            // Fast path: copy a run of plain bytes from the buffer.
-            var index = start
-            while index < end {
-                let byte = buffer[index]
-                if byte == terminator || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte < 0x20
-                    || byte == UInt8(ascii: "]")
-                {
-                    break
-                }
-                index += 1
+            // Fast path: a run of plain bytes, made text at once when it is all there is.
+            let count = try run("a text or attribute value", partial: true) { byte in
+                !(byte == terminator || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte < 0x20
+                    || byte == UInt8(ascii: "]"))
             }
-            if index > start {
-                bytes.append(contentsOf: buffer[start..<index])
-                column += buffer[start..<index].reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) }
-                offset += index - start
-                start = index
+            if first, count < end - start, buffer[start + count] == terminator {
+                let value = keep ? text(count) : ""
+                consume(count)
+                return value
+            }
+            first = false
+            if count > 0 {
+                if keep {
+                    let from = start
+                    buffer.withUnsafeBufferPointer { pointer in
+                        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: pointer[from..<(from + count)]))
+                    }
+                }
+                consume(count)
+            }
+            guard bytes.count <= Self.tokenLimit else {
+                throw failure("a text or attribute value is longer than \(Self.tokenLimit) bytes")
             }
             guard let byte = try peek() else {
                 if inAttribute { throw failure("an attribute value is never closed (cut short?)") }
-                return String(decoding: bytes, as: UTF8.self)
+                return keep ? String(decoding: bytes, as: UTF8.self) : ""
             }
-            if byte == terminator { return String(decoding: bytes, as: UTF8.self) }
+            if byte == terminator { return keep ? String(decoding: bytes, as: UTF8.self) : "" }
             if byte == UInt8(ascii: "<") { throw failure("'<' inside an attribute value") }
             if byte == UInt8(ascii: "&") {
                 try entity(into: &bytes)

@@ -1,0 +1,103 @@
+// libFuzzer target for the Apple Health export reader (`scripts/fuzz.sh RUNS AppleHealth` builds it with
+// the sources of WorkoutModel, WorkoutEngine and WorkoutFormats, WorkoutImport's session replay and the
+// reader's files as one module, -sanitize=fuzzer,address).
+//
+// Each input is an export XML. Properties:
+// - the pull parser gives the same events, the same error (what and where) and the same count of forbidden
+//   characters whether it reads the input in one go or in pieces of 1 to 17 bytes cut by the input
+//   itself, and whether a start tag's attributes are made text or only checked (`skipsAttributes`);
+// - the reader's two passes and its scripts (`HealthExportReading.read`) never trap, with the input also
+//   read as a GPX route; each workout's script is replayed through a live session (up to 600 steps; a
+//   longer replay only repeats the engine's hot path) and finished.
+// Any crash, trap, sanitizer report, time-out or memory blow-up is a finding; thrown errors are the
+// expected outcome.
+import Foundation
+
+/// WorkoutImport's protocol of format errors (declared in FileImport.swift, which needs the store).
+protocol FormatError: Error, Sendable, CustomStringConvertible {}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let whole = events(bytes, pieces: nil, skipping: false)
+    let pieces = events(bytes, pieces: bytes, skipping: false)
+    guard whole == pieces else {
+        fatalError("reading in pieces changed the parse: \(whole.debugDescription) vs \(pieces.debugDescription)")
+    }
+    let skipped = events(bytes, pieces: nil, skipping: true)
+    guard skipped == whole.withoutAttributes else {
+        fatalError("skipping attributes changed the parse: \(whole.debugDescription) vs \(skipped.debugDescription)")
+    }
+    var scripts: [SessionScript] = []
+    try? HealthExportReading.read(
+        entry: "export.xml", xml: { reader(bytes, pieces: nil) }, routes: [{ reader(bytes, pieces: nil) }],
+        limits: HealthReadLimits(idSalt: size % 3 == 0 ? 7 : 0, longestSpan: 86_400 * 7)
+    ) { outcome in
+        if case .success(let workout) = outcome { scripts.append(workout.script) }
+    }
+    for script in scripts where script.steps.count <= 600 {
+        let clock = ManualClock(script.start)
+        guard
+            let session = try? WorkoutSession(
+                configuration: script.configuration, clock: clock, options: script.builderOptions)
+        else { continue }
+        _ = try? script.replay(into: session, clock: clock)
+        _ = try? session.builder.finishWorkout()
+    }
+    return 0
+}
+
+/// A parse's outcome: its events, its error and its forbidden characters.
+struct Parse: Equatable, CustomDebugStringConvertible {
+    var events: [XMLEvent] = []
+    var error: XMLStreamError?
+    var forbidden = 0
+
+    /// The same parse with every start tag's attributes dropped.
+    var withoutAttributes: Parse {
+        var copy = self
+        copy.events = events.map { event in
+            if case .start(let name, _) = event { return .start(name: name, attributes: []) }
+            return event
+        }
+        return copy
+    }
+
+    var debugDescription: String { "\(events.count) events, error \(error.map(\.description) ?? "none")" }
+}
+
+/// Reads `bytes`, in pieces of 1 to 17 bytes whose sizes come from `pieces` when given.
+func reader(_ bytes: [UInt8], pieces: [UInt8]?) -> XMLPullParser.Read {
+    var position = 0
+    var step = 0
+    return { target in
+        var count = min(target.count, bytes.count - position)
+        if let pieces, !pieces.isEmpty {
+            count = min(count, 1 + Int(pieces[step % pieces.count] % 17))
+            step += 1
+        }
+        guard count > 0 else { return 0 }
+        bytes.withUnsafeBytes { source in
+            target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
+        }
+        position += count
+        return count
+    }
+}
+
+/// The parse of `bytes` (a fragment with several top-level elements allowed, as the reader reads).
+func events(_ bytes: [UInt8], pieces: [UInt8]?, skipping: Bool) -> Parse {
+    let parser = XMLPullParser(chunkSize: 4096, allowsFragments: true, read: reader(bytes, pieces: pieces))
+    if skipping { parser.skipsAttributes = { _, _ in true } }
+    var parse = Parse()
+    do {
+        while let event = try parser.next() {
+            parse.events.append(event)
+            guard parse.events.count < 100_000 else { break }
+        }
+    } catch {
+        parse.error = error
+    }
+    parse.forbidden = parser.forbiddenCharacters
+    return parse
+}

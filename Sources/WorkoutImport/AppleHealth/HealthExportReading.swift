@@ -1,0 +1,284 @@
+import Foundation
+import WorkoutEngine
+import WorkoutFormats
+import WorkoutModel
+
+/// Why an Apple Health export (or one workout of it) cannot be imported.
+public enum HealthImportError: FormatError, Hashable {
+    /// The XML is not well-formed: what and where (the entry, line and column).
+    case notWellFormed(entry: String, XMLStreamError)
+    /// A zip that is not one, is cut short or holds something refused (the entry and why).
+    case archive(entry: String?, detail: String)
+    /// Neither `export.xml` nor any other export XML was found.
+    case noExport(detail: String)
+    /// One workout is damaged (an impossible value, a date that cannot be read): refused whole.
+    case damagedWorkout(entry: String, line: Int, column: Int, start: Date?, detail: String)
+
+    public var description: String {
+        switch self {
+        case .notWellFormed(let entry, let error):
+            "\(entry) is not well-formed XML at \(error); the export is damaged (export it again from the Health app)"
+        case .archive(let entry, let detail):
+            (entry.map { "zip entry \($0): " } ?? "") + detail
+        case .noExport(let detail):
+            "no Apple Health export here: \(detail); give export.zip, its unzipped folder or export.xml"
+        case .damagedWorkout(let entry, let line, let column, let start, let detail):
+            "the workout at \(entry) line \(line), column \(column)"
+                + (start.map { " (started \($0))" } ?? "") + " is refused: \(detail)"
+        }
+    }
+}
+
+/// What an Apple Health import left out, counted (the workouts' own outcomes are separate).
+public struct HealthExportCounts: Sendable, Hashable, Codable {
+    public var workouts = 0
+    public var damagedWorkouts = 0
+    /// Top-level `Record`s, and of them those inside a workout's window of a type the engine knows.
+    public var records = 0
+    public var recordsInWorkouts = 0
+    /// Records outside every workout's window (or of a type the engine does not record): left out.
+    public var recordsLeftOut = 0
+    /// Records inside a window dropped for a better-ranked source of the same type.
+    public var recordsOfOtherSources = 0
+    public var unreadableRecords = 0
+    public var correlations = 0
+    /// Top-level elements that are neither records nor workouts (ActivitySummary, ClinicalRecord …).
+    public var otherElements = 0
+    /// GPX files read, and route points outside every workout.
+    public var routeFiles = 0
+    public var routePointsLeftOut = 0
+    /// Heart-rate recovery records attached to a workout, and those following none.
+    public var recoveriesAttached = 0
+    public var recoveriesLeftOut = 0
+    /// XML 1.0 forbidden control characters read as spaces.
+    public var forbiddenCharacters = 0
+}
+
+/// What the Apple Health reader knows of one imported workout.
+public struct HealthImportDetails: Sendable {
+    /// The export's counts (the same for every workout of one export).
+    public var counts: HealthExportCounts
+    /// Where the workout starts in the export.
+    public var entry: String
+    public var line: Int
+    public var comparison: [ComparisonRow]?
+}
+
+
+/// The workouts' windows, found by the instants they hold: per UTC hour, the windows that touch it
+/// (a window longer than four days is kept apart and checked for every instant, so that a
+/// damaged-looking but valid years-long window cannot blow the index up). A record's owners are
+/// found in the windows of its start's hour: constant time per record, whatever the export's size.
+struct HealthWindowIndex {
+    private var byHour: [Int: [Int]] = [:]
+    private var long: [Int] = []
+    private let windows: [(start: Date, end: Date, owner: Int)]
+    private static let longHours = 96
+
+    init(_ windows: [(Date, Date, Int)]) {
+        self.windows = windows.map { (start: $0.0, end: $0.1, owner: $0.2) }
+        for (position, window) in self.windows.enumerated() {
+            let first = Self.hour(window.start)
+            let last = Self.hour(window.end)
+            if last - first > Self.longHours {
+                long.append(position)
+            } else if last >= first {
+                for hour in first...last { byHour[hour, default: []].append(position) }
+            }
+        }
+    }
+
+    private static func hour(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 3600).rounded(.down)) }
+
+    /// The owners of the windows holding `from...to`, in the order the windows were given.
+    func containing(_ from: Date, _ to: Date) -> [Int] {
+        var found: [Int] = []
+        for position in byHour[Self.hour(from)] ?? [] {
+            let window = windows[position]
+            if window.start <= from, window.end >= to { found.append(position) }
+        }
+        for position in long {
+            let window = windows[position]
+            if window.start <= from, window.end >= to { found.append(position) }
+        }
+        return found.count > 1 ? found.sorted().map { windows[$0].owner } : found.map { windows[$0].owner }
+    }
+}
+
+/// What an import may take (the server's upload path sets them): see `ImportOptions`.
+struct HealthReadLimits: Sendable, Hashable {
+    /// Mixed into each workout's id seed (0: the ids follow from the export alone).
+    var idSalt: UInt64 = 0
+    /// The longest workout taken, seconds (nil: any).
+    var longestSpan: TimeInterval?
+    /// The latest end taken (nil: any).
+    var latestEnd: Date?
+}
+
+/// One workout of an export, ready for the live path.
+struct HealthScriptedWorkout: Sendable {
+    var script: SessionScript
+    var anomalies: [ImportAnomaly]
+    var details: HealthImportDetails
+    /// The ids the workout had before `idSalt` salted them.
+    var earlierIdentifiers: [IdentifierSource]
+}
+
+/// The format's reading, apart from files: two passes over the export XML (from any source of bytes),
+/// the routes, and one script per workout. `AppleHealthReader` gives it files; the fuzz target bytes.
+enum HealthExportReading {
+    /// A reader of the export XML (or of one GPX file) from its start; nil when it cannot be opened.
+    typealias Open = () -> XMLPullParser.Read?
+
+    /// One pass over the XML with `scanner`; the forbidden characters read as spaces.
+    static func scan(entry: String, _ open: Open, _ scanner: HealthExportScanner) throws(HealthImportError) -> Int {
+        guard let read = open() else {
+            throw .notWellFormed(
+                entry: entry, XMLStreamError(detail: "the input cannot be opened", position: XMLPosition(offset: 0, line: 1, column: 1)))
+        }
+        let parser = XMLPullParser(allowsFragments: true, read: read)
+        parser.skipsAttributes = { [unowned scanner] element, parent in
+            scanner.skipsAttributes(of: element, in: parent)
+        }
+        do {
+            while let event = try parser.next() {
+                scanner.handle(event, at: parser.position)
+            }
+        } catch {
+            throw .notWellFormed(entry: entry, error)
+        }
+        return parser.forbiddenCharacters
+    }
+
+    /// Reads the export: each workout's script or why it is refused, in document order.
+    static func read(
+        entry: String, xml: Open, routes: [Open], limits: HealthReadLimits = HealthReadLimits(),
+        each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void
+    ) throws(HealthImportError) {
+        // Pass 1: the workouts (small) and the heart-rate recovery records.
+        let first = HealthExportScanner(pass: .workouts)
+        let forbidden = try scan(entry: entry, xml, first)
+        guard first.sawExport else {
+            throw .noExport(detail: "\(entry) holds no HealthData, Workout or Record")
+        }
+        var counts = HealthExportCounts()
+        counts.forbiddenCharacters = forbidden
+        counts.records = first.records
+        counts.correlations = first.correlations
+        counts.otherElements = first.otherElements
+        let workouts = first.workouts
+        counts.workouts = workouts.count
+        let order = workouts.indices.filter { workouts[$0].damage == nil }.sorted { workouts[$0].start < workouts[$1].start }
+        let windows = HealthWindowIndex(order.map { (workouts[$0].start, workouts[$0].end, $0) })
+        func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
+        // Pass 2: quantity records inside a workout's window, per workout.
+        var kept: [Int: [KeptRecord]] = [:]
+        var sources: [String] = []
+        var sourceIndex: [String: Int32] = [:]
+        let second = HealthExportScanner(pass: .records)
+        var inWindows = 0
+        second.onRecord = { record, source in
+            let owners = containing(record.start, record.end)
+            guard !owners.isEmpty else { return }
+            inWindows += 1
+            var record = record
+            if let index = sourceIndex[source] {
+                record.source = index
+            } else {
+                record.source = Int32(sources.count)
+                sourceIndex[source] = record.source
+                sources.append(source)
+            }
+            for owner in owners {
+                let rank = HealthSourcePreference.rank(source, device: nil, workoutSource: workouts[owner].sourceName)
+                kept[owner, default: []].append(KeptRecord(record: record, sourceRank: rank, sourceName: source))
+            }
+        }
+        if !order.isEmpty { _ = try scan(entry: entry, xml, second) }
+        counts.unreadableRecords = first.unreadableRecords + second.unreadableRecords
+        counts.recordsInWorkouts = inWindows
+        counts.recordsLeftOut = counts.records - inWindows
+        // The best-ranked source per workout and type.
+        for (owner, records) in kept {
+            var best: [QuantityType: (rank: Int, source: Int32, count: Int)] = [:]
+            var perSource: [QuantityType: [Int32: Int]] = [:]
+            for record in records { perSource[record.record.type, default: [:]][record.record.source, default: 0] += 1 }
+            for record in records {
+                let count = perSource[record.record.type]?[record.record.source] ?? 0
+                let candidate = (record.sourceRank, record.record.source, count)
+                if let current = best[record.record.type] {
+                    if candidate.0 < current.rank || (candidate.0 == current.rank && candidate.2 > current.count) {
+                        best[record.record.type] = candidate
+                    }
+                } else {
+                    best[record.record.type] = candidate
+                }
+            }
+            let chosen = records.filter { best[$0.record.type]?.source == $0.record.source }
+            counts.recordsOfOtherSources += records.count - chosen.count
+            kept[owner] = chosen
+        }
+        // Heart-rate recovery records: to the workout that ended last before them, within an hour.
+        var recoveries: [Int: HealthRecoveryRecord] = [:]
+        for recovery in second.recoveries {
+            let candidates = order.filter {
+                workouts[$0].end <= recovery.date && recovery.date.timeIntervalSince(workouts[$0].end) <= 3600
+            }
+            if let owner = candidates.max(by: { workouts[$0].end < workouts[$1].end }) {
+                recoveries[owner] = recovery
+                counts.recoveriesAttached += 1
+            } else {
+                counts.recoveriesLeftOut += 1
+            }
+        }
+        // Routes: every GPX file's time span, then each workout takes the points in its window.
+        var gpx: [(open: Open, first: Date, last: Date)] = []
+        for open in routes {
+            guard let read = open(), let points = try? HealthGPX.points(read: read), let firstPoint = points.first,
+                let lastPoint = points.last
+            else { continue }
+            counts.routeFiles += 1
+            gpx.append((open, firstPoint.date, lastPoint.date))
+            counts.routePointsLeftOut += points.filter { containing($0.date, $0.date).isEmpty }.count
+        }
+        for index in workouts.indices {
+            let workout = workouts[index]
+            var refusal = workout.damage
+            if refusal == nil, let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
+                refusal = "it runs from \(workout.start) to \(workout.end), longer than the \(Int(longest / 3_600)) hours a "
+                    + "workout may last here"
+            }
+            if refusal == nil, let latest = limits.latestEnd, workout.end > latest {
+                refusal = "it ends at \(workout.end), after \(latest): check the device's clock"
+            }
+            if let refusal {
+                counts.damagedWorkouts += 1
+                each(
+                    .failure(
+                        .damagedWorkout(
+                            entry: entry, line: workout.location.line, column: workout.location.column,
+                            start: workout.start == .distantPast ? nil : workout.start, detail: refusal)))
+                continue
+            }
+            var route: [RoutePoint] = workout.routes.flatMap(\.locations)
+            for file in gpx where file.last >= workout.start && file.first <= workout.end {
+                guard let read = file.open() else { continue }
+                route += (try? HealthGPX.points(read: read) { $0 >= workout.start && $0 <= workout.end }) ?? []
+            }
+            route.sort { $0.date < $1.date }
+            var builder = HealthScriptBuilder(
+                workout: workout, records: kept[index] ?? [], route: route, recovery: recoveries[index])
+            var script = builder.script()
+            var earlier: [IdentifierSource] = []
+            if limits.idSalt != 0, let seed = script.builderOptions.identifiers.seed {
+                earlier = [script.builderOptions.identifiers]
+                script.builderOptions.identifiers = .seeded(seed ^ limits.idSalt)
+            }
+            let details = HealthImportDetails(counts: counts, entry: entry, line: workout.location.line, comparison: nil)
+            each(
+                .success(
+                    HealthScriptedWorkout(
+                        script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
+        }
+    }
+}
