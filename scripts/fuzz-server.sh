@@ -8,6 +8,8 @@
 # team member, and runs schemathesis (PyPI, pinned, in .venv-fuzz, ignored by git) with every check for
 # --duration seconds with the athlete's token. Prints schemathesis's summary and the server's error lines, and
 # exits non-zero when schemathesis found a failure or the server stopped.
+# WORKOUT_BIN=path runs that `workout` binary instead of building one (a build kept aside, or while another
+# build holds the build folder).
 #
 # Positive data the server rightly refuses although the schema cannot say so are accepted for two operations
 # only (the configuration below): an upload of bytes that are not a FIT file (422 invalid_fit: no schema says
@@ -34,8 +36,12 @@ if ! "$venv/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.ver
   "$venv/bin/pip" install -q "schemathesis==$schemathesis_version" >&2
 fi
 
-swift build -c release --product workout >/dev/null
-workout="$(swift build -c release --show-bin-path)/workout"
+if [ -n "${WORKOUT_BIN:-}" ]; then
+  workout="$WORKOUT_BIN"
+else
+  swift build -c release --product workout >/dev/null
+  workout="$(swift build -c release --show-bin-path)/workout"
+fi
 data=$(mktemp -d /tmp/workout-fuzz.XXXXXX)
 chmod 700 "$data"
 server=""

@@ -86,11 +86,13 @@ class Connection:
     def __init__(self, host, port):
         self.host, self.port, self.reader, self.writer = host, port, None, None
 
-    async def request(self, method, path, token, body=b""):
+    async def request(self, method, path, token, body=b"", content_type="application/json"):
+        """`content_type`: the body's media type (a FIT upload is application/octet-stream: the server answers
+        415 to a body sent as anything else than it takes)."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: Bearer {token}\r\n"
-                f"Content-Length: {len(body)}\r\nContent-Type: application/json\r\n\r\n").encode()
+                f"Content-Length: {len(body)}\r\nContent-Type: {content_type}\r\n\r\n").encode()
         try:
             self.writer.write(head + body)
             await self.writer.drain()
@@ -276,7 +278,8 @@ async def uploads(args, tokens, host, port, results, stop_at, contents):
         sent = time.monotonic()
         try:
             body = unique_fit(contents[index % len(contents)], (args.first_profile + index // len(contents)) & 0xFFFF)
-            status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], body)
+            status, data = await conn.request("POST", "/v1/workouts", tokens[index % len(tokens)], body,
+                                              content_type="application/octet-stream")
             results["uploads"].append((status, time.monotonic() - sent))
             if status in (200, 201):
                 minute = int((time.monotonic() - results["began"]) // 60)
