@@ -140,7 +140,8 @@ let package = Package(
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
+            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
@@ -150,10 +151,10 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutReplayTests",
-            dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
+            dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport"],
+            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Test support (not a product): device emulations behind pseudo-terminals that more than one test target uses.
         .target(name: "SensorTestSupport", dependencies: ["WorkoutSensors"], path: "Tests/SensorTestSupport", swiftSettings: strict),
@@ -196,6 +197,7 @@ let package = Package(
             name: "WorkoutCLITests",
             dependencies: [
                 "WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport", "SensorTestSupport",
+                "WorkoutTestSupport",
             ],
             swiftSettings: strict),
     ]

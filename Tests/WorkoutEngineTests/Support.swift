@@ -29,3 +29,22 @@ extension Statistics {
     var averageValue: Double? { average?.value }
     var sumValue: Double? { sum?.value }
 }
+
+/// The watch (watch-link) as a sample source.
+let watch = SourceDevice(name: "Watch", identifier: "watch-link:1")
+
+/// A metadata value as a number (double or int), else nil.
+func number(_ value: MetadataValue?) -> Double? {
+    switch value {
+    case .double(let number)?: number
+    case .int(let number)?: Double(number)
+    default: nil
+    }
+}
+
+extension BuilderOptions {
+    /// Options are validated when a builder is made; make one to validate.
+    func validateForTests() throws {
+        _ = try LiveWorkoutBuilder(configuration: WorkoutConfiguration(activityType: .running), options: self)
+    }
+}

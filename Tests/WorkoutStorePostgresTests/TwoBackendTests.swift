@@ -24,12 +24,12 @@ extension TestPostgres {
         var components = try #require(URLComponents(string: base))
         components.path = "/" + name
         let own = try #require(components.string)
-        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        try TestPostgres.psql(base, "CREATE DATABASE \(name)")
         return (name, own, base)
     }
 
     static func drop(_ database: (name: String, url: String, base: String)) {
-        try? ConnectionPoolTests.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
+        _ = try? TestPostgres.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutSensors
 
@@ -38,13 +39,7 @@ struct Probe {
     let output = OutputLines()
 
     init(_ arguments: [String]) throws {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("SerialProbe").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        process.executableURL = directory.appendingPathComponent("SerialProbe")
+        process.executableURL = BuiltProducts.executable("SerialProbe")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -217,7 +212,7 @@ struct LibSerialPortPathTests {
     }
 
     @Test func aConnectionReconnectsThroughLibserialport() async throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("ant").path
         var first: PseudoTerminal? = try PseudoTerminal()
@@ -231,10 +226,7 @@ struct LibSerialPortPathTests {
             lines.filter { $0.hasPrefix("bytes ") }.map { $0.dropFirst("bytes ".count) }.joined()
         }
         try first?.write(before)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while received(probe.output.all[...]) != hex(before) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(10, every: .milliseconds(5)) { received(probe.output.all[...]) == hex(before) }
         first = nil
         try FileManager.default.removeItem(atPath: link)
         #expect(await probe.output.line(startingWith: "disconnected") == "disconnected hangUp")
