@@ -137,6 +137,10 @@ let package = Package(
         // Helpers every test target shares: the test PostgreSQL, shared recordings, backends, temporary
         // folders, built executables, deadline waits (not a product).
         .target(name: "WorkoutTestSupport", path: "Tests/WorkoutTestSupport", swiftSettings: strict),
+        // Test support for the store's two test targets: one pool on the test PostgreSQL, a fresh store per backend.
+        .target(
+            name: "StoreTestSupport", dependencies: ["WorkoutStore", "WorkoutStorePostgres", "WorkoutTestSupport"],
+            path: "Tests/StoreTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
         .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
@@ -146,6 +150,7 @@ let package = Package(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
+                "StoreTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
@@ -172,7 +177,7 @@ let package = Package(
             name: "WorkoutStorePostgresTests",
             dependencies: [
                 "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
-                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport",
+                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport", "StoreTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
