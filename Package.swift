@@ -142,7 +142,7 @@ let package = Package(
             name: "StoreTestSupport", dependencies: ["WorkoutStore", "WorkoutStorePostgres", "WorkoutTestSupport"],
             path: "Tests/StoreTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
+        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
             swiftSettings: strict),
@@ -194,7 +194,7 @@ let package = Package(
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
+            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Every relative link of the README, docs/, CONTRIBUTING, CHANGELOG and the DocC catalogs resolves.
         .testTarget(name: "DocumentationTests", swiftSettings: strict),

@@ -1,9 +1,7 @@
 import Foundation
 import WorkoutEngine
 import WorkoutModel
-
-/// Seconds after a fixed reference instant, so tests read in race time.
-func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
+@_exported import WorkoutTestSupport
 
 let strap = SourceDevice(name: "HRM", identifier: "ant:120:1")
 let bikeSensor = SourceDevice(name: "Bike", identifier: "ant:121:2")

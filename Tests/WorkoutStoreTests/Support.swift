@@ -7,8 +7,6 @@ import WorkoutStore
 import WorkoutStorePostgres
 @_exported import StoreTestSupport
 
-func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
-
 let strap = SourceDevice(name: "HRM", manufacturer: "Garmin", identifier: "ant:120:1")
 let bike = SourceDevice(name: "Bike", identifier: "ant:121:2")
 
