@@ -23,13 +23,13 @@ final class OutputLines: Sendable {
 
     /// Waits for a line that starts with `prefix`, the `index`-th such (0-based); nil after `timeout`.
     func line(startingWith prefix: String, index: Int = 0, timeout: Duration = .seconds(20)) async -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var found: String?
+        _ = await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) {
             let matches = all.filter { $0.hasPrefix(prefix) }
-            if matches.count > index { return matches[index] }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(5))
+            found = matches.count > index ? matches[index] : nil
+            return found != nil
         }
+        return found
     }
 }
 
@@ -57,10 +57,7 @@ struct Probe {
 
     /// Waits for the process to exit and returns its status (the process is killed after `timeout`).
     func exitStatus(timeout: Duration = .seconds(20)) async -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) { !process.isRunning }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus

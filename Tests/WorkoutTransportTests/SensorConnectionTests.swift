@@ -17,12 +17,7 @@ final class EventLog: Sendable {
 
     /// Waits until `condition` holds for the events so far; false after `timeout`.
     func wait(timeout: Duration = .seconds(10), until condition: ([SensorConnection.Event]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(all) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(all)
+        await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) { condition(all) }
     }
 }
 
