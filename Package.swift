@@ -142,9 +142,11 @@ let package = Package(
             name: "StoreTestSupport", dependencies: ["WorkoutStore", "WorkoutStorePostgres", "WorkoutTestSupport"],
             path: "Tests/StoreTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
+            name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutSensorsTests",
+            dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
@@ -159,7 +161,8 @@ let package = Package(
             dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport", "WorkoutTestSupport"],
+            name: "WorkoutTransportTests",
+            dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Test support (not a product): device emulations behind pseudo-terminals that more than one test target uses.
         .target(name: "SensorTestSupport", dependencies: ["WorkoutSensors"], path: "Tests/SensorTestSupport", swiftSettings: strict),
@@ -194,7 +197,8 @@ let package = Package(
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
+            name: "WorkoutUploadTests",
+            dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Every relative link of the README, docs/, CONTRIBUTING, CHANGELOG and the DocC catalogs resolves.
         .testTarget(name: "DocumentationTests", swiftSettings: strict),

@@ -83,7 +83,7 @@ struct ServeCommandTests {
     }
 
     static func temporary(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())").path  // created by the command
+        FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())").path
     }
 
     static var sharedFIT: String { SharedData.fitPath("fp_sample-activity-indoor-trainer") }
