@@ -137,23 +137,32 @@ let package = Package(
         // Helpers every test target shares: the test PostgreSQL, shared recordings, backends, temporary
         // folders, built executables, deadline waits (not a product).
         .target(name: "WorkoutTestSupport", path: "Tests/WorkoutTestSupport", swiftSettings: strict),
+        // Test support for the store's two test targets: one pool on the test PostgreSQL, a fresh store per backend.
+        .target(
+            name: "StoreTestSupport", dependencies: ["WorkoutStore", "WorkoutStorePostgres", "WorkoutTestSupport"],
+            path: "Tests/StoreTestSupport", swiftSettings: strict),
         .testTarget(name: "WorkoutModelTests", dependencies: ["WorkoutModel"], swiftSettings: strict),
-        .testTarget(name: "WorkoutEngineTests", dependencies: ["WorkoutEngine"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutSensorsTests", dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel"], swiftSettings: strict),
+            name: "WorkoutEngineTests", dependencies: ["WorkoutEngine", "WorkoutTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkoutSensorsTests",
+            dependencies: ["WorkoutSensors", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
+                "StoreTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "WorkoutReplayTests",
-            dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors"],
+            dependencies: ["WorkoutReplay", "WorkoutSimulator", "WorkoutStore", "WorkoutSensors", "WorkoutTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WorkoutTransportTests", dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport"],
+            name: "WorkoutTransportTests",
+            dependencies: ["WorkoutSensors", "CTerminalShims", "SensorTestSupport", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Test support (not a product): device emulations behind pseudo-terminals that more than one test target uses.
         .target(name: "SensorTestSupport", dependencies: ["WorkoutSensors"], path: "Tests/SensorTestSupport", swiftSettings: strict),
@@ -171,7 +180,7 @@ let package = Package(
             name: "WorkoutStorePostgresTests",
             dependencies: [
                 "WorkoutStorePostgres", "WorkoutStore", "WorkoutReplay", "WorkoutImport", "WorkoutEngine", "WorkoutModel",
-                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport",
+                .product(name: "NIOPosix", package: "swift-nio"), "WorkoutTestSupport", "StoreTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -188,7 +197,8 @@ let package = Package(
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
         .testTarget(
-            name: "WorkoutUploadTests", dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel"],
+            name: "WorkoutUploadTests",
+            dependencies: ["WorkoutUpload", "WorkoutEngine", "WorkoutModel", "WorkoutTestSupport"],
             swiftSettings: strict),
         // Every relative link of the README, docs/, CONTRIBUTING, CHANGELOG and the DocC catalogs resolves.
         .testTarget(name: "DocumentationTests", swiftSettings: strict),
@@ -196,6 +206,7 @@ let package = Package(
             name: "WorkoutCLITests",
             dependencies: [
                 "WorkoutCLI", "WorkoutModel", "WorkoutStore", "WorkoutSensors", "WorkoutFormats", "WorkoutImport", "SensorTestSupport",
+                "WorkoutTestSupport",
             ],
             swiftSettings: strict),
     ]

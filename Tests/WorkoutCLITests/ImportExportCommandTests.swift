@@ -1,24 +1,14 @@
 import Foundation
 import Testing
 import WorkoutFormats
-
-/// `../shared/data/fit/<name>.fit` next to the repository (or under `$WORKOUT_SHARED_DATA`).
-func sharedFIT(_ name: String) -> String {
-    if let directory = ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"], !directory.isEmpty {
-        return directory + "/fit/" + name + ".fit"
-    }
-    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return repository.deletingLastPathComponent().appendingPathComponent("shared/data/fit/\(name).fit").path
-}
+import WorkoutTestSupport
 
 @Suite("workout import and export")
 struct ImportExportCommandTests {
     let folder: URL
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-cli-fit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try temporaryFolder("workout-cli-fit")
     }
 
     var database: String { folder.appendingPathComponent("store.sqlite").path }

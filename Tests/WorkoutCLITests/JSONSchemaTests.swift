@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import WorkoutSensors
+import WorkoutTestSupport
 
-/// The repository's root (this file is Tests/WorkoutCLITests/JSONSchemaTests.swift).
-private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The repository's root.
+private let repository = SharedData.repository
 
 /// Validates `json` against docs/schemas/<schema>.schema.json with Python's jsonschema (in .venv-fit,
 /// installed by the test command); returns the validator's complaints, empty when it validates.

@@ -1,14 +1,14 @@
 import Foundation
-import Testing
 import SensorTestSupport
+import Testing
 import WorkoutSensors
+import WorkoutTestSupport
 
 /// `workout record --sensor PATH:nmea` with no speed, against a receiver that talks at 9600 bit/s only.
 @Suite("workout record: GPS speed hunt", .serialized)
 struct RecordSpeedHuntTests {
     @Test func theSpeedIsHuntedSaidAndRememberedInTheStateFolder() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-hunt-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("record-hunt")
         defer { try? FileManager.default.removeItem(at: folder) }
         let receiver = try FixedSpeedGPS(speed: 9600)
         defer { receiver.stop() }
@@ -36,15 +36,13 @@ struct RecordSpeedHuntTests {
         let line =
             "sensor nmea \(receiver.terminal.path): 9600 bit/s found (remembered in \(memory) for "
             + "\(receiver.terminal.path); give @SPEED to skip the hunt)"
-        let deadline = Date().addingTimeInterval(15)
-        while !text().contains(line), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        _ = waitFor(15) { text().contains(line) }
         #expect(text().contains(line), "\(text())")
         #expect(SerialSpeedMemory(file: memory).speed(for: receiver.terminal.path) == 9600)
 
         // SIGTERM stops and saves; the noise read at 4800 was skipped, not recorded.
         process.terminate()
-        let end = Date().addingTimeInterval(60)
-        while process.isRunning, Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+        _ = waitFor(60) { !process.isRunning }
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0, "\(text())")
         #expect(text().contains("saved "), "\(text())")

@@ -3,6 +3,7 @@ import Testing
 import WorkoutModel
 import WorkoutSensors
 import WorkoutStore
+import WorkoutTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -62,47 +63,12 @@ struct RecordUploadTests {
         }
     }
 
-    static func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return true
-    }
-
     /// A scratch folder with a store path and a server data folder; removed by `body`'s end.
     static func withFolder(_ body: (URL, String, String) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-upload-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("record-upload")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await body(
             folder, folder.appendingPathComponent("store.sqlite").path, folder.appendingPathComponent("server").path)
-    }
-
-    /// Where a test server keeps workouts: SQLite files in its data folder, or the test PostgreSQL.
-    enum Backend: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        /// `--db` (and `--data`) for `workout serve` and `workout athletes` with data folder `data`.
-        func arguments(data: String) throws -> [String] {
-            switch self {
-            case .sqlite: return ["--db", data]
-            case .postgres:
-                let url = try #require(
-                    ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 },
-                    "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
-                return ["--db", url, "--data", data]
-            }
-        }
-
-        /// PostgreSQL runs when there is a test server, or under CI (where a missing one fails loudly).
-        static var available: [Backend] {
-            let postgres =
-                ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].map { !$0.isEmpty } == true
-                || ProcessInfo.processInfo.environment["CI"] == "true"
-            return postgres ? [.sqlite, .postgres] : [.sqlite]
-        }
     }
 
     static func server(_ backend: Backend, data: String, port: Int = 0) throws -> ServeCommandTests.ServerProcess {
@@ -180,16 +146,16 @@ struct RecordUploadTests {
             let recording = try Recording(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try recording.beat(15)
-            try #require(Self.waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try #require(waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
             try recording.beat(10)
             #expect(server.signal(SIGKILL) != 0)
             // The recording goes on while the server is away; the uploader notices and keeps the batches.
             try recording.beat(20)
-            try #require(Self.waitFor(30) { recording.output.contains("recording goes on") }, "\(recording.output)")
+            try #require(waitFor(30) { recording.output.contains("recording goes on") }, "\(recording.output)")
             server = try Self.server(backend, data: data, port: port)
             defer { _ = server.signal(SIGTERM) }
             try recording.beat(10)
-            try #require(Self.waitFor(30) { recording.output.contains("resuming after batch") }, "\(recording.output)")
+            try #require(waitFor(30) { recording.output.contains("resuming after batch") }, "\(recording.output)")
             try recording.beat(5)
             let status = try recording.stop()
             #expect(status == 0, "\(recording.output)")
@@ -214,10 +180,10 @@ struct RecordUploadTests {
             let recording = try Recording(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try recording.beat(10)
-            try #require(Self.waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try #require(waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
             kill(server.process.processIdentifier, SIGSTOP)
             try recording.beat(40)
-            let noticed = Self.waitFor(30) { recording.output.contains("recording goes on") }
+            let noticed = waitFor(30) { recording.output.contains("recording goes on") }
             kill(server.process.processIdentifier, SIGCONT)
             try #require(noticed, "no timeout noticed: \(recording.output)")
             try recording.beat(5)
@@ -240,7 +206,7 @@ struct RecordUploadTests {
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", wrong])
             try recording.beat(20)
             #expect(
-                Self.waitFor(20) { recording.stderr.contains("upload stopped: the server refused the token") },
+                waitFor(20) { recording.stderr.contains("upload stopped: the server refused the token") },
                 "\(recording.output)")
             try recording.beat(10)
             let status = try recording.stop()
@@ -294,6 +260,17 @@ struct RecordUploadTests {
             #expect(lines.contains { $0.contains("\"status\":201") }, "\(again.stdout)")
             let (_, listing) = try await ServeCommandTests.send("GET", base + "/v1/workouts", token: token)
             #expect((listing["workouts"] as? [Any])?.count == 2, "\(listing)")
+        }
+    }
+}
+
+extension Backend {
+    /// `--db` (and `--data`) for `workout serve` and `workout athletes` with data folder `data`: SQLite files
+    /// in the data folder, or the test PostgreSQL.
+    func arguments(data: String) throws -> [String] {
+        switch self {
+        case .sqlite: return ["--db", data]
+        case .postgres: return ["--db", try TestPostgres.requiredURL(), "--data", data]
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -10,13 +11,7 @@ import Testing
 struct ServeCommandTests {
     /// The built `workout` executable beside the test bundle.
     static func executable() throws -> URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        let url = directory.appendingPathComponent("workout")
+        let url = BuiltProducts.executable("workout")
         guard FileManager.default.fileExists(atPath: url.path) else { throw ServeFailure("no workout executable") }
         return url
     }
@@ -91,14 +86,7 @@ struct ServeCommandTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())").path
     }
 
-    static var sharedFIT: String {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let shared =
-            ProcessInfo.processInfo.environment["WORKOUT_SHARED_DATA"]
-            ?? repository.deletingLastPathComponent().appendingPathComponent("shared/data").path
-        return shared + "/fit/fp_sample-activity-indoor-trainer.fit"
-    }
+    static var sharedFIT: String { SharedData.fitPath("fp_sample-activity-indoor-trainer") }
 
     @Test func pushUploadsStoredWorkoutsOnceAndSIGTERMStopsTheServerCleanly() async throws {
         let data = Self.temporary("serve-data")
@@ -182,23 +170,10 @@ struct ServeCommandTests {
     }
 
     /// The test PostgreSQL of scripts/test.sh (skipped without one, failing under CI=true).
-    static var postgresURL: String? {
-        ProcessInfo.processInfo.environment["WORKOUT_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    }
-    static var postgresAvailable: Bool { postgresURL != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
-
-    @Test(.enabled(if: postgresAvailable, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
     func athletesCommandsKeepTokensInThePostgresDatabaseTheServerReads() async throws {
-        let base = try #require(Self.postgresURL, "CI=true but WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh")
         // A database of its own (athlete names are unique per database).
-        let name = "workout_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let psql = Process()
-        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        psql.arguments = ["psql", base, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
-        try psql.run()
-        psql.waitUntilExit()
-        #expect(psql.terminationStatus == 0)
-        let url = String(base[...(try #require(base.lastIndex(of: "/")))]) + name
+        let url = try TestPostgres.freshDatabase(prefix: "workout_cli")
         let data = Self.temporary("serve-pg-data")
         defer { try? FileManager.default.removeItem(atPath: data) }
 
@@ -219,7 +194,8 @@ struct ServeCommandTests {
             #expect(status == 200 && me["kind"] as? String == kind, "\(me)")
         }
         #expect(try Self.run(["athletes", "revoke", "ann", "--db", url]).status == 0)
-        try await Task.sleep(for: .milliseconds(1_100))  // the server's token cache (--token-cache 1)
+        // The server's token cache (--token-cache 1) forgets the token within a second.
+        _ = await waitUntil(10) { (try? await Self.send("GET", server.base + "/v1/me", token: token).0) == 401 }
         #expect(try await Self.send("GET", server.base + "/v1/me", token: token).0 == 401, "revoked while the server runs")
         #expect(!FileManager.default.fileExists(atPath: data + "/directory.sqlite"), "the server keeps no directory of its own")
         #expect(server.signal(SIGTERM) == 0)

@@ -1,9 +1,7 @@
 import Foundation
 import WorkoutEngine
 import WorkoutModel
-
-/// Seconds after a fixed reference instant, so tests read in race time.
-func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
+@_exported import WorkoutTestSupport
 
 let strap = SourceDevice(name: "HRM", identifier: "ant:120:1")
 let bikeSensor = SourceDevice(name: "Bike", identifier: "ant:121:2")
@@ -28,4 +26,23 @@ func collectingBuilder(
 extension Statistics {
     var averageValue: Double? { average?.value }
     var sumValue: Double? { sum?.value }
+}
+
+/// The watch (watch-link) as a sample source.
+let watch = SourceDevice(name: "Watch", identifier: "watch-link:1")
+
+/// A metadata value as a number (double or int), else nil.
+func number(_ value: MetadataValue?) -> Double? {
+    switch value {
+    case .double(let number)?: number
+    case .int(let number)?: Double(number)
+    default: nil
+    }
+}
+
+extension BuilderOptions {
+    /// Options are validated when a builder is made; make one to validate.
+    func validateForTests() throws {
+        _ = try LiveWorkoutBuilder(configuration: WorkoutConfiguration(activityType: .running), options: self)
+    }
 }

@@ -5,19 +5,10 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutSensors
 import WorkoutSimulator
+import WorkoutTestSupport
 
 private let origin = Date(timeIntervalSinceReferenceDate: 810_000_000)
 private let testKey = [UInt8]([0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF])
-
-/// Waits until `condition` holds, at most `seconds` (generous: the machine is shared).
-private func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}
 
 /// An emulated USB ANT stick behind a pseudo-terminal reached through a stable symbolic link (as
 /// /dev/serial/by-id/… is): unplugging closes the terminal, plugging in opens a new one behind the
@@ -181,13 +172,12 @@ struct ANTStickRecordingTests {
     /// The host configures the stick (byte for byte what the protocol document says), then heart rate
     /// and power are recorded: averages within ±1 bpm and ±2 W of what the sensors delivered.
     @Test func aSilentStickIsConfiguredAndRecordedEndToEnd() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ant-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("ant")
         defer { try? FileManager.default.removeItem(at: folder) }
         let stick = try PluggedStick(folder: folder)
         let (session, recorder, clock, _) = try recording(stick.link, plan: plan())
         defer { recorder.stop() }
-        #expect(await eventually { opened(stick, 2) }, "the host did not configure the stick")
+        #expect(await waitUntil(20, every: .milliseconds(10)) { opened(stick, 2) }, "the host did not configure the stick")
         // What the host wrote, against the protocol document's layouts (frames as openant 1.3.4 makes them).
         let hex = stick.emulation?.hostFrames.map { $0.map { String(format: "%02X", $0) }.joined(separator: " ") }
         #expect(
@@ -203,7 +193,7 @@ struct ANTStickRecordingTests {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             athlete.second(second, stick: stick)
             let expected = base + (second + 1) * 8
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= expected }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= expected }
         }
         let statistics = session.builder.snapshot(at: clock.now()).statistics
         let heartRate = try #require(statistics[.heartRate]?.average?.value)
@@ -217,34 +207,33 @@ struct ANTStickRecordingTests {
     /// The stick unplugged mid-recording and plugged back behind the same link: reconfigured from a
     /// reset, recording resumes, and no sample falls in the gap.
     @Test func aReplugedStickIsReconfiguredAndRecordingResumes() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ant-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("ant")
         defer { try? FileManager.default.removeItem(at: folder) }
         let stick = try PluggedStick(folder: folder)
         let (_, recorder, clock, sink) = try recording(stick.link, plan: plan())
         defer { recorder.stop() }
-        #expect(await eventually { opened(stick, 2) })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { opened(stick, 2) })
         var athlete = Athlete()
         let base = recorder.status[0].decoder.framesDecoded
         for second in 0..<10 {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             athlete.second(second, stick: stick)
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 8 }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 8 }
         }
         stick.unplug()
-        #expect(await eventually { !recorder.status[0].available })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { !recorder.status[0].available })
         clock.set(origin.addingTimeInterval(30))
         try stick.plugIn()
         #expect(
-            await eventually { opened(stick, 2) },
+            await waitUntil(20, every: .milliseconds(10)) { opened(stick, 2) },
             "the replugged stick was not configured: \(recorder.status[0].connection) \(stick.emulation?.hostFrames.count ?? -1)")
         #expect(stick.emulation?.hostFrames.first == [0xA4, 0x01, 0x4A, 0x00, 0xEF])  // a reset first
-        #expect(await eventually { recorder.status[0].devices["ant:120:4711"] != nil })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].devices["ant:120:4711"] != nil })
         let before = recorder.status[0].decoder.framesDecoded
         for second in 30..<40 {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             athlete.second(second, stick: stick)
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= before + (second - 29) * 8 }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= before + (second - 29) * 8 }
         }
         let heartRate = sink.samples.filter { $0.type == .heartRate }.map { $0.start.timeIntervalSince(origin) }
         #expect(heartRate.contains { $0 > 30 }, "recording resumed")
@@ -255,37 +244,36 @@ struct ANTStickRecordingTests {
     /// A strap out of range (search timeout, channel closed) and back: the channel is reopened with
     /// the strap's number, the strap is unavailable meanwhile, and nothing is recorded in the gap.
     @Test func aSensorOutOfRangeComesBackAndNothingIsInventedInTheGap() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ant-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("ant")
         defer { try? FileManager.default.removeItem(at: folder) }
         let stick = try PluggedStick(folder: folder)
         let (_, recorder, clock, sink) = try recording(stick.link, plan: plan(profiles: [.heartRate]))
         defer { recorder.stop() }
-        #expect(await eventually { opened(stick, 1) })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { opened(stick, 1) })
         var athlete = Athlete()
         let base = recorder.status[0].decoder.framesDecoded
         for second in 0..<10 {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             athlete.second(second, stick: stick, power: false)
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 4 }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 4 }
         }
         // Out of range for 40 s: RX fail go to search at 12 s, search timeout (30 s) at 42 s.
         for second in 10..<50 {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             stick.advance(to: Double(second) + 1)
         }
-        #expect(await eventually { recorder.status[0].devices["ant:120:4711"] == false })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].devices["ant:120:4711"] == false })
         // The host opens the channel again (a second open 0x4B after the close) with the strap's number.
-        #expect(await eventually { (stick.emulation?.hostFrames.filter { $0[2] == 0x4B }.count ?? 0) >= 2 })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { (stick.emulation?.hostFrames.filter { $0[2] == 0x4B }.count ?? 0) >= 2 })
         let reset = stick.emulation?.hostFrames.last { $0[2] == 0x51 }
         #expect(reset.map { Array($0[4...5]) } == [0x67, 0x12])  // 4711
         let before = recorder.status[0].decoder.framesDecoded
         for second in 60..<70 {
             clock.set(origin.addingTimeInterval(Double(second) + 1))
             athlete.second(second, stick: stick, power: false)
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= before + (second - 59) * 4 }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= before + (second - 59) * 4 }
         }
-        #expect(await eventually { recorder.status[0].devices["ant:120:4711"] == true })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].devices["ant:120:4711"] == true })
         let times = sink.samples.filter { $0.type == .heartRate }.map { $0.start.timeIntervalSince(origin) }
         #expect(times.contains { $0 > 60 }, "recording resumed")
         #expect(!times.contains { $0 > 11 && $0 < 60 }, "nothing in the gap")
@@ -295,14 +283,13 @@ struct ANTStickRecordingTests {
     /// is kept, and the samples are named by it.
     @Test(arguments: [true, false])
     func twoStrapsInRangeNeverMix(pinned: Bool) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ant-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("ant")
         defer { try? FileManager.default.removeItem(at: folder) }
         let stick = try PluggedStick(folder: folder)
         let (_, recorder, clock, sink) = try recording(
             stick.link, plan: plan(pinned: pinned ? [.heartRate: 2222] : [:], profiles: [.heartRate]))
         defer { recorder.stop() }
-        #expect(await eventually { opened(stick, 1) })
+        #expect(await waitUntil(20, every: .milliseconds(10)) { opened(stick, 1) })
         let mine = ANTStickEmulation.Sensor(number: pinned ? 2222 : 1111, type: 120)
         let other = ANTStickEmulation.Sensor(number: pinned ? 1111 : 2222, type: 120)
         // Pinned, the other strap transmits first in every slot (and must not be heard); unpinned,
@@ -317,7 +304,7 @@ struct ANTStickRecordingTests {
                     stick.transmit(strap, Pages.heartRate(beat: second, beatTime: 0, previous: 0, bpm: bpm(strap)), at: time)
                 }
             }
-            _ = await eventually { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 4 }
+            _ = await waitUntil(20, every: .milliseconds(10)) { recorder.status[0].decoder.framesDecoded >= base + (second + 1) * 4 }
         }
         let samples = sink.samples.filter { $0.type == .heartRate }
         #expect(!samples.isEmpty)

@@ -5,22 +5,12 @@ import WorkoutModel
 import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
-
-/// The folder holding the built `workout` and `watch-sim` executables (next to the test bundle).
-private func productsFolder() -> URL {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("watch-sim").path),
-        directory.pathComponents.count > 1
-    {
-        directory.deleteLastPathComponent()
-    }
-    return directory
-}
+import WorkoutTestSupport
 
 /// Runs `executable` with `arguments`; returns the process with its standard output piped.
 private func launch(_ executable: String, _ arguments: [String]) throws -> (Process, Pipe) {
     let process = Process()
-    process.executableURL = productsFolder().appendingPathComponent(executable)
+    process.executableURL = BuiltProducts.executable(executable)
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
@@ -35,8 +25,7 @@ private func launch(_ executable: String, _ arguments: [String]) throws -> (Proc
 
 /// Waits for `process` to exit, at most `seconds`; kills it after that.
 private func wait(_ process: Process, seconds: Double) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+    _ = waitFor(seconds, every: 0.1) { !process.isRunning }
     if process.isRunning {
         process.terminate()
         return false
@@ -63,12 +52,7 @@ private func recordSimulated(
             "--ant-network-key", testANTNetworkKey,
         ])
     defer { if simulator.isRunning { simulator.terminate() } }
-    let deadline = Date().addingTimeInterval(10)
-    while !["gps", "ant", "watch"].allSatisfy({ FileManager.default.fileExists(atPath: "\(links)/\($0)") }),
-        Date() < deadline
-    {
-        Thread.sleep(forTimeInterval: 0.05)
-    }
+    _ = waitFor(10) { ["gps", "ant", "watch"].allSatisfy { FileManager.default.fileExists(atPath: "\(links)/\($0)") } }
     var arguments = [
         "record", "--sensor", "\(links)/gps:nmea", "--sensor", "\(links)/ant:ant", "--sensor", "\(links)/watch:watch",
         "--activity", "swimBikeRun", "--time-scale", "\(speed)", "--db", database,
@@ -119,8 +103,7 @@ struct RecordEndToEndTests {
     /// The simulator's bytes through real pseudo-terminals into `workout record` give the workout the
     /// in-process replay of the same race gives.
     @Test func recordingTheSimulatorOnPseudoTerminalsMatchesTheReplay() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("e2e")
         defer { try? FileManager.default.removeItem(at: folder) }
         let (scenario, path) = try miniTriathlon(pool: true, folder: folder)
         let (recorded, _, lines) = try recordSimulated(path, seed: 7, speed: 50, lapLength: 25, folder: folder)
@@ -157,8 +140,7 @@ struct RecordEndToEndTests {
     /// The ANT port's pseudo-terminal closes for 60 s of race and comes back: the sensor is marked
     /// unavailable and available again, the session goes on, and nothing is invented in the gap.
     @Test func aPortThatClosesMidRaceIsReopenedAndTheGapStaysEmpty() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("e2e")
         defer { try? FileManager.default.removeItem(at: folder) }
         var (scenario, _) = try miniTriathlon(pool: false, folder: folder)
         scenario.name = "mini-ant-gap"

@@ -5,10 +5,10 @@ import WorkoutModel
 import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
+import WorkoutTestSupport
 
 private func freshStore() throws -> (WorkoutStore, URL) {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = try temporaryFolder("replay")
     return (try WorkoutStore(path: folder.appendingPathComponent("replay.sqlite").path), folder)
 }
 

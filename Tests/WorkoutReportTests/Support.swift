@@ -97,14 +97,10 @@ enum Chromium {
             process.environment = environment
             let started = Date()
             try process.run()
-            while process.isRunning {
-                if Date().timeIntervalSince(started) > timeout {
-                    process.terminate()
-                    process.waitUntilExit()
-                    Issue.record("chromium did not finish within \(Int(timeout)) s")
-                    break
-                }
-                Thread.sleep(forTimeInterval: 0.05)
+            if !waitFor(timeout, { !process.isRunning }) {
+                process.terminate()
+                process.waitUntilExit()
+                Issue.record("chromium did not finish within \(Int(timeout)) s")
             }
             process.waitUntilExit()
             let seconds = Date().timeIntervalSince(started)

@@ -4,9 +4,6 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutSensors
 
-private let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
-private func at(_ seconds: Double) -> Date { origin.addingTimeInterval(seconds) }
-
 /// Decodes `bytes` with `wire`'s decoder and maps the readings as arriving at `arrival`.
 private func map(
     _ bytes: [UInt8], _ wire: SensorProtocol, arrival: Date, leg: WorkoutActivityType?, mapper: inout ReadingMapper
@@ -133,11 +130,6 @@ private struct Ports {
         mapper.map(readings, arrival: arrival, leg: leg, into: &input)
         return input
     }
-}
-
-/// A GPS RMC sentence `second` seconds after `origin`, `metres` north of a fixed point.
-private func rmc(_ second: Double, north metres: Double) -> [UInt8] {
-    NMEA.rmc(time: at(second), latitude: 47.9 + metres / 111_195, longitude: 11.3, speed: 5, course: 0)
 }
 
 private func sum(_ samples: [QuantitySample], _ type: QuantityType) -> Double {

@@ -4,14 +4,7 @@ import Testing
 import WorkoutEngine
 import WorkoutModel
 import WorkoutSensors
-
-private let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
-private func at(_ seconds: Double) -> Date { origin.addingTimeInterval(seconds) }
-
-/// A GPS RMC sentence `second` seconds after `origin`, `metres` north of a fixed point.
-private func rmc(_ second: Double, north metres: Double) -> [UInt8] {
-    NMEA.rmc(time: at(second), latitude: 47.9 + metres / 111_195, longitude: 11.3, speed: 5, course: 0)
-}
+import WorkoutTestSupport
 
 /// A value behind a lock, shareable with sendable closures.
 private final class Locked<Value: Sendable>: Sendable {
@@ -20,15 +13,10 @@ private final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
-/// Waits until `condition` holds, at most `seconds`.
-/// (Async: the recorder delivers on the cooperative pool, which a blocking wait would starve.)
-private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
+/// Waits until `condition` holds, at most 5 s (WorkoutTestSupport's `waitUntil`: async, as the recorder
+/// delivers on the cooperative pool, which a blocking wait would starve).
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    await waitUntil(5, every: .milliseconds(10)) { condition() }
 }
 
 /// The sensor recorder reading real pseudo-terminals into a live session. Run on their own by scripts/test.sh
@@ -66,7 +54,9 @@ struct SensorRecorderTests {
         clock.set(at(4))
         try gps.write(rmc(3, north: 20))
         #expect(await eventually { frames(0) == 3 })
-        try await Task.sleep(for: .milliseconds(300))
+        _ = await eventually {
+            abs((session.builder.snapshot(at: at(4)).statistics[.distanceWalkingRunning]?.sum?.value ?? 0) - 20) < 0.5
+        }
         let distance = session.builder.snapshot(at: at(4)).statistics[.distanceWalkingRunning]?.sum?.value ?? 0
         #expect(
             abs(distance - 20) < 0.5,
@@ -96,7 +86,10 @@ struct SensorRecorderTests {
             WatchLink.button(milliseconds: 10_000, .next)
                 + WatchLink.distance(endMilliseconds: 11_000, durationMilliseconds: 1000, meters: 1.5))
         #expect(await eventually { session.currentLegIndex == 1 })
-        try await Task.sleep(for: .milliseconds(300))
+        _ = await eventually {
+            let activities = session.builder.snapshot(at: at(11)).activities
+            return activities.count == 2 && activities[1].statistics[.distanceWalkingRunning]?.sum?.value == 1.5
+        }
         let activities = session.builder.snapshot(at: at(11)).activities
         try #require(activities.count == 2)
         #expect(activities[1].configuration.activityType == .transition)
@@ -170,7 +163,9 @@ struct SensorRecorderTests {
                     endMilliseconds: 45_000, durationMilliseconds: 25_000, kind: .active, style: .freestyle, strokes: 13
                 ))
         #expect(await eventually { recorder.status[0].decoder.framesDecoded == 3 })
-        try await Task.sleep(for: .milliseconds(300))
+        _ = await eventually {
+            session.builder.events.contains { $0.type == .lap && abs($0.end.timeIntervalSince(at(45))) < 0.01 }
+        }
         let laps = session.builder.events.filter { $0.type == .lap }
         #expect(
             laps.contains { abs($0.end.timeIntervalSince(at(45))) < 0.01 },
@@ -200,10 +195,6 @@ struct SensorRecorderTests {
                 format: "%0\(width)d%02d.%04d", whole, tenThousandths / 10_000, tenThousandths % 10_000)
             return (text, Double(whole) + Double(tenThousandths) / 10_000 / 60)
         }
-        func sentence(_ body: String) -> [UInt8] {
-            let sum = body.utf8.reduce(UInt8(0), ^)
-            return Array("$\(body)*\(String(format: "%02X", sum))\r\n".utf8)
-        }
         var emitted: [(latitude: Double, longitude: Double)] = []
         for second in 1...35 {
             let talker = second <= 10 ? "GP" : second <= 22 ? "GN" : "GP"
@@ -217,8 +208,8 @@ struct SensorRecorderTests {
             let position = "\(latitude.text),N,\(longitude.text),E"
             clock.set(at(Double(second)))
             try gps.write(
-                sentence("\(talker)GGA,\(time),\(position),1,09,0.8,520.0,M,47.0,M,,")
-                    + sentence("\(talker)RMC,\(time),A,\(position),9.72,0.0,\(day),,,A"))
+                textLine("\(talker)GGA,\(time),\(position),1,09,0.8,520.0,M,47.0,M,,")
+                    + textLine("\(talker)RMC,\(time),A,\(position),9.72,0.0,\(day),,,A"))
             #expect(await eventually { recorder.status[0].decoder.framesDecoded == 2 * second })
         }
         // The track's length from the emitted positions (haversine, mean Earth radius).

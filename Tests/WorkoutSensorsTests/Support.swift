@@ -11,6 +11,15 @@ func textLine(_ body: String, checksum: UInt8? = nil) -> [UInt8] {
     return Array("$\(body)*\(String(format: "%02X", sum))\r\n".utf8)
 }
 
+/// The recorder and mapper tests' time origin, and the date `seconds` after it.
+let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
+func at(_ seconds: Double) -> Date { origin.addingTimeInterval(seconds) }
+
+/// A GPS RMC sentence `second` seconds after `origin`, `metres` north of a fixed point.
+func rmc(_ second: Double, north metres: Double) -> [UInt8] {
+    NMEA.rmc(time: at(second), latitude: 47.9 + metres / 111_195, longitude: 11.3, speed: 5, course: 0)
+}
+
 /// An ANT serial frame: A4, length, id, payload, XOR of all preceding bytes (sync included).
 func antFrame(_ id: UInt8, _ payload: [UInt8], corruptChecksum: Bool = false) -> [UInt8] {
     var bytes: [UInt8] = [0xA4, UInt8(payload.count), id] + payload

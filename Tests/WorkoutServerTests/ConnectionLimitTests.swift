@@ -12,13 +12,7 @@ import Testing
 struct ConnectionLimitTests {
     /// The built `workout` executable beside the test bundle.
     static func executable() throws -> String {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("workout").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        let path = directory.appendingPathComponent("workout").path
+        let path = BuiltProducts.executable("workout").path
         guard FileManager.default.isExecutableFile(atPath: path) else { throw TestFailure("no workout executable") }
         return path
     }

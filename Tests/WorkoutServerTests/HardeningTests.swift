@@ -87,11 +87,7 @@ struct HardeningTests {
         let first = heartRateBatch(seq: 1, start: start, count: 5, startSession: true)
         #expect(try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, first).json["ack"] as? Int == 1)
         // Idle for longer than the timeout: released from memory (it no longer counts against the limit).
-        var released = false
-        for _ in 0..<40 where !released {
-            try await Task.sleep(for: .milliseconds(250))
-            released = await server.server.sessions.count == 0
-        }
+        let released = await waitUntil(10, every: .milliseconds(250)) { await server.server.sessions.count == 0 }
         #expect(released, "the idle session was not released")
         let metrics = try await server.send("GET", "/metrics", token: nil)
         #expect(metrics.text.contains("workout_live_sessions_idle_released_total 1"), "\(metrics.text)")
@@ -111,11 +107,7 @@ struct HardeningTests {
         let fit = try SharedData.bytes("mk_big_activity")
         let upload = Task { try await server.send("POST", "/v1/workouts", token: token, body: fit) }
         // Stopped while the import is running (the request accepted, its commit not yet made).
-        var inFlight = false
-        for _ in 0..<2000 where !inFlight {
-            inFlight = server.server.uploadsInFlight.withLock { !$0.isEmpty }
-            if !inFlight { try await Task.sleep(for: .milliseconds(2)) }
-        }
+        let inFlight = await waitUntil(4, every: .milliseconds(2)) { server.server.uploadsInFlight.withLock { !$0.isEmpty } }
         #expect(inFlight, "the upload was never seen in flight")
         await server.server.shutdown()
         let answer = try await upload.value

@@ -179,13 +179,7 @@ struct LiveSessionTests {
 
     /// Runs each statement with psql on the test cluster (each `-c` on its own, outside a transaction block).
     static func psql(_ url: String, _ statements: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-q"] + statements.flatMap { ["-c", $0] }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("psql failed: \(statements)") }
+        for statement in statements { try TestPostgres.psql(url, statement) }
     }
 
     @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))

@@ -44,10 +44,7 @@ struct SessionLimitTests {
         #expect(try await server.json("PUT", "/v1/sessions/\(idle)", token: token, ["activityType": "cycling"]).status == 201)
         let first = heartRateBatch(seq: 1, start: start, count: 3, startSession: true)
         #expect(try await server.json("POST", "/v1/sessions/\(idle)/batches", token: token, first).status == 200)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await server.server.sessions.count > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        _ = await waitUntil(30, every: .milliseconds(100)) { await server.server.sessions.count == 0 }
         #expect(await server.server.sessions.count == 0, "the idle session was not released")
         // Its place is free: another session opens and fills the limit.
         #expect(try await server.json("PUT", "/v1/sessions/\(busy)", token: token, ["activityType": "running"]).status == 201)

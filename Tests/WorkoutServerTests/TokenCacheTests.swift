@@ -58,7 +58,7 @@ struct TokenCacheTests {
 
         /// Waits (up to a minute: the machine may be busy) until `count` lookups were asked.
         func waitUntilAsked(_ count: Int) async throws {
-            for _ in 0..<6000 where asked < count { try await Task.sleep(for: .milliseconds(10)) }
+            _ = await waitUntil(60, every: .milliseconds(10)) { asked >= count }
         }
     }
 
@@ -109,7 +109,7 @@ struct TokenCacheTests {
         // The refresh began 1.6 s after the first lookup: its answer is kept past the first lookup's expiry.
         clock.advance(.milliseconds(1600))
         directory.release()
-        for _ in 0..<6000 where cache.cached(hash: "h") == nil { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await waitUntil(60, every: .milliseconds(10)) { cache.cached(hash: "h") != nil }
         #expect(cache.cached(hash: "h")?.0 == Self.dora)
         #expect(directory.asked == 2)
     }
@@ -122,7 +122,7 @@ struct TokenCacheTests {
         // Trusted until its lifetime has passed; this request starts the refresh that sees the revocation.
         #expect(try await directory.ask(cache) == Self.dora)
         try await directory.waitUntilAsked(2)
-        for _ in 0..<6000 where cache.cached(hash: "h") != nil { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await waitUntil(60, every: .milliseconds(10)) { cache.cached(hash: "h") == nil }
         #expect(cache.cached(hash: "h") == nil)
         #expect(try await directory.ask(cache) == nil)
         #expect(directory.asked == 3)

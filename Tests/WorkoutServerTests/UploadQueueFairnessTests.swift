@@ -95,8 +95,7 @@ struct UploadQueueFairnessTests {
         release.signal()
         for _ in 0..<4 { done.wait() }
         // Each job signals before the pool has counted it done: wait (bounded) for the count.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline, pool.load(of: "a") + pool.load(of: "b") > 0 { usleep(1000) }
+        _ = waitFor(10, every: 0.001) { pool.load(of: "a") + pool.load(of: "b") == 0 }
         #expect(pool.load(of: "a") == 0 && pool.load(of: "b") == 0)
     }
 

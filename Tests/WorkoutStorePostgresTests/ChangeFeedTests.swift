@@ -107,7 +107,7 @@ struct ChangeFeedTests {
         let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
         let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
         let changes = Self.collect(reader.changes(), count: 1, within: 60)
-        try ConnectionPoolTests.psql(
+        try TestPostgres.psql(
             base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
         // The feed connects again a second after its connection closed; the writer's pool on its next call.
         try await Task.sleep(for: .seconds(3))

@@ -11,17 +11,6 @@ import WorkoutStorePostgres
 /// again instead of waiting forever on a closed connection.
 @Suite("PostgreSQL connection pool", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
 struct ConnectionPoolTests {
-    /// Runs each statement with psql (each `-c` on its own, outside a transaction block).
-    static func psql(_ url: String, _ statements: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-q"] + statements.flatMap { ["-c", $0] }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "psql: \(statements)")
-    }
-
     @Test func aStoreAnswersAgainAfterPostgreSQLEndedItsIdleConnections() throws {
         let database = try TestPostgres.ownDatabase("pool")
         defer { TestPostgres.drop(database) }
@@ -29,7 +18,7 @@ struct ConnectionPoolTests {
         let store = try PostgresWorkoutDatabase(url: url, poolSize: 4).store(athlete: UUID())
         #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
 
-        try Self.psql(base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
+        try TestPostgres.psql(base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
         // Each call runs on its own thread: before the fix the first never returned (a query on the closed
         // connection). One call may still fail (the server's notice can arrive while it runs); the next answers.
         for attempt in 1...2 {

@@ -7,20 +7,6 @@ import WorkoutStorePostgres
 /// The PostgreSQL schema's migrations on a database of the test's own.
 @Suite("PostgreSQL schema migrations", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
 struct SchemaMigrationTests {
-    /// The first column of the first row psql prints for `query` (unaligned, no headers).
-    static func value(_ url: String, _ query: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", query]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "psql: \(query)")
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test("chunk partitions keep room for rewritten tails: new ones are created so, existing ones get it by migration 3")
     func chunkPartitionsHaveAFillFactorForInPlaceRewrites() throws {
         let database = try TestPostgres.ownDatabase("migrate")
@@ -29,7 +15,7 @@ struct SchemaMigrationTests {
         let athlete = UUID()
         let suffix = athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         func options(_ table: String) throws -> String {
-            try Self.value(url, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE relname = '\(table)_\(suffix)'")
+            try TestPostgres.psql(url, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE relname = '\(table)_\(suffix)'")
         }
         do {
             let database = try PostgresWorkoutDatabase(url: url, poolSize: 2)
@@ -42,15 +28,16 @@ struct SchemaMigrationTests {
 
         // The database as version 2 left it (partitions without a fill factor, no journal function): migrations
         // 3 and 4 run again.
-        try ConnectionPoolTests.psql(
-            url, "ALTER TABLE sample_chunk_\(suffix) RESET (fillfactor)", "ALTER TABLE route_chunk_\(suffix) RESET (fillfactor)",
-            "DROP FUNCTION workout_journal_append", "DELETE FROM schema_migration WHERE version >= 3")
+        for statement in [
+            "ALTER TABLE sample_chunk_\(suffix) RESET (fillfactor)", "ALTER TABLE route_chunk_\(suffix) RESET (fillfactor)",
+            "DROP FUNCTION workout_journal_append", "DELETE FROM schema_migration WHERE version >= 3",
+        ] { try TestPostgres.psql(url, statement) }
         #expect(try options("sample_chunk") == "")
         let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { reopened.closeConnections() }
         #expect(try options("sample_chunk") == "fillfactor=70")
         #expect(try options("route_chunk") == "fillfactor=70")
-        #expect(try Self.value(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4")
         // And the store writes through the function migration 4 made.
         let store = try reopened.store(athlete: athlete)
         let recording = try store.beginRecording(configuration: WorkoutConfiguration(activityType: .running), commitInterval: 0)

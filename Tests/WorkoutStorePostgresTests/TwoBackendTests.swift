@@ -6,16 +6,11 @@ import WorkoutModel
 import WorkoutReplay
 import WorkoutStore
 import WorkoutStorePostgres
-@_exported import WorkoutTestSupport
+@_exported import StoreTestSupport
 
 /// The test PostgreSQL of scripts/test.sh (WorkoutTestSupport): missing under CI=true is a failure, never a
 /// silent skip.
 extension TestPostgres {
-    static func database() throws -> PostgresWorkoutDatabase {
-        let url = try #require(url, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
-        return try PostgresWorkoutDatabase(url: url, poolSize: 4)
-    }
-
     /// A new database of the test's own in the test cluster (ending its connections or changing its schema
     /// disturbs no other suite): its name, its URL, and the cluster's URL; `drop` removes it.
     static func ownDatabase(_ prefix: String) throws -> (name: String, url: String, base: String) {
@@ -24,24 +19,20 @@ extension TestPostgres {
         var components = try #require(URLComponents(string: base))
         components.path = "/" + name
         let own = try #require(components.string)
-        try ConnectionPoolTests.psql(base, "CREATE DATABASE \(name)")
+        try TestPostgres.psql(base, "CREATE DATABASE \(name)")
         return (name, own, base)
     }
 
     static func drop(_ database: (name: String, url: String, base: String)) {
-        try? ConnectionPoolTests.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
+        _ = try? TestPostgres.psql(database.base, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)")
     }
 }
 
-/// A new, empty store of each backend: a SQLite file, or a new athlete's partitions in the test database.
+/// A new, empty store of each backend (StoreTestSupport's `StoreFixture`): a SQLite file, or a new athlete's
+/// partitions in the test database.
 func freshStore(_ backend: Backend) throws -> (WorkoutStore, cleanup: () -> Void) {
-    switch backend {
-    case .sqlite:
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("two-backends-\(UUID()).sqlite").path
-        return (try WorkoutStore(path: path), { try? FileManager.default.removeItem(atPath: path) })
-    case .postgres:
-        return (try TestPostgres.database().store(athlete: UUID()), {})
-    }
+    let fixture = try StoreFixture(backend)
+    return (fixture.store, fixture.cleanup)
 }
 
 /// One test suite, two backends: the same calls on SQLite and PostgreSQL give the same answers.

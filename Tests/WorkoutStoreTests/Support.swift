@@ -5,9 +5,7 @@ import Testing
 import WorkoutModel
 import WorkoutStore
 import WorkoutStorePostgres
-@_exported import WorkoutTestSupport
-
-func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
+@_exported import StoreTestSupport
 
 let strap = SourceDevice(name: "HRM", manufacturer: "Garmin", identifier: "ant:120:1")
 let bike = SourceDevice(name: "Bike", identifier: "ant:121:2")
@@ -23,51 +21,7 @@ func freshStore(_ backend: Backend = .sqlite) throws -> (WorkoutStore, URL) {
     return (fixture.store, fixture.folder)
 }
 
-/// The test PostgreSQL of scripts/test.sh (WorkoutTestSupport): one database for the whole run, one athlete
-/// per store. Outside CI without WORKOUT_TEST_POSTGRES_URL the store tests run on SQLite only
-/// (`Backend.available`); with CI=true and no server their PostgreSQL cases run and fail, never skip silently.
-extension TestPostgres {
-    /// One pool for every test of the process: a store is an athlete's partitions in it.
-    private static let shared: Result<PostgresWorkoutDatabase, StoreError>? = url.map { url in
-        Result { () throws(StoreError) in try PostgresWorkoutDatabase(url: url, poolSize: 6) }
-    }
-
-    static func database() throws -> PostgresWorkoutDatabase {
-        let shared = try #require(
-            shared, "WORKOUT_TEST_POSTGRES_URL is not set: run scripts/test.sh (it starts a test PostgreSQL)")
-        return try shared.get()
-    }
-}
-
-/// A fresh store of one backend: a new SQLite file in a new folder, or a new athlete in the test PostgreSQL.
-struct StoreFixture {
-    let backend: Backend
-    let store: WorkoutStore
-    /// A new temporary folder (holding the SQLite file); the caller removes it (`cleanup`).
-    let folder: URL
-    /// The athlete whose partitions hold a PostgreSQL store.
-    let athlete: UUID
-
-    init(_ backend: Backend) throws {
-        self.backend = backend
-        folder = try temporaryFolder()
-        athlete = UUID()
-        switch backend {
-        case .sqlite: store = try WorkoutStore(path: folder.appendingPathComponent("test.sqlite").path)
-        case .postgres: store = try TestPostgres.database().store(athlete: athlete)
-        }
-    }
-
-    /// A second store instance on the same data (what another process opening it would get).
-    func reopen() throws -> WorkoutStore {
-        switch backend {
-        case .sqlite: try WorkoutStore(path: store.path)
-        case .postgres: try TestPostgres.database().store(athlete: athlete)
-        }
-    }
-
-    func cleanup() { try? FileManager.default.removeItem(at: folder) }
-
+extension StoreFixture {
     /// The athlete as a SQL literal, for `postgres` statements of `execute`.
     var athleteLiteral: String { "'\(athlete.uuidString.lowercased())'" }
 

@@ -122,6 +122,10 @@ public enum SharedData {
     }
 }
 
+/// The date `seconds` after the tests' fixed origin (2026-05-09 06:13:20 UTC, reference date + 800,000,000 s):
+/// synthetic samples are dated from it, so a run does not depend on the clock.
+public func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
+
 /// A new folder under the system's temporary folder, named `<prefix>-<random>`; the caller removes it.
 public func temporaryFolder(_ prefix: String = "workout-test") throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")

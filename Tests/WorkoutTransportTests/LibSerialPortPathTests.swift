@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutSensors
 
@@ -22,13 +23,13 @@ final class OutputLines: Sendable {
 
     /// Waits for a line that starts with `prefix`, the `index`-th such (0-based); nil after `timeout`.
     func line(startingWith prefix: String, index: Int = 0, timeout: Duration = .seconds(20)) async -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var found: String?
+        _ = await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) {
             let matches = all.filter { $0.hasPrefix(prefix) }
-            if matches.count > index { return matches[index] }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(5))
+            found = matches.count > index ? matches[index] : nil
+            return found != nil
         }
+        return found
     }
 }
 
@@ -38,13 +39,7 @@ struct Probe {
     let output = OutputLines()
 
     init(_ arguments: [String]) throws {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("SerialProbe").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        process.executableURL = directory.appendingPathComponent("SerialProbe")
+        process.executableURL = BuiltProducts.executable("SerialProbe")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -62,10 +57,7 @@ struct Probe {
 
     /// Waits for the process to exit and returns its status (the process is killed after `timeout`).
     func exitStatus(timeout: Duration = .seconds(20)) async -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) { !process.isRunning }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus
@@ -217,7 +209,7 @@ struct LibSerialPortPathTests {
     }
 
     @Test func aConnectionReconnectsThroughLibserialport() async throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("ant").path
         var first: PseudoTerminal? = try PseudoTerminal()
@@ -231,10 +223,7 @@ struct LibSerialPortPathTests {
             lines.filter { $0.hasPrefix("bytes ") }.map { $0.dropFirst("bytes ".count) }.joined()
         }
         try first?.write(before)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while received(probe.output.all[...]) != hex(before) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(10, every: .milliseconds(5)) { received(probe.output.all[...]) == hex(before) }
         first = nil
         try FileManager.default.removeItem(atPath: link)
         #expect(await probe.output.line(startingWith: "disconnected") == "disconnected hangUp")

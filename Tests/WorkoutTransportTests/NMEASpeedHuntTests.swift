@@ -4,16 +4,7 @@ import Testing
 
 @testable import WorkoutSensors
 import SensorTestSupport
-
-/// Waits until `condition` holds, at most `timeout`.
-private func eventually(_ timeout: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return true
-}
+import WorkoutTestSupport
 
 /// A decoder shared with a connection's handler.
 private final class SharedDecoder: Sendable {
@@ -45,7 +36,7 @@ private func huntingConnection(_ hunt: NMEASpeedHunt) -> (SensorConnection, Shar
 @Suite("NMEA speed hunt", .serialized)
 struct NMEASpeedHuntTests {
     @Test func aGPSAt4800IsFoundWithinFifteenSecondsWithNoSpeedGivenAndRemembered() async throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let memory = SerialSpeedMemory(file: folder.appendingPathComponent("state/serial-speeds.json").path)
         let gps = try FixedSpeedGPS(speed: 4800)
@@ -60,7 +51,7 @@ struct NMEASpeedHuntTests {
         defer { connection.stop() }
 
         // The finding is reported after the status changes (it is remembered first): wait for both.
-        let found = await eventually(.seconds(15)) {
+        let found = await waitUntil(15, every: .milliseconds(20)) {
             hunt.status == .found(4800) && decoder.withLock { $0.counters.framesDecoded } > 0 && !findings.all.isEmpty
         }
         #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
@@ -86,13 +77,13 @@ struct NMEASpeedHuntTests {
         try connection.start()
         defer { connection.stop() }
         #expect(hunt.status == .trying(4800))
-        let found = await eventually(.seconds(15)) {
+        let found = await waitUntil(15, every: .milliseconds(20)) {
             hunt.status == .found(38400) && decoder.withLock { $0.counters.framesDecoded } > 0
         }
         #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
         // Settled: it stays at 38400 while good sentences come.
         let before = decoder.withLock { $0.counters.framesDecoded }
-        #expect(await eventually(.seconds(10)) { decoder.withLock { $0.counters.framesDecoded } >= before + 10 })
+        #expect(await waitUntil(10, every: .milliseconds(20)) { decoder.withLock { $0.counters.framesDecoded } >= before + 10 })
         #expect(hunt.status == .found(38400))
         #expect(try gps.terminal.readerSettings().baudRate == 38400)
     }
@@ -112,7 +103,7 @@ struct NMEASpeedHuntTests {
 @Suite("Remembered serial speeds")
 struct SerialSpeedMemoryTests {
     @Test func theNewestSpeedOfEachDeviceIsKeptUpToTheCapacity() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let memory = SerialSpeedMemory(file: folder.appendingPathComponent("a/b/serial-speeds.json").path)
         #expect(memory.speed(for: "/dev/ttyUSB0") == nil)
@@ -132,7 +123,7 @@ struct SerialSpeedMemoryTests {
     }
 
     @Test func aDeviceIsRememberedByItsByIDLink() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let terminal = try PseudoTerminal()
         let byID = folder.appendingPathComponent("by-id")

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutSensors
 
@@ -16,12 +17,7 @@ final class EventLog: Sendable {
 
     /// Waits until `condition` holds for the events so far; false after `timeout`.
     func wait(timeout: Duration = .seconds(10), until condition: ([SensorConnection.Event]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(all) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(all)
+        await waitUntil(Double(timeout.components.seconds), every: .milliseconds(5)) { condition(all) }
     }
 }
 
@@ -59,7 +55,7 @@ struct SensorConnectionTests {
     }
 
     @Test func aPseudoTerminalReplacedBehindTheSameLinkIsReconnected() async throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps").path
         var first: PseudoTerminal? = try PseudoTerminal()
@@ -81,7 +77,9 @@ struct SensorConnectionTests {
         try FileManager.default.removeItem(atPath: link)
         #expect(await log.wait { availability($0).count == 2 })
         #expect(!connection.isAvailable)
-        try await Task.sleep(for: .milliseconds(100))
+        _ = await waitUntil(10, every: .milliseconds(5)) {
+            connection.counters.reconnectAttempts >= 1 && connection.lastOpenError != nil
+        }
         #expect(connection.counters.reconnectAttempts >= 1)
         guard case .deviceMissing = connection.lastOpenError else {
             Issue.record(
@@ -135,13 +133,13 @@ struct SensorConnectionTests {
     }
 
     @Test func waitingForADeviceConnectsWhenItAppears() async throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("ant").path
         let log = EventLog()
         let connection = SensorConnection(path: link, tag: "ant", backoff: quick, handler: log.append)
         try connection.start(waitForDevice: true)
-        try await Task.sleep(for: .milliseconds(60))
+        _ = await waitUntil(10, every: .milliseconds(5)) { connection.lastOpenError != nil }
         #expect(log.all.isEmpty)
         #expect(connection.lastOpenError != nil)
         let terminal = try PseudoTerminal()
@@ -196,19 +194,18 @@ struct SensorConnectionTests {
         }
         try terminal.write(Array("LEN 1\n".utf8))
         let log = connection
-        let deadlineBytes = ContinuousClock.now + .seconds(5)
-        while log.counters.bytesRead < 6 && ContinuousClock.now < deadlineBytes {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(5, every: .milliseconds(5)) { log.counters.bytesRead >= 6 }
         reader.cancel()
         _ = await reader.value
         // The stream terminated: the device closes within the read timeout.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while connection.isAvailable && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(5, every: .milliseconds(5)) { !connection.isAvailable }
         #expect(!connection.isAvailable)
-        try await Task.sleep(for: .milliseconds(50))
+        // Released: the device opens again (within 5 s).
+        _ = await waitUntil(5, every: .milliseconds(5)) {
+            guard let port = try? SerialPorts.open(terminal.path) else { return false }
+            port.close()
+            return true
+        }
         try SerialPorts.open(terminal.path).close()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutSensors
 
@@ -26,13 +27,6 @@ func readAll(
     return (bytes, nil)
 }
 
-/// A fresh temporary folder.
-func temporaryFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("transport-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// Whether `error` is a `SensorError` whose message names `path`, matching `match`.
 func isSensorError(_ error: any Error, naming path: String, _ match: (SensorError) -> Bool) -> Bool {
     guard let error = error as? SensorError else { return false }
@@ -44,7 +38,7 @@ struct TermiosTransportTests {
     @Test func aPseudoTerminalIsDetectedDirectlyAndThroughALink() throws {
         let terminal = try PseudoTerminal()
         #expect(try SerialPorts.kind(of: terminal.path) == .pseudoTerminal)
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
@@ -193,7 +187,7 @@ struct DeviceErrorTests {
     }
 
     @Test func aDanglingLinkIsAMissingDevice() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("ant").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/pts/999999")
@@ -208,7 +202,7 @@ struct DeviceErrorTests {
     }
 
     @Test func filesAndNonTerminalDevicesAreNotSerialDevices() throws {
-        let folder = try temporaryFolder()
+        let folder = try temporaryFolder("transport")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("capture.nmea").path
         try Data("$GPGGA".utf8).write(to: URL(fileURLWithPath: file))

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import WorkoutEngine
 import WorkoutModel
+import WorkoutTestSupport
 
 @testable import WorkoutUpload
 
-private func t(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: 800_000_000 + seconds) }
 private let strap = SourceDevice(name: "HRM", manufacturer: "Garmin", identifier: "ant:120:1")
 
 /// Applies batch items to a new session the way the server's live session does (docs/openapi.yaml, Batch).

@@ -5,10 +5,10 @@ import WorkoutModel
 import WorkoutReplay
 import WorkoutSimulator
 import WorkoutStore
+import WorkoutTestSupport
 
 private func withStore<R>(_ body: (WorkoutStore) throws -> R) throws -> R {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("intel-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = try temporaryFolder("intel")
     defer { try? FileManager.default.removeItem(at: folder) }
     return try body(try WorkoutStore(path: folder.appendingPathComponent("w.sqlite").path))
 }
@@ -34,7 +34,7 @@ private func swolf(_ event: WorkoutEvent) -> Double? {
 }
 
 @Suite("Swimming, recovery and multisport detection against the simulator's ground truth")
-struct IntelligenceTests {
+struct GroundTruthDetectionTests {
     /// Ten seeds per distance (five open-water races, five in a 50 m pool), legs found automatically.
     @Test(arguments: ["sprint", "olympic", "half", "full"])
     func automaticLegsSwolfAndRecoveryMatchTheTruth(_ name: String) throws {
