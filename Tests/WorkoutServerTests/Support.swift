@@ -9,13 +9,7 @@ import WorkoutServer
 
 /// The shared recordings (WorkoutTestSupport's `SharedData`) as the request bodies the tests upload.
 extension SharedData {
-    static func bytes(_ name: String) throws -> Data {
-        let path = fitPath(name)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TestFailure("missing shared recording \(path)")
-        }
-        return data
-    }
+    static func bytes(_ name: String) throws -> Data { try data(name) }
 }
 
 /// An HTTP answer: status, body and the body's JSON when it has one.
