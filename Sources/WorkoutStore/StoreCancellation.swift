@@ -17,8 +17,11 @@ package final class StoreCancellation: Sendable {
 
     private let cancelled = Atomic<Bool>(false)
     private let interrupts = Mutex(Interrupts())
+    /// Who the work is for (an athlete, a team), when the backend should share its connections fairly between
+    /// callers: PostgreSQL's pool lends one caller at most half of its connections.
+    package let caller: String?
 
-    package init() {}
+    package init(caller: String? = nil) { self.caller = caller }
 
     /// The cancellation bound to the calling thread's store work, if any.
     @TaskLocal package static var current: StoreCancellation?
