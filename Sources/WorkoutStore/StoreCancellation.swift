@@ -20,6 +20,9 @@ package final class StoreCancellation: Sendable {
     /// Who the work is for (an athlete, a team), when the backend should share its connections fairly between
     /// callers: PostgreSQL's pool lends one caller at most half of its connections.
     package let caller: String?
+    /// Connections the caller's work holds now (a backend's count: a transaction opened inside another one is
+    /// already within the caller's share and never waits for it, which would wait for itself).
+    package let connectionsHeld = Atomic<Int>(0)
 
     package init(caller: String? = nil) { self.caller = caller }
 

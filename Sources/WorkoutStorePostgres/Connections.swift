@@ -228,10 +228,16 @@ final class ConnectionPool: Sendable {
     ) throws(StoreError) -> T {
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
-        if let cancellation, let caller = cancellation.caller {
+        var counted: String?
+        if let cancellation, let caller = cancellation.caller, cancellation.connectionsHeld.load(ordering: .relaxed) == 0 {
             guard lend(to: caller, cancellation: cancellation) else { throw .timedOut }
+            counted = caller
         }
-        defer { if let caller = cancellation?.caller { giveBack(from: caller) } }
+        cancellation?.connectionsHeld.add(1, ordering: .relaxed)
+        defer {
+            cancellation?.connectionsHeld.subtract(1, ordering: .relaxed)
+            if let counted { giveBack(from: counted) }
+        }
         slots.wait()
         defer { slots.signal() }
         let connection: PostgresConnection
