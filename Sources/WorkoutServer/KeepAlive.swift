@@ -11,6 +11,10 @@ import Synchronization
 ///
 /// Hummingbird turns requests into HTTP types that carry no version, and kept every HTTP/1.0 connection open
 /// after its response: a client reading to the end of the connection waited forever.
+///
+/// Two more things Hummingbird's channel does not do: a connection accepted while the server stops is closed, not
+/// dropped with its writer unfinished (`AcceptedConnection`), and a request whose client hangs up is cancelled
+/// (`HangUpHandler`).
 struct KeepAliveHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
 

@@ -215,7 +215,7 @@ enum Offload {
     ) async throws(APIError) -> T {
         typealias Waiting = CheckedContinuation<Result<T, APIError>?, Never>
         let submitted = Mutex<(id: UInt64, continuation: Waiting)?>(nil)
-        let cancellation = StoreCancellation()
+        let cancellation = StoreCancellation(caller: key)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiting) in
                 let id = pool.submit(key: key) {

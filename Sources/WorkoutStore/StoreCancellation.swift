@@ -17,8 +17,14 @@ package final class StoreCancellation: Sendable {
 
     private let cancelled = Atomic<Bool>(false)
     private let interrupts = Mutex(Interrupts())
+    /// Who the work is for (an athlete, a team), when the backend should share its connections fairly between
+    /// callers: PostgreSQL's pool lends one caller at most half of its connections.
+    package let caller: String?
+    /// Connections the caller's work holds now (a backend's count: a transaction opened inside another one is
+    /// already within the caller's share and never waits for it, which would wait for itself).
+    package let connectionsHeld = Atomic<Int>(0)
 
-    package init() {}
+    package init(caller: String? = nil) { self.caller = caller }
 
     /// The cancellation bound to the calling thread's store work, if any.
     @TaskLocal package static var current: StoreCancellation?

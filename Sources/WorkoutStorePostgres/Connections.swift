@@ -162,6 +162,12 @@ final class ConnectionPool: Sendable {
     private let nextID = Atomic<Int>(0)
     /// Each statement's time limit, seconds (0: none): the connection's `statement_timeout`.
     let statementTimeout: Double
+    /// Connections lent to each caller (`StoreCancellation.caller`) now, and the most one caller may hold: half
+    /// the pool, so that one athlete's slow queries always leave connections for the others whatever the pool's
+    /// size (the server's share of store threads alone did not with a pool of 8 or fewer).
+    private let lent = Mutex<[String: Int]>([:])
+    private let returned = NSCondition()
+    let perCaller: Int
 
     init(url: PostgresURL, size: Int, statementTimeout: Double = 0) {
         self.url = url
@@ -170,6 +176,31 @@ final class ConnectionPool: Sendable {
         logger.logLevel = .warning
         self.logger = logger
         slots = DispatchSemaphore(value: max(1, size))
+        perCaller = max(1, size / 2)
+    }
+
+    /// Waits until `caller` holds fewer than its share of connections, then counts one more for it; false when the
+    /// caller's work is cancelled meanwhile.
+    private func lend(to caller: String, cancellation: StoreCancellation) -> Bool {
+        returned.lock()
+        defer { returned.unlock() }
+        while lent.withLock({ $0[caller, default: 0] }) >= perCaller {
+            if cancellation.isCancelled { return false }
+            // Woken when a connection comes back; a cancellation is noticed within a tenth of a second.
+            _ = returned.wait(until: Date().addingTimeInterval(0.1))
+        }
+        lent.withLock { $0[caller, default: 0] += 1 }
+        return true
+    }
+
+    private func giveBack(from caller: String) {
+        returned.lock()
+        lent.withLock { lent in
+            let left = lent[caller, default: 1] - 1
+            lent[caller] = left > 0 ? left : nil
+        }
+        returned.broadcast()
+        returned.unlock()
     }
 
     deinit {
@@ -195,6 +226,18 @@ final class ConnectionPool: Sendable {
     func transaction<T>(
         readOnly: Bool = false, single: Bool = false, team: Bool = false, _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
+        // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
+        let cancellation = StoreCancellation.current
+        var counted: String?
+        if let cancellation, let caller = cancellation.caller, cancellation.connectionsHeld.load(ordering: .relaxed) == 0 {
+            guard lend(to: caller, cancellation: cancellation) else { throw .timedOut }
+            counted = caller
+        }
+        cancellation?.connectionsHeld.add(1, ordering: .relaxed)
+        defer {
+            cancellation?.connectionsHeld.subtract(1, ordering: .relaxed)
+            if let counted { giveBack(from: counted) }
+        }
         slots.wait()
         defer { slots.signal() }
         let connection: PostgresConnection

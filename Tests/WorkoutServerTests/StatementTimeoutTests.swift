@@ -162,6 +162,59 @@ struct StatementTimeoutTests {
     }
 
     @Test(
+        "with a pool of 4 connections one athlete's slow requests hold 2 of them and another athlete's list answers",
+        .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func oneAthletesSlowRequestsLeaveConnectionsOfASmallPool() async throws {
+        // The share of store threads (4) would let the slow athlete hold every connection of this pool: the
+        // pool's own share (half of it) leaves the other athlete two.
+        let server = try await TestServer.start(backend: .postgres) {
+            $0.statementTimeout = 60
+            $0.tokenCacheLifetime = 600
+            $0.poolSize = 4
+        }
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let (slow, slowToken) = try server.directory.addAthlete(name: "sid")
+        let otherToken = try server.directory.addAthlete(name: "uma").token
+        #expect(try await server.send("GET", "/v1/workouts", token: slowToken).status == 200)
+        #expect(try await server.send("GET", "/v1/workouts", token: otherToken).status == 200)
+        let partition = "workout_" + slow.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let holder = try await Self.lock(partition, url: url)
+        defer { Self.release(partition, holder: holder, url: url) }
+        let waiting = { () -> Int in
+            Int((try? TestPostgres.psql(
+                url, "SELECT count(*) FROM pg_locks WHERE relation = '\(partition)'::regclass AND NOT granted")) ?? "") ?? -1
+        }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<Offload.storeThreads {
+                group.addTask {
+                    let client = URLSession(configuration: .ephemeral)
+                    var request = URLRequest(url: try #require(URL(string: server.base + "/v1/workouts")))
+                    request.setValue("Bearer \(slowToken)", forHTTPHeaderField: "Authorization")
+                    request.timeoutInterval = 120
+                    let (_, response) = try await client.data(for: request)
+                    return (response as? HTTPURLResponse)?.statusCode ?? 0
+                }
+            }
+            // The slow athlete's threads are all taken (4 running: 2 on the lock, 2 waiting for its share).
+            #expect(
+                await waitUntil(30, every: .milliseconds(250)) {
+                    Offload.store.load(of: "athlete:\(slow.id)") == Offload.storeThreads && waiting() >= 2
+                }, "the slow athlete's queries never waited")
+            let client = URLSession(configuration: .ephemeral)
+            var request = URLRequest(url: try #require(URL(string: server.base + "/v1/workouts")))
+            request.setValue("Bearer \(otherToken)", forHTTPHeaderField: "Authorization")
+            request.timeoutInterval = 20
+            let (_, response) = try await client.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(waiting() == 2, "the slow athlete holds more than half the pool")
+            Self.release(partition, holder: holder, url: url)
+            for try await status in group { #expect(status == 200) }
+        }
+        await server.stop()
+    }
+
+    @Test(
         "a client hanging up while its query waits frees the store thread at once, and PostgreSQL ends the statement",
         .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
     func aClientHangingUpMidQueryCancelsItOnPostgreSQL() async throws {
