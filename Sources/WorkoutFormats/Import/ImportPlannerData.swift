@@ -603,9 +603,14 @@ extension ImportPlanner {
     /// The leg whose counters' share holds `time` (see `counterStart`).
     func counterLeg(at time: Double) -> Int? {
         guard let first = legStarts.first, time >= first else { return nil }
-        var leg = 0
-        while leg + 1 < legStarts.count, counterStart(leg + 1) <= time { leg += 1 }
-        return leg
+        // The counter starts never go back (the legs' starts do not): the last one at or before `time`.
+        var low = 1
+        var high = legStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if counterStart(mid) <= time { low = mid + 1 } else { high = mid }
+        }
+        return low - 1
     }
 
     /// Splits an amount accumulated over [from, to] at the legs' counter changes (`counterStart`)
@@ -638,22 +643,24 @@ extension ImportPlanner {
                     source: device))
             return
         }
-        var cuts = [low]
-        for index in 1..<legStarts.count {
-            let cut = firstValue ? legStarts[index] : counterStart(index)
-            if cut > low && cut < high { cuts.append(cut) }
-        }
-        cuts.append(high)
-        for index in 0..<(cuts.count - 1) {
-            let (a, b) = (cuts[index], cuts[index + 1])
-            guard b > a, let leg = firstValue ? leg(at: a) : counterLeg(at: a), let quantityType = type(types(leg))
-            else { continue }
-            let share = amount * (b - a) / (to - from)
-            let (start, end) = (max(a, legStarts[leg]), max(b, legStarts[leg]))
-            batch.append(
-                end > start
-                    ? QuantitySample(quantityType, share, at: FITTime.date(start), end: FITTime.date(end), source: device)
-                    : QuantitySample(quantityType, share, at: FITTime.date(start), source: device))
+        guard var leg = firstValue ? leg(at: low) : counterLeg(at: low) else { return }
+        var a = low
+        while true {
+            let next =
+                leg + 1 < legStarts.count ? (firstValue ? legStarts[leg + 1] : counterStart(leg + 1)) : Double.infinity
+            let b = min(next, high)
+            if b > a, let quantityType = type(types(leg)) {
+                let share = amount * (b - a) / (to - from)
+                let (start, end) = (max(a, legStarts[leg]), max(b, legStarts[leg]))
+                batch.append(
+                    end > start
+                        ? QuantitySample(
+                            quantityType, share, at: FITTime.date(start), end: FITTime.date(end), source: device)
+                        : QuantitySample(quantityType, share, at: FITTime.date(start), source: device))
+            }
+            guard next < high else { return }
+            a = max(a, b)
+            leg += 1
         }
     }
 
