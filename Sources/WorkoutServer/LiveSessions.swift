@@ -195,9 +195,14 @@ enum Offload {
 
     /// Runs `body` on a store thread, in turn with other requesters' work (`requester`); 429 when this requester
     /// already has `storeQueuePerRequester` calls waiting or running.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws(APIError) -> T) async throws(APIError) -> T {
+    ///
+    /// A request's work is `interruptible` (its client hanging up cancels its statements); work done for no client
+    /// (closing sessions at shutdown, releasing idle ones) is not: it runs to its end even in a cancelled task.
+    static func run<T: Sendable>(
+        interruptible: Bool = true, _ body: @escaping @Sendable () throws(APIError) -> T
+    ) async throws(APIError) -> T {
         let key = requester?.key ?? ""
-        return try await run(on: store, key: key, interruptible: true, body) {
+        return try await run(on: store, key: key, interruptible: interruptible, body) {
             APIError(
                 status: 429, code: "too_many_requests",
                 message: "\(storeQueuePerRequester) requests of this token are already waiting for the database; "
@@ -208,7 +213,9 @@ enum Offload {
     /// Runs `body` on `pool` under `key`, `refusal` when the key has its most calls waiting or running. A call
     /// whose task is cancelled (its client hung up, the server stops) is dropped unrun while it waits; once it
     /// runs, an `interruptible` one has its store statements interrupted (`StoreCancellation`: the running one
-    /// cut off, the next ones refused), so its thread is free at once, not at the statement time limit.
+    /// cut off, the next ones refused), so its thread is free at once, not at the statement time limit, and one
+    /// cancelled before it starts is answered `.cancelled` unrun. Only a failure is answered `.cancelled`: work
+    /// that finished (a write committed) keeps its answer, even when the cancellation came as it finished.
     static func run<T: Sendable>(
         on pool: FairPool, key: String, interruptible: Bool = false,
         _ body: @escaping @Sendable () throws(APIError) -> T, refusal: () -> APIError
@@ -222,9 +229,14 @@ enum Offload {
                     guard interruptible else {
                         return continuation.resume(returning: Result { () throws(APIError) -> T in try body() })
                     }
+                    // Cancelled before it ran (before its submission was noted, so `onCancel` could not drop it).
+                    if cancellation.isCancelled { return continuation.resume(returning: .failure(.cancelled)) }
                     let result = Result { () throws(APIError) -> T in try cancellation.run(body) }
                     // Interrupted work fails as a timed-out statement would: answered as cancelled instead.
-                    continuation.resume(returning: cancellation.isCancelled ? .failure(.cancelled) : result)
+                    if case .failure = result, cancellation.isCancelled {
+                        return continuation.resume(returning: .failure(.cancelled))
+                    }
+                    continuation.resume(returning: result)
                 }
                 guard let id else { return continuation.resume(returning: nil) }
                 submitted.withLock { $0 = (id, continuation) }
@@ -346,7 +358,7 @@ final class LiveSession: Sendable {
     /// Releases the session when idle for `timeout` seconds (checked under its lock, after any call in
     /// flight): committed and closed, journal kept. Returns whether it was released.
     func releaseIfIdle(timeout: Double) async -> Bool {
-        (try? await Offload.run { () throws(APIError) -> Bool in
+        (try? await Offload.run(interruptible: false) { () throws(APIError) -> Bool in
             self.serial.withLock { _ -> Bool in
                 guard self.idleSeconds >= timeout, !self.released.load(ordering: .acquiring) else { return false }
                 self.released.store(true, ordering: .releasing)
@@ -501,7 +513,7 @@ final class LiveSession: Sendable {
 
     /// Commits anything pending (graceful shutdown); the journal stays for the next start.
     func close() async {
-        _ = try? await Offload.run { () throws(APIError) in
+        _ = try? await Offload.run(interruptible: false) { () throws(APIError) in
             self.serial.withLock { _ in try? self.current.withLock { $0.recording }?.close() }
         }
     }

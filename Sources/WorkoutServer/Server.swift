@@ -846,7 +846,7 @@ struct StoreCloser: Service {
     func run() async throws {
         try? await gracefulShutdown()
         let stores = server.stores
-        _ = try? await Offload.run { () throws(APIError) in stores.closeConnections() }
+        _ = try? await Offload.run(interruptible: false) { () throws(APIError) in stores.closeConnections() }
         server.shutdownSteps.withLock { $0.append("connections closed") }
     }
 }

@@ -33,15 +33,18 @@ package final class StoreCancellation: Sendable {
     package var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
     /// Interrupts the statement running for this caller and fails the ones it would start. Safe from any thread.
+    ///
+    /// The interrupts run under the lock that `whileWaiting` takes to unregister them, so none runs once its wait
+    /// has returned (a PostgreSQL connection given back to the pool and lent to another caller is never closed
+    /// by this one's late cancellation); each must therefore only schedule its work, never block.
     package func cancel() {
         cancelled.store(true, ordering: .releasing)
-        let waiting = interrupts.withLock { state -> [@Sendable () -> Void] in
-            guard !state.cancelled else { return [] }
+        interrupts.withLock { state in
+            guard !state.cancelled else { return }
             state.cancelled = true
-            defer { state.waiting.removeAll() }
-            return Array(state.waiting.values)
+            for interrupt in state.waiting.values { interrupt() }
+            state.waiting.removeAll()
         }
-        for interrupt in waiting { interrupt() }
     }
 
     /// Runs `body` (store calls, synchronous) with this cancellation bound to the calling thread.
@@ -50,8 +53,8 @@ package final class StoreCancellation: Sendable {
         return try result.get()
     }
 
-    /// Runs `body`, a blocking wait for a statement, calling `interrupt` (from the cancelling thread) if this is
-    /// cancelled meanwhile, and at once when it already is.
+    /// Runs `body`, a blocking wait for a statement, calling `interrupt` (from the cancelling thread, under this
+    /// cancellation's lock: it must not block) if this is cancelled meanwhile, and at once when it already is.
     package func whileWaiting<T>(interrupt: @escaping @Sendable () -> Void, _ body: () throws -> T) rethrows -> T {
         let key = interrupts.withLock { state -> Int? in
             guard !state.cancelled else { return nil }

@@ -83,6 +83,10 @@ struct Transaction {
     let logger: Logger
     /// A team's read: `$1` is an array of athletes, and every `athlete = $1` reads `athlete = ANY($1)`.
     var team = false
+    /// Whether a statement waited for may be cut off by closing its connection: only when the server ends a
+    /// statement whose client went away (PostgreSQL 14 and later). On an older one the statement would run on
+    /// to its end or time limit, holding a backend for no one, so the wait is not interrupted.
+    var interruptible = true
 
     @discardableResult
     func run(_ sql: SQL) throws -> [Record] {
@@ -102,7 +106,7 @@ struct Transaction {
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
             return connection.query(query, logger: logger)
         }
-        guard let cancellation else { return try future.wait().rows.map(Record.init) }
+        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init) }
         return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
             try future.wait().rows.map(Record.init)
         }
@@ -166,6 +170,10 @@ final class ConnectionPool: Sendable {
     /// the pool, so that one athlete's slow queries always leave connections for the others whatever the pool's
     /// size (the server's share of store threads alone did not with a pool of 8 or fewer).
     private let lent = Mutex<[String: Int]>([:])
+    /// Whether the server checks that a statement's client is still there (`client_connection_check_interval`,
+    /// PostgreSQL 14 and later), read as each connection opens: only then is a cancelled caller's statement cut
+    /// off (`Transaction.interruptible`).
+    private let checksClient = Atomic<Bool>(true)
     private let returned = NSCondition()
     let perCaller: Int
 
@@ -266,34 +274,48 @@ final class ConnectionPool: Sendable {
                 // A statement whose caller went away (its connection closed by a `StoreCancellation`) is ended
                 // within a second, not run to its end or time limit: PostgreSQL 14 and later check that the
                 // client is still there while a statement runs (older servers do not know the setting).
-                _ = try connection.query(
+                let checking = try connection.query(
                     PostgresQuery(
                         unsafeSQL: "SELECT set_config('client_connection_check_interval', '1000', false) "
                             + "WHERE current_setting('server_version_num')::int >= 140000"), logger: logger
                 ).wait()
+                checksClient.store(!checking.rows.isEmpty, ordering: .relaxed)
             }
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
         }
-        let transaction = Transaction(connection: connection, logger: logger, team: team)
+        let transaction = Transaction(
+            connection: connection, logger: logger, team: team,
+            interruptible: checksClient.load(ordering: .relaxed))
         do {
             if !single { try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN") }
             let result = try body(transaction)
             if !single { try transaction.run("COMMIT") }
-            idle.withLock { $0.append(connection) }
+            putBack(connection, cancellation: cancellation)
             return result
         } catch {
             // A connection that failed mid-transaction is not reused (it may be broken or still in the transaction).
-            if single, !connection.isClosed {
-                idle.withLock { $0.append(connection) }
-            } else if (try? transaction.run("ROLLBACK")) != nil, !connection.isClosed {
-                idle.withLock { $0.append(connection) }
+            if single {
+                putBack(connection, cancellation: cancellation)
+            } else if (try? transaction.run("ROLLBACK")) != nil {
+                putBack(connection, cancellation: cancellation)
             } else {
                 _ = try? connection.close().wait()
             }
             if let error = error as? StoreError { throw error }
             if Self.sqlState(error) == "57014" { throw .timedOut }
             throw .database(path: url.redacted, detail: Self.describe(error))
+        }
+    }
+
+    /// Gives `connection` back to the idle ones, or closes it when it is closed or closing: the server ended it, or
+    /// the caller's work is cancelled (its close may have been scheduled by the cancellation and not have happened
+    /// yet: lent to another caller, the connection would be closed under that caller's statement).
+    private func putBack(_ connection: PostgresConnection, cancellation: StoreCancellation?) {
+        if cancellation?.isCancelled == true || connection.isClosed {
+            _ = try? connection.close().wait()
+        } else {
+            idle.withLock { $0.append(connection) }
         }
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import WorkoutServer
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -80,5 +82,33 @@ struct ServerShutdownTests {
             let open = sockets.filter { !ConnectionLimitTests.closedByServer($0, before: deadline) }.count
             #expect(open == 0, "round \(round): \(open) of \(sockets.count) connections left open after the stop")
         }
+    }
+
+    @Test("a server stopped by cancellation still closes and releases its live sessions, journals kept",
+        arguments: Backend.available)
+    func sessionsOfACancelledServerAreStillClosed(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "ida").token
+        let session = UUID().uuidString
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "cycling"]).status == 201)
+        let first = heartRateBatch(seq: 1, start: start, count: 5, startSession: true)
+        #expect(try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, first).json["ack"] as? Int == 1)
+        // The session closer and the idle reaper run in the server's task, cancelled when it is stopped so: their
+        // store work has no client to hang up and must run all the same.
+        let released = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let released = await server.server.sessions.releaseIdle(olderThan: 0)
+            await server.server.sessions.closeAll()
+            return released
+        }.value
+        #expect(released == 1, "the session was not released in a cancelled task")
+        #expect(await server.server.sessions.count == 0)
+        // The journal was kept: the next batch resumes the session, nothing lost.
+        let second = heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 5, first: 130)
+        let answer = try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, second)
+        #expect(answer.status == 200 && answer.json["ack"] as? Int == 2, "\(answer.text)")
+        await server.stop()
     }
 }

@@ -298,6 +298,105 @@ struct StatementTimeoutTests {
         try backend.runReadStatement("SELECT count(*) FROM sqlite_master")
     }
 
+    @Test("a request cancelled before its store work starts is answered cancelled, its work never run")
+    func aRequestCancelledBeforeItsWorkRunsIsNotRun() async throws {
+        let ran = Atomic<Bool>(false)
+        let answer = await Task { () -> APIError? in
+            // Cancelled before the work is submitted: nothing can drop it from the queue, the job itself must see it.
+            withUnsafeCurrentTask { $0?.cancel() }
+            do {
+                try await Offload.run(
+                    on: Offload.store, key: "early-\(UUID())", interruptible: true,
+                    { () throws(APIError) -> Void in ran.store(true, ordering: .relaxed) },
+                    refusal: { .unavailable("refused") })
+                return nil
+            } catch {
+                return error as? APIError ?? .internalError("\(error)")
+            }
+        }.value
+        #expect(answer == .cancelled)
+        let didRun = ran.load(ordering: .relaxed)
+        #expect(!didRun, "the cancelled request's store work ran")
+    }
+
+    @Test("a request cancelled as its store work finishes keeps the work's answer (a committed write is not 499)")
+    func aRequestCancelledAfterItsWorkFinishedKeepsItsAnswer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-cancel-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let backend = try SQLiteBackend(path: folder + "/store.sqlite", statementTimeout: 600)
+        let done = Atomic<Bool>(false)
+        let cancelled = Atomic<Bool>(false)
+        let request = Task { () -> Result<Int, APIError> in
+            do {
+                return .success(try await Offload.run(
+                    on: Offload.store, key: "late-\(UUID())", interruptible: true,
+                    { () throws(APIError) -> Int in
+                        do {
+                            try backend.runReadStatement("SELECT count(*) FROM sqlite_master")
+                        } catch {
+                            throw .unavailable("the statement failed", detail: "\(error)")
+                        }
+                        done.store(true, ordering: .releasing)
+                        // The cancellation arrives once the store work is done, before the job returns.
+                        let deadline = ContinuousClock.now + .seconds(30)
+                        while !cancelled.load(ordering: .acquiring), ContinuousClock.now < deadline {
+                            Thread.sleep(forTimeInterval: 0.001)
+                        }
+                        return 42
+                    }, refusal: { .unavailable("refused") }))
+            } catch {
+                return .failure(error as? APIError ?? .internalError("\(error)"))
+            }
+        }
+        let finishedWork = await waitUntil(30, every: .milliseconds(5)) { done.load(ordering: .acquiring) }
+        #expect(finishedWork)
+        request.cancel()
+        cancelled.store(true, ordering: .releasing)
+        #expect(try await request.value.get() == 42)
+    }
+
+    @Test("a cancelled caller's SQLite statement fails before it starts, however short")
+    func aCancelledCallersShortSQLiteStatementDoesNotRun() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workout-cancel-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let backend = try SQLiteBackend(path: folder + "/store.sqlite", statementTimeout: 600)
+        let cancellation = StoreCancellation()
+        cancellation.cancel()
+        // A statement of a few virtual-machine steps: the progress handler (every 1,000) never runs for it.
+        #expect(throws: StoreError.timedOut) { try cancellation.run { () throws(StoreError) in try backend.runReadStatement("SELECT 1") } }
+        try backend.runReadStatement("SELECT 1")
+    }
+
+    @Test("no interrupt of a cancellation runs once its wait has returned (a pooled connection lent on is not closed)")
+    func anInterruptNeverRunsAfterItsWaitReturned() async throws {
+        let cancellation = StoreCancellation()
+        let started = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+        let returnedBeforeInterruptFinished = Atomic<Bool>(false)
+        let waiter = Task.detached {
+            cancellation.whileWaiting(interrupt: {
+                started.store(true, ordering: .releasing)
+                // A slow interrupt: the wait must not return (and its connection go back to the pool) before it ends.
+                Thread.sleep(forTimeInterval: 0.2)
+                finished.store(true, ordering: .releasing)
+            }) {
+                // The statement ends as the cancellation comes.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !started.load(ordering: .acquiring), ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+            }
+            returnedBeforeInterruptFinished.store(!finished.load(ordering: .acquiring), ordering: .relaxed)
+        }
+        let canceller = Task.detached { cancellation.cancel() }
+        await canceller.value
+        await waiter.value
+        let interrupted = started.load(ordering: .acquiring)
+        let early = returnedBeforeInterruptFinished.load(ordering: .relaxed)
+        #expect(interrupted)
+        #expect(!early, "the wait returned while its interrupt ran")
+    }
+
     @Test func aStoreTimeoutAnswers503WithRetryAfterAndNoInternals() throws {
         let error = Parsing.storeError(.timedOut)
         #expect(error.statusCode == 503 && error.code == "query_timeout" && error.retryAfter ?? 0 > 0)

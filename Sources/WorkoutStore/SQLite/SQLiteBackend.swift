@@ -86,11 +86,7 @@ package final class SQLiteBackend: StoreBackend {
     /// Runs one read-only statement on a reader connection, as the store's own queries run (for the tests of the
     /// statement time limit: a statement that would run for minutes).
     package func runReadStatement(_ sql: String) throws(StoreError) {
-        do {
-            try pool.read { db in try db.execute(sql: sql) }
-        } catch {
-            throw StoreError.from(error, path: path)
-        }
+        try read { db in try db.execute(sql: sql) }
     }
 
     /// Checks an existing file without writing to it; creates the folder for a new one.
@@ -152,9 +148,21 @@ package final class SQLiteBackend: StoreBackend {
 
     // MARK: transactions
 
+    /// Throws `StoreError.timedOut` when the store work of the calling thread is cancelled (`StoreCancellation`).
+    static func checkCancellation() throws(StoreError) {
+        if StoreCancellation.current?.isCancelled == true { throw .timedOut }
+    }
+
+    /// Runs `body` in a write transaction; `StoreError.timedOut`, nothing run, when the caller's work is cancelled
+    /// (`StoreCancellation`) before it starts or while it waits for the writer, since short statements end before
+    /// the progress handler (every 1,000 steps) would notice.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try Self.checkCancellation()
         do {
-            return try pool.write(body)
+            return try pool.write { db in
+                try Self.checkCancellation()
+                return try body(db)
+            }
         } catch {
             throw StoreError.from(error, path: path)
         }
@@ -166,9 +174,14 @@ package final class SQLiteBackend: StoreBackend {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
     }
 
+    /// Runs `body` in a read transaction; `StoreError.timedOut`, nothing run, when the caller's work is cancelled.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try Self.checkCancellation()
         do {
-            return try pool.read(body)
+            return try pool.read { db in
+                try Self.checkCancellation()
+                return try body(db)
+            }
         } catch {
             throw StoreError.from(error, path: path)
         }
