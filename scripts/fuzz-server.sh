@@ -53,6 +53,9 @@ trap cleanup EXIT
 if [ "$backend" = postgres ]; then
   source scripts/test-postgres.sh
   WORKOUT_TEST_POSTGRES_URL="" start_test_postgres
+  # start_test_postgres sets its own EXIT trap (the cluster's removal), replacing ours: the server must stop
+  # too (it was left running, and its data folder behind).
+  trap 'cleanup; stop_test_postgres' EXIT
   db_args=(--db "$WORKOUT_TEST_POSTGRES_URL" --data "$data/server")
 else
   db_args=(--db "$data/server")

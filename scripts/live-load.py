@@ -428,6 +428,16 @@ def report(args, results):
     print(f"acknowledged samples: {samples}, read back {results['stored']}, lost {results['lost']}, "
           f"stored twice {results['doubled']}; batch errors {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))
+    if results["errors"]:
+        # By kind (what failed and its status or exception), each with its first answer: a failed end, finish or
+        # read-back counts its session's acknowledged samples as lost, so a loss is told from a failed save here.
+        kinds = {}
+        for error in results["errors"]:
+            kind = " ".join(error.split(" ")[:2])
+            count, first = kinds.get(kind, (0, error))
+            kinds[kind] = (count + 1, first)
+        print("errors by kind: " + "; ".join(f"{kind}: {count} (first: {first[:160]})"
+                                             for kind, (count, first) in sorted(kinds.items())))
     rss = results["rss"]
     if len(rss) >= 2:
         t0 = rss[0][0]

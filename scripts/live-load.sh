@@ -13,6 +13,7 @@
 # --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT;
 # not with --fault).
 # WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
+# WORKOUT_LOAD_LOG=path keeps a copy of the server's log there.
 # Prints live-load.py's figures, the machine's load average during the run, and the server's and
 # PostgreSQL's CPU time.
 set -uo pipefail
@@ -162,4 +163,6 @@ if [ "$statements" = 1 ]; then
   psql -q "$WORKOUT_TEST_POSTGRES_URL" -P pager=off -c "SELECT wal_records, wal_fpi, pg_size_pretty(wal_bytes) AS wal, wal_write, wal_sync FROM pg_stat_wal"
 fi
 [ -s "$data/serve.log" ] && { echo "server log (last lines):"; tail -5 "$data/serve.log"; }
+# WORKOUT_LOAD_LOG=path keeps the whole server log (the data folder is removed).
+[ -n "${WORKOUT_LOAD_LOG:-}" ] && cp "$data/serve.log" "$WORKOUT_LOAD_LOG"
 rm -rf "$data"
