@@ -100,6 +100,10 @@ struct ImportCommand: ParsableCommand {
                         fidelity.add(
                             file: name, sessions: fit.sessions, damaged: fit.damage != nil,
                             workout: result.workout, comparison: comparison)
+                    } else if let rows = result.comparisonRows {
+                        // An Apple Health export: each workout compared by its rows, named by where it starts.
+                        let line = (result.details as? HealthImportDetails).map { " line \($0.line)" } ?? ""
+                        fidelity.add(file: name + line, rows: rows)
                     }
                     if !output.json { printResult(result, name: name, detailed: files.count == 1 && results.count == 1) }
                 case .failure(let error):

@@ -202,6 +202,79 @@ struct AppleHealthImportTests {
         #expect((try? results[1].get()) != nil)
         #expect(try store.workouts(matching: WorkoutQuery()).count == 1)
     }
+
+    /// `--compare`'s per-check summary for an export: each workout by its rows; a figure only Apple gives
+    /// (no samples in the export to recompute it) is no check, one ours recomputes is.
+    @Test func theComparisonSummaryChecksOnlyTheFiguresWeRecompute() throws {
+        let store = try temporaryStore()
+        let result = try #require(try importAll("nr_fragments/workout_swimming.xml", into: store).first?.get())
+        var summary = FidelitySummary()
+        summary.add(file: "swim", rows: try #require(result.comparisonRows))
+        #expect(summary.files == 1)
+        func check(_ name: String) -> FidelitySummary.Check? { summary.checks.first { $0.name == name } }
+        // The export holds no heart-rate record: Apple's average (102.834) is the only one.
+        #expect(check("avg HR")?.total == 0)
+        // Our distance comes from the 15 lengths of 50 m, Apple states 750 m.
+        #expect(check("distance")?.total == 1)
+        #expect(check("distance")?.agree == 1)
+        #expect(check("elapsed")?.total == 1)
+    }
+
+    /// `ImportOptions` as the server's upload path sets them: a salt gives the workout another id (and the
+    /// same export imported before without it counts as already there); the bounds refuse a workout and say
+    /// what to check, and the others are imported.
+    @Test func theServersSaltAndBoundsApplyToEachWorkout() throws {
+        let swim = Self.path("nr_fragments/workout_swimming.xml")
+        let store = try temporaryStore()
+        let plain = try #require(try FileImport.runAll(path: swim, into: store).first?.get())
+        let again = try FileImport.runAll(path: swim, into: store, options: ImportOptions(idSalt: 99))
+        #expect(again.count == 1)
+        if case .failure(.alreadyImported(_, let id))? = again.first { #expect(id == plain.workout.id) } else {
+            Issue.record("the salted import of a stored export was not refused as already there: \(again)")
+        }
+        let salted = try #require(
+            try FileImport.runAll(path: swim, into: try temporaryStore(), options: ImportOptions(idSalt: 99)).first?.get())
+        #expect(salted.workout.id != plain.workout.id)
+        let early = try FileImport.runAll(
+            path: swim, into: try temporaryStore(), options: ImportOptions(latestEnd: Date(timeIntervalSince1970: 0)))
+        if case .failure(let error)? = early.first { #expect(error.description.contains("check the device's clock")) } else {
+            Issue.record("a workout ending after latestEnd was imported")
+        }
+        let short = try FileImport.runAll(path: swim, into: try temporaryStore(), options: ImportOptions(longestSpan: 600))
+        if case .failure(let error)? = short.first { #expect(error.description.contains("longer than")) } else {
+            Issue.record("a workout longer than longestSpan was imported")
+        }
+    }
+
+    /// Records are matched to workouts through an hourly index; a workout longer than the index's four
+    /// days is checked for every record, so its heart rate is still found (and a short one beside it
+    /// keeps only its own).
+    @Test func aWorkoutLongerThanFourDaysKeepsTheRecordsInItsWindow() throws {
+        let folder = try temporaryFolder("health-long")
+        let xml = folder.appendingPathComponent("export.xml")
+        func record(_ time: String, _ value: Int) -> String {
+            "<Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\"W\" unit=\"count/min\" value=\"\(value)\" "
+                + "startDate=\"\(time) +0000\" endDate=\"\(time) +0000\"/>"
+        }
+        try Data(
+            """
+            <HealthData locale="en_US">
+             \(record("2020-01-05 12:00:00", 100))
+             \(record("2020-01-05 12:00:30", 110))
+             \(record("2020-01-08 09:10:00", 150))
+             <Workout workoutActivityType="HKWorkoutActivityTypeHiking" duration="12960" durationUnit="min" sourceName="W" startDate="2020-01-01 00:00:00 +0000" endDate="2020-01-10 00:00:00 +0000"/>
+             <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="30" durationUnit="min" sourceName="W" startDate="2020-01-08 09:00:00 +0000" endDate="2020-01-08 09:30:00 +0000"/>
+            </HealthData>
+            """.utf8
+        ).write(to: xml)
+        let results = try FileImport.runAll(path: xml.path, into: try temporaryStore())
+        #expect(results.count == 2)
+        let hike = try #require(try results.first?.get().workout.statistics[.heartRate])
+        #expect(hike.sampleCount == 3)
+        #expect(hike.maximum?.value == 150)
+        let run = try #require(try results.last?.get().workout.statistics[.heartRate])
+        #expect(run.sampleCount == 1)
+    }
 }
 
 /// Apple's unit symbols for the tests' own conversions.

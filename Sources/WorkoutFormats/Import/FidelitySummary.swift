@@ -58,8 +58,6 @@ public struct FidelitySummary: Sendable, Hashable, Codable {
             ours: String(ourSessions), device: String(sessions.count))
         for row in comparison.rows where row.kind == .session {
             let index = row.number - 1
-            let device = row.device
-            let ours = row.ours
             guard index >= 0, index < sessions.count else { continue }
             let deviceType = ImportPlanner.activityType(sessions[index].sport)
             let ourType: WorkoutActivityType? =
@@ -69,29 +67,51 @@ public struct FidelitySummary: Sendable, Hashable, Codable {
             record(
                 "sport", file: file, session: row.number, agree: ourType == deviceType,
                 ours: ourType.map { "\($0)" } ?? "-", device: "\(deviceType) (\(row.sport))")
-            if let value = device.averageHeartRate {
-                check("avg HR", file, row.number, ours.averageHeartRate, value) { abs($0 - value) <= 1 }
-            }
-            if let value = device.maximumHeartRate {
-                check("max HR", file, row.number, ours.maximumHeartRate, value) { abs($0 - value) < 0.5 }
-            }
-            if let value = device.distance, value > 0 {
-                check("distance", file, row.number, ours.distance, value) { abs($0 - value) <= 0.005 * value }
-            }
-            if let value = device.elapsed {
-                check("elapsed", file, row.number, ours.elapsed, value) { abs($0 - value) <= 1 }
-            }
-            if let value = device.timerTime {
-                check("timer", file, row.number, ours.timerTime, value) { abs($0 - value) <= 1 }
-            }
-            if let value = device.swolf {
-                check("SWOLF", file, row.number, ours.swolf, value) { abs($0 - value) <= 1 }
-            }
-            if let value = device.activeLengths {
-                // No length at all is 0 active lengths.
-                check("active lengths", file, row.number, Double(ours.activeLengths ?? 0), Double(value)) {
-                    $0 == Double(value)
-                }
+            checkFigures(file, row, skippingMissing: false)
+        }
+    }
+
+    /// Adds one workout compared by its rows alone (a format whose file states no sessions apart from
+    /// them, as an Apple Health export, where `file` names the workout): each session row's figures,
+    /// checked as a FIT file's are. A figure only the file gives (ours blank: the export holds no
+    /// samples to recompute it from) is not a check, since it could only agree with itself.
+    public mutating func add(file: String, rows: [ComparisonRow]) {
+        files += 1
+        for row in rows where row.kind == .session {
+            checkFigures(file, row, skippingMissing: true)
+        }
+    }
+
+    /// The figure checks of one session row (avg and max HR, distance, elapsed, timer, SWOLF, active lengths).
+    private mutating func checkFigures(_ file: String, _ row: ComparisonRow, skippingMissing: Bool) {
+        let device = row.device
+        let ours = row.ours
+        func check(_ name: String, _ ours: Double?, _ device: Double, agrees: (Double) -> Bool) {
+            if skippingMissing, ours == nil { return }
+            self.check(name, file, row.number, ours, device, agrees: agrees)
+        }
+        if let value = device.averageHeartRate {
+            check("avg HR", ours.averageHeartRate, value) { abs($0 - value) <= 1 }
+        }
+        if let value = device.maximumHeartRate {
+            check("max HR", ours.maximumHeartRate, value) { abs($0 - value) < 0.5 }
+        }
+        if let value = device.distance, value > 0 {
+            check("distance", ours.distance, value) { abs($0 - value) <= 0.005 * value }
+        }
+        if let value = device.elapsed {
+            check("elapsed", ours.elapsed, value) { abs($0 - value) <= 1 }
+        }
+        if let value = device.timerTime {
+            check("timer", ours.timerTime, value) { abs($0 - value) <= 1 }
+        }
+        if let value = device.swolf {
+            check("SWOLF", ours.swolf, value) { abs($0 - value) <= 1 }
+        }
+        if let value = device.activeLengths {
+            // No length at all is 0 active lengths.
+            check("active lengths", Double(ours.activeLengths ?? 0), Double(value)) {
+                $0 == Double(value)
             }
         }
     }

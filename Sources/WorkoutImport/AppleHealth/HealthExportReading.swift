@@ -245,8 +245,8 @@ enum HealthExportReading {
             let workout = workouts[index]
             var refusal = workout.damage
             if refusal == nil, let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
-                refusal = "it runs from \(workout.start) to \(workout.end), longer than the \(Int(longest / 3_600)) hours a "
-                    + "workout may last here"
+                refusal = "it runs from \(workout.start) to \(workout.end), longer than the "
+                    + "\(String(format: "%.1f", longest / 3_600)) hours a workout may last here"
             }
             if refusal == nil, let latest = limits.latestEnd, workout.end > latest {
                 refusal = "it ends at \(workout.end), after \(latest): check the device's clock"
