@@ -58,6 +58,8 @@ struct ImportPlanner {
         var previousRecordTime: Double?
         /// The first of `recordBeatTimes` after the previous record's interval began.
         var nextBeat = 0
+        /// Whether the swim opening the file goes on (automatic segmentation's stroke-rate rule).
+        var swim = OpeningSwim()
     }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.

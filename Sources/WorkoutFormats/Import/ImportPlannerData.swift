@@ -345,11 +345,12 @@ extension ImportPlanner {
         var cycles = recordPass.cycles
         var previousRecord = recordPass.previousRecord
         var nextBeat = recordPass.nextBeat
+        var swim = recordPass.swim
         let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
         defer {
             recordPass = RecordPass(
                 distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
-                nextBeat: nextBeat)
+                nextBeat: nextBeat, swim: swim)
         }
         let beatTimes = recordBeatTimes
         /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
@@ -390,7 +391,10 @@ extension ImportPlanner {
         }
         // With automatic segmentation the leg's sport is hidden: a record is typed by what it
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
-        let own = options.autoSegment ? Self.ownTypes(record, previousCycles: cycles.reference) : nil
+        let own =
+            options.autoSegment
+            ? Self.ownTypes(record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn) : nil
+        if let own { swim.advance(record, at: time, typedSwimming: own.strokes) }
         if let value = record.distance, case let firstValue = distance.reference == nil,
             let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
         {
@@ -555,10 +559,51 @@ extension ImportPlanner {
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
     /// Cadence (a minute) below which a record without power or running dynamics is a swim's
-    /// stroke rate (`ownTypes`).
+    /// stroke rate (`ownTypes`), while the swim that opens the file goes on (`OpeningSwim`).
     static let strokeRateBound = 45.0
 
-    static func ownTypes(_ record: FITRecord, previousCycles: Double?) -> LegTypes {
+    /// Whether the swim that opens a file goes on, for the stroke-rate rule of `ownTypes`.
+    ///
+    /// A stroke rate under `strokeRateBound` looks like a slow walk's strides in a transition, a
+    /// crank turning slowly up a hill or a runner's few slow records: it makes a swim only while
+    /// the swim a triathlon (or aquathlon) opens with goes on, never after it, and never once the
+    /// athlete is out of the water. The swim is over once records that are surely not swimming
+    /// (step length, power, or a cadence at or above `strokeRateBound`, not typed swimming by a
+    /// stroke counter) have lasted `strokeRateEnd` seconds with no swim record between them: a
+    /// stride or crank reading among the strokes (a 945's swim shows a cadence of 45 between
+    /// strokes counting up) does not end it, the run out of the water to T1 does (the shared
+    /// triathlons: 10–40 s after the device's T1 starts, before any of T1's slow steps or the
+    /// bike's slow crank turns). So a recording must begin with its swim for the stroke rate to
+    /// count: a later swim (swim-run-swim) is typed by its stroke counter or pool lengths only,
+    /// and a ride or run recorded alone has at most its first few seconds' slow cadence read as
+    /// a swim (none in the shared files).
+    struct OpeningSwim {
+        /// Whether the stroke-rate rule still applies.
+        var goesOn = true
+        /// When the current run of records surely not swimming began.
+        var notSwimmingSince: Double?
+
+        /// Takes a record (typed by `ownTypes` with `goesOn`) into account.
+        mutating func advance(_ record: FITRecord, at time: Double, typedSwimming: Bool) {
+            guard goesOn else { return }
+            if typedSwimming {
+                notSwimmingSince = nil
+                return
+            }
+            let surelyNot =
+                record.stepLength != nil || record.power != nil
+                || record.cadence.map { Double($0) >= ImportPlanner.strokeRateBound } == true
+            guard surelyNot else { return }
+            let since = notSwimmingSince ?? time
+            notSwimmingSince = since
+            if time - since >= ImportPlanner.strokeRateEnd { goesOn = false }
+        }
+    }
+
+    /// Seconds of records surely not swimming that end the opening swim (`OpeningSwim`).
+    static let strokeRateEnd = 10.0
+
+    static func ownTypes(_ record: FITRecord, previousCycles: Double?, swimGoesOn: Bool) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
@@ -566,8 +611,12 @@ extension ImportPlanner {
         // A stroke rate: an older watch's open-water swim records count no strokes, only their
         // rate in `cadence` (26–37 a minute on the 920XT, 935, 945 and 735XT); on foot a watch
         // counts 48 strides a minute and more, a crank turns 60–110 times (a power meter or
-        // running dynamics say which). Below `strokeRateBound` without either, a swim.
-        if let cadence = record.cadence, cadence > 0, Double(cadence) < Self.strokeRateBound, record.power == nil {
+        // running dynamics say which). Below `strokeRateBound` without either, a swim, but only
+        // while the swim that opens the file goes on (`OpeningSwim`): after it, a slow walk or
+        // crank (T1, a climb, a run's slow records) is none.
+        if swimGoesOn, let cadence = record.cadence, cadence > 0, Double(cadence) < Self.strokeRateBound,
+            record.power == nil
+        {
             return LegTypes(.swimming, pool: false)
         }
         // Without running dynamics, the metres covered per cadence cycle tell feet from a crank: a
