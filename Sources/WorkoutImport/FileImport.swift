@@ -237,18 +237,32 @@ public enum FileImport {
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw .format(path: path, ManyWorkoutsFileError(format: AppleHealthReader.format))
-        }
-        if let reader = reader(forFileAt: path), reader.format != FITFileReader.format {
-            throw .format(path: path, ManyWorkoutsFileError(format: reader.format))
-        }
+        try refuseManyWorkouts(path: path, byName: true)
         let results = try runAll(path: path, into: store, options: options, compare: compare, progress: progress)
         guard let first = results.first else {
             throw .unreadable(path: path, detail: "the file holds no workout")
         }
         return try first.get()
+    }
+
+    /// Throws `ManyWorkoutsFileError` for a folder or a file whose content (or, with `byName`, name) is of a
+    /// format holding many workouts: where one workout is expected, nothing of it is read or saved.
+    static func refuseManyWorkouts(path: String, byName: Bool) throws(FileImportError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw .format(path: path, ManyWorkoutsFileError(format: AppleHealthReader.format))
+        }
+        // By content first (the server's spooled uploads are all named `.fit`), then by name.
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 512)) ?? Data())
+            try? handle.close()
+        }
+        if let reader = readers.first(where: { $0.recognizes(head: head, name: "") })
+            ?? (byName ? reader(forFileAt: path) : nil), reader.format != FITFileReader.format
+        {
+            throw .format(path: path, ManyWorkoutsFileError(format: reader.format))
+        }
     }
 
     /// Replays one read workout into `store`: the one path from any file into the engine.
