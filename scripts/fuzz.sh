@@ -78,7 +78,8 @@ for target in "${targets[@]}"; do
         if [ -d "$shared" ]; then
             cp "$shared"/nr_fragments/*.xml "$shared"/ds_export.xml "$shared"/od_sampleexport-2.xml \
                 "$shared"/ds_zip_contents/apple_health_export/export.xml "$out/seeds-corpus/AppleHealth/" 2>/dev/null || true
-            cp "$shared"/ds_zip_contents/apple_health_export/export.xml "$out/seeds-corpus/AppleHealth/ds_zip_export.xml"
+            cp "$shared"/ds_zip_contents/apple_health_export/export.xml "$out/seeds-corpus/AppleHealth/ds_zip_export.xml" \
+                2>/dev/null || true
             unzip -p "$shared/js_export.zip" apple_health_export/export.xml >"$out/seeds-corpus/AppleHealth/js_export.xml" || true
             # hk_export.xml's header and DTD, 20 of its heart-rate records and its first workout.
             { head -n 82 "$shared/hk_export.xml"; grep -m 20 'HKQuantityTypeIdentifierHeartRate"' "$shared/hk_export.xml"

@@ -96,6 +96,8 @@ def main():
     parser.add_argument("--shift-days", type=int, default=3, help="days between repetitions (default 3)")
     parser.add_argument("--routes-every", type=int, default=10, help="GPX files for every Nth repetition")
     options = parser.parse_args()
+    if options.routes_every < 1:
+        parser.error("--routes-every must be at least 1 (GPX files for every Nth repetition)")
     data = os.path.join(SHARED, "applehealth")
     with open(os.path.join(data, "hk_export.xml"), "rb") as handle:
         hk = handle.read()
@@ -130,7 +132,10 @@ def main():
         with open(os.path.join(routes, name), "rb") as handle:
             text = handle.read()
         parts = split(text, GPX_DATE)
-        points = parts[4::3]  # after metadata/time (the export's time)
+        # The track points' times: those after the first <trkpt (a metadata/time before it, if any, is not one).
+        first_point = text.find(b"<trkpt")
+        points = [calendar.timegm(tuple(int(m.group(i)) for i in range(1, 7)) + (0, 0, 0))
+                  for m in GPX_DATE.finditer(text) if 0 <= first_point < m.start()]
         owner = next((w for w in windows if points and w[0] - 60 <= points[0] <= w[1] + 60), None)
         if owner:
             gpx.append((name, parts, owner[2]))

@@ -30,6 +30,20 @@ public protocol FormatError: Error, Sendable, CustomStringConvertible {}
 
 extension ImportError: FormatError {}
 
+/// A file of a format holding many workouts (an Apple Health export) where one workout is expected (a
+/// FIT upload to the server, `FileImport.run`): refused whole, nothing of it read or saved.
+public struct ManyWorkoutsFileError: FormatError, Hashable {
+    /// The file's format (`Apple Health`).
+    public var format: String
+
+    public init(format: String) { self.format = format }
+
+    public var description: String {
+        "this is an \(format) export, which holds many workouts, not a single-workout FIT file: nothing of it was "
+            + "imported; import it with `workout import` instead"
+    }
+}
+
 /// Why a file (or one workout of it) was not imported; nothing of it was saved.
 public enum FileImportError: Error, Sendable, CustomStringConvertible {
     case unreadable(path: String, detail: String)
@@ -215,15 +229,40 @@ public enum FileImport {
     }
 
     /// Imports a file holding one workout (a FIT file): its result, or why it was refused.
+    ///
+    /// A file of a format holding many workouts (an Apple Health export, or a folder) is refused before
+    /// anything is read or saved (`ManyWorkoutsFileError`): one result cannot answer for many workouts.
+    /// Import those with `runAll`.
     public static func run(
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
+        try refuseManyWorkouts(path: path, byName: true)
         let results = try runAll(path: path, into: store, options: options, compare: compare, progress: progress)
         guard let first = results.first else {
             throw .unreadable(path: path, detail: "the file holds no workout")
         }
         return try first.get()
+    }
+
+    /// Throws `ManyWorkoutsFileError` for a folder or a file whose content (or, with `byName`, name) is of a
+    /// format holding many workouts: where one workout is expected, nothing of it is read or saved.
+    static func refuseManyWorkouts(path: String, byName: Bool) throws(FileImportError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw .format(path: path, ManyWorkoutsFileError(format: AppleHealthReader.format))
+        }
+        // By content first (the server's spooled uploads are all named `.fit`), then by name.
+        var head: [UInt8] = []
+        if let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 512)) ?? Data())
+            try? handle.close()
+        }
+        if let reader = readers.first(where: { $0.recognizes(head: head, name: "") })
+            ?? (byName ? reader(forFileAt: path) : nil), reader.format != FITFileReader.format
+        {
+            throw .format(path: path, ManyWorkoutsFileError(format: reader.format))
+        }
     }
 
     /// Replays one read workout into `store`: the one path from any file into the engine.

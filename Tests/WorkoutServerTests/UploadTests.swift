@@ -65,6 +65,26 @@ struct UploadTests {
         await server.stop()
     }
 
+    /// An Apple Health export holds many workouts; the upload answers for one: refused whole (before, every
+    /// workout was stored and the answer covered the first only, here a 422 for its 8-day first workout).
+    @Test func anAppleHealthExportIsRefusedWholeSayingToUseWorkoutImport() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let token = try server.directory.addAthlete(name: "hana").token
+        func workout(_ start: String, _ end: String, _ minutes: Int) -> String {
+            "<Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"\(minutes)\" durationUnit=\"min\" "
+                + "sourceName=\"W\" startDate=\"\(start)\" endDate=\"\(end)\"/>\n"
+        }
+        let export = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<HealthData locale=\"en_US\">\n"
+            + workout("2020-01-01 00:00:00 +0000", "2020-01-09 00:00:00 +0000", 11_520)
+            + workout("2020-02-01 10:00:00 +0000", "2020-02-01 10:30:00 +0000", 30) + "</HealthData>\n"
+        let answer = try await server.send("POST", "/v1/workouts", token: token, body: Data(export.utf8))
+        #expect(answer.status == 422 && answer.errorCode == "invalid_fit", "\(answer.text)")
+        #expect(answer.errorMessage?.contains("workout import") == true, "\(answer.text)")
+        #expect(try await Self.workoutIDs(server, token: token).isEmpty)
+        await server.stop()
+    }
+
     @Test("imports run on threads of lower priority (nice 10) than the threads that acknowledge live batches")
     func importsRunAtALowerPriority() async throws {
         /// The nice values of this process's threads (field 19 of /proc/self/task/*/stat, after the command).

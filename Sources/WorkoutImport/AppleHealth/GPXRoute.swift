@@ -11,9 +11,11 @@ enum HealthGPX {
         // The form Apple writes (`2025-09-26T17:00:18Z`) read directly: a formatter per point is slow.
         if trimmed.utf8.count == 20, trimmed.utf8.last == UInt8(ascii: "Z") {
             var compact = Array(trimmed.utf8)
+            guard compact[10] == UInt8(ascii: "T") else { return nil }
             compact[10] = UInt8(ascii: " ")
             compact.removeLast()
-            if let date = HealthDate.parse(String(decoding: compact, as: UTF8.self) + " +0000") { return date }
+            // An impossible date in this form (2025-02-31) is refused here, not handed on to be rolled over.
+            return HealthDate.parse(String(decoding: compact, as: UTF8.self) + " +0000")
         }
         let formatter = ISO8601DateFormatter()
         if let date = formatter.date(from: trimmed) { return date }

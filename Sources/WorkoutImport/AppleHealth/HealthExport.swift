@@ -48,7 +48,10 @@ enum HealthDate {
 
     private static func make(_ f: (Int, Int, Int, Int, Int, Int, Int), offset: Int) -> Date? {
         let (year, month, day, hour, minute, second, _) = f
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60,
+        // A day past its month's end (2025-02-31) or a 60th second is no date: refused, never rolled over.
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...monthDays[month - 1]).contains(day), hour < 24, minute < 60, second < 60,
             (1900...2200).contains(year), abs(offset) <= 18 * 3600
         else { return nil }
         // Days from the civil date (Howard Hinnant's algorithm).

@@ -65,41 +65,57 @@ public struct HealthImportDetails: Sendable {
 }
 
 
-/// The workouts' windows, found by the instants they hold: per UTC hour, the windows that touch it
-/// (a window longer than four days is kept apart and checked for every instant, so that a
-/// damaged-looking but valid years-long window cannot blow the index up). A record's owners are
-/// found in the windows of its start's hour: constant time per record, whatever the export's size.
+/// The workouts' windows, found by the instants they hold: buckets of UTC hours on a few levels (1 h,
+/// 96 h, 96² h …), each window in the finest level where it touches at most 97 buckets. A record's owners
+/// are found in the one bucket per level that holds its start: a handful of lookups per record, whatever
+/// the export's size, and a years-long window takes a few buckets, not one per hour (nor a check per
+/// record, which made 20 000 long windows and 200 000 records billions of checks).
 struct HealthWindowIndex {
-    private var byHour: [Int: [Int]] = [:]
-    private var long: [Int] = []
+    /// Per level, per bucket, the windows (positions in `windows`) touching it.
+    private var levels: [[Int: [Int]]] = []
     private let windows: [(start: Date, end: Date, owner: Int)]
-    private static let longHours = 96
+    /// A window touches at most `span + 1` buckets of its level.
+    static let span = 96
 
     init(_ windows: [(Date, Date, Int)]) {
         self.windows = windows.map { (start: $0.0, end: $0.1, owner: $0.2) }
         for (position, window) in self.windows.enumerated() {
             let first = Self.hour(window.start)
             let last = Self.hour(window.end)
-            if last - first > Self.longHours {
-                long.append(position)
-            } else if last >= first {
-                for hour in first...last { byHour[hour, default: []].append(position) }
+            guard last >= first else { continue }
+            var level = 0
+            while Self.bucket(last, level) - Self.bucket(first, level) > Self.span { level += 1 }
+            while levels.count <= level { levels.append([:]) }
+            for bucket in Self.bucket(first, level)...Self.bucket(last, level) {
+                levels[level][bucket, default: []].append(position)
             }
         }
     }
 
-    private static func hour(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 3600).rounded(.down)) }
+    /// The UTC hour holding `date`, counted from 1970 (negative before it).
+    static func hour(_ date: Date) -> Int {
+        let hours = (date.timeIntervalSince1970 / 3600).rounded(.down)
+        guard !hours.isNaN else { return 0 }
+        // Dates no export holds (beyond ±10⁶ years) are clamped rather than trapping the conversion.
+        return Int(max(-1e10, min(1e10, hours)))
+    }
+
+    /// The bucket of `hour` on `level` (buckets of 96^level hours, floored for hours before 1970).
+    static func bucket(_ hour: Int, _ level: Int) -> Int {
+        var width = 1
+        for _ in 0..<level { width *= span }
+        return hour >= 0 ? hour / width : -((-hour + width - 1) / width)
+    }
 
     /// The owners of the windows holding `from...to`, in the order the windows were given.
     func containing(_ from: Date, _ to: Date) -> [Int] {
         var found: [Int] = []
-        for position in byHour[Self.hour(from)] ?? [] {
-            let window = windows[position]
-            if window.start <= from, window.end >= to { found.append(position) }
-        }
-        for position in long {
-            let window = windows[position]
-            if window.start <= from, window.end >= to { found.append(position) }
+        let hour = Self.hour(from)
+        for level in levels.indices {
+            for position in levels[level][Self.bucket(hour, level)] ?? [] {
+                let window = windows[position]
+                if window.start <= from, window.end >= to { found.append(position) }
+            }
         }
         return found.count > 1 ? found.sorted().map { windows[$0].owner } : found.map { windows[$0].owner }
     }
@@ -150,10 +166,12 @@ enum HealthExportReading {
         return parser.forbiddenCharacters
     }
 
-    /// Reads the export: each workout's script or why it is refused, in document order.
+    /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
+    /// the export's counts once all are handed over (also when no workout was taken).
     static func read(
         entry: String, xml: Open, routes: [Open], limits: HealthReadLimits = HealthReadLimits(),
-        each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void
+        each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
+        counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
         // Pass 1: the workouts (small) and the heart-rate recovery records.
         let first = HealthExportScanner(pass: .workouts)
@@ -168,7 +186,14 @@ enum HealthExportReading {
         counts.otherElements = first.otherElements
         let workouts = first.workouts
         counts.workouts = workouts.count
-        let order = workouts.indices.filter { workouts[$0].damage == nil }.sorted { workouts[$0].start < workouts[$1].start }
+        // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
+        // record, recovery or route point (those are counted as left out), and its window is never searched.
+        var refusals: [Int: String] = [:]
+        for index in workouts.indices {
+            if let refusal = refusal(of: workouts[index], limits: limits) { refusals[index] = refusal }
+        }
+        counts.damagedWorkouts = refusals.count
+        let order = workouts.indices.filter { refusals[$0] == nil }.sorted { workouts[$0].start < workouts[$1].start }
         let windows = HealthWindowIndex(order.map { (workouts[$0].start, workouts[$0].end, $0) })
         func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
         // Pass 2: quantity records inside a workout's window, per workout.
@@ -194,7 +219,8 @@ enum HealthExportReading {
                 kept[owner, default: []].append(KeptRecord(record: record, sourceRank: rank, sourceName: source))
             }
         }
-        if !order.isEmpty { _ = try scan(entry: entry, xml, second) }
+        // Run even when no workout is taken: the recoveries and unreadable records are found (and counted) here.
+        _ = try scan(entry: entry, xml, second)
         counts.unreadableRecords = first.unreadableRecords + second.unreadableRecords
         counts.recordsInWorkouts = inWindows
         counts.recordsLeftOut = counts.records - inWindows
@@ -219,12 +245,28 @@ enum HealthExportReading {
             kept[owner] = chosen
         }
         // Heart-rate recovery records: to the workout that ended last before them, within an hour.
+        // (The taken workouts by end, then start order: a binary search per recovery, not a scan of all.)
         var recoveries: [Int: HealthRecoveryRecord] = [:]
-        for recovery in second.recoveries {
-            let candidates = order.filter {
-                workouts[$0].end <= recovery.date && recovery.date.timeIntervalSince(workouts[$0].end) <= 3600
+        let byEnd = order.indices.sorted { (workouts[order[$0]].end, $0) < (workouts[order[$1]].end, $1) }.map { order[$0] }
+        /// The first position in `byEnd` whose end is not before `date` (with `orEqual`, not before or at it).
+        func firstEnding(after date: Date, orEqual: Bool) -> Int {
+            var low = 0
+            var high = byEnd.count
+            while low < high {
+                let middle = (low + high) / 2
+                let end = workouts[byEnd[middle]].end
+                if end < date || (orEqual && end == date) { low = middle + 1 } else { high = middle }
             }
-            if let owner = candidates.max(by: { workouts[$0].end < workouts[$1].end }) {
+            return low
+        }
+        for recovery in second.recoveries {
+            var owner: Int?
+            let after = firstEnding(after: recovery.date, orEqual: true)
+            if after > 0, recovery.date.timeIntervalSince(workouts[byEnd[after - 1]].end) <= 3600 {
+                // Of the workouts ending at that instant, the first in start order.
+                owner = byEnd[firstEnding(after: workouts[byEnd[after - 1]].end, orEqual: false)]
+            }
+            if let owner {
                 recoveries[owner] = recovery
                 counts.recoveriesAttached += 1
             } else {
@@ -243,16 +285,7 @@ enum HealthExportReading {
         }
         for index in workouts.indices {
             let workout = workouts[index]
-            var refusal = workout.damage
-            if refusal == nil, let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
-                refusal = "it runs from \(workout.start) to \(workout.end), longer than the "
-                    + "\(String(format: "%.1f", longest / 3_600)) hours a workout may last here"
-            }
-            if refusal == nil, let latest = limits.latestEnd, workout.end > latest {
-                refusal = "it ends at \(workout.end), after \(latest): check the device's clock"
-            }
-            if let refusal {
-                counts.damagedWorkouts += 1
+            if let refusal = refusals[index] {
                 each(
                     .failure(
                         .damagedWorkout(
@@ -280,5 +313,19 @@ enum HealthExportReading {
                     HealthScriptedWorkout(
                         script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
         }
+        counted(counts)
+    }
+
+    /// Why `workout` is refused (damaged, or outside `limits`); nil when it is taken.
+    static func refusal(of workout: HealthWorkout, limits: HealthReadLimits) -> String? {
+        if let damage = workout.damage { return damage }
+        if let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
+            return "it runs from \(workout.start) to \(workout.end), longer than the "
+                + "\(String(format: "%.1f", longest / 3_600)) hours a workout may last here"
+        }
+        if let latest = limits.latestEnd, workout.end > latest {
+            return "it ends at \(workout.end), after \(latest): check the device's clock"
+        }
+        return nil
     }
 }

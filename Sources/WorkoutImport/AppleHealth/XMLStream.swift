@@ -452,8 +452,15 @@ public final class XMLPullParser {
     /// (and gives "").
     private func decodedText(until terminator: UInt8, inAttribute: Bool, keep: Bool = true) throws(XMLStreamError) -> String {
         var bytes: [UInt8] = []
+        // Not kept, the decoded length is only counted (what is decoded is dropped at once), so that the length
+        // limit is the same whether a value is kept or skipped.
+        var skipped = 0
         var first = true
         while true {
+            if !keep {
+                skipped += bytes.count
+                bytes.removeAll(keepingCapacity: true)
+            }
             // Fast path: a run of plain bytes, made text at once when it is all there is.
             let count = try run("a text or attribute value", partial: true) { byte in
                 !(byte == terminator || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte < 0x20
@@ -471,10 +478,12 @@ public final class XMLPullParser {
                     buffer.withUnsafeBufferPointer { pointer in
                         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: pointer[from..<(from + count)]))
                     }
+                } else {
+                    skipped += count
                 }
                 consume(count)
             }
-            guard bytes.count <= Self.tokenLimit else {
+            guard bytes.count + skipped <= Self.tokenLimit else {
                 throw failure("a text or attribute value is longer than \(Self.tokenLimit) bytes")
             }
             guard let byte = try peek() else {

@@ -78,11 +78,13 @@ extension FileImportResult {
 
 extension FileImport {
     /// Imports the FIT file at `path` into `store` (`FITImportOptions`: the FIT reader, whatever the
-    /// file's content).
+    /// file's name); content of a format holding many workouts (an Apple Health export) is refused with
+    /// `ManyWorkoutsFileError`, which says to use `workout import`.
     public static func run(
         path: String, into store: WorkoutStore, options: FITImportOptions, compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
+        try refuseManyWorkouts(path: path, byName: false)
         let neutral = ImportOptions(
             autoSegment: options.autoSegment, salvage: options.salvage, idSalt: options.idSalt,
             longestSpan: options.longestSpan, latestEnd: options.latestEnd)

@@ -1,0 +1,287 @@
+import Foundation
+import Testing
+@testable import WorkoutImport
+import WorkoutModel
+import WorkoutStore
+
+/// The Apple Health reader's own parts: the window index, the import limits and salt, the counts, the
+/// GPX dates and the parser's length limit. The exports here are written by hand in the format of
+/// HealthKit's export (the attributes as the shared exports have them); each expectation follows from
+/// what the export holds.
+@Suite("Apple Health reading")
+struct AppleHealthReadingTests {
+    /// A UTC instant from its calendar fields (Foundation's calendar, not the reader's date code).
+    static func utc(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) throws
+        -> Date
+    {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        return try #require(
+            calendar.date(
+                from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)))
+    }
+
+    static func workout(_ start: String, _ end: String, minutes: Int, duration: String? = nil) -> String {
+        " <Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"\(duration ?? String(minutes))\" "
+            + "durationUnit=\"min\" sourceName=\"W\" startDate=\"\(start)\" endDate=\"\(end)\"/>\n"
+    }
+
+    static func heartRate(_ date: String, _ value: String = "120") -> String {
+        " <Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\"W\" unit=\"count/min\" "
+            + "startDate=\"\(date)\" endDate=\"\(date)\" value=\"\(value)\"/>\n"
+    }
+
+    static func recovery(_ date: String, _ value: String) -> String {
+        " <Record type=\"HKQuantityTypeIdentifierHeartRateRecoveryOneMinute\" sourceName=\"W\" unit=\"count/min\" "
+            + "startDate=\"\(date)\" endDate=\"\(date)\" value=\"\(value)\"/>\n"
+    }
+
+    static func export(_ body: String) -> [UInt8] {
+        Array("<HealthData locale=\"en_US\">\n\(body)</HealthData>\n".utf8)
+    }
+
+    /// Reads `bytes` in pieces of 4 096 bytes.
+    static func reader(_ bytes: [UInt8]) -> XMLPullParser.Read {
+        var position = 0
+        return { target in
+            let count = min(target.count, bytes.count - position, 4096)
+            bytes.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
+            }
+            position += count
+            return count
+        }
+    }
+
+    /// The outcomes (refusal texts or nil for a taken workout) and the final counts of reading `bytes`.
+    static func read(_ bytes: [UInt8], limits: HealthReadLimits = HealthReadLimits()) throws
+        -> (outcomes: [String?], counts: HealthExportCounts?)
+    {
+        var outcomes: [String?] = []
+        var final: HealthExportCounts?
+        try HealthExportReading.read(
+            entry: "export.xml", xml: { reader(bytes) }, routes: [], limits: limits,
+            each: { outcome in
+                switch outcome {
+                case .success: outcomes.append(nil)
+                case .failure(let error): outcomes.append(error.description)
+                }
+            }, counted: { final = $0 })
+        return (outcomes, final)
+    }
+
+    func temporaryExport(_ bytes: [UInt8]) throws -> (path: String, folder: URL) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("health-reading-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("export.xml")
+        try Data(bytes).write(to: file)
+        return (file.path, folder)
+    }
+
+    // MARK: The window index
+
+    @Test func aWindowEndingOnTheHourHoldsThatInstantAndNothingAfter() throws {
+        let index = HealthWindowIndex([(try Self.utc(2024, 5, 1, 10), try Self.utc(2024, 5, 1, 11), 7)])
+        let end = try Self.utc(2024, 5, 1, 11)
+        #expect(index.containing(end, end) == [7])
+        #expect(index.containing(end.addingTimeInterval(-1), end) == [7])
+        #expect(index.containing(end, end.addingTimeInterval(1)).isEmpty)
+        #expect(index.containing(end.addingTimeInterval(1), end.addingTimeInterval(1)).isEmpty)
+    }
+
+    @Test func windowsLongerThanFourDaysAndYearsLongAreFoundInsideOnly() throws {
+        let start = try Self.utc(2024, 5, 1, 10, 30)
+        let hundredHours = start.addingTimeInterval(100 * 3600)
+        let threeYears = try Self.utc(2027, 5, 1, 10, 30)
+        let index = HealthWindowIndex([(start, hundredHours, 1), (start, threeYears, 2)])
+        let middle = start.addingTimeInterval(50 * 3600)
+        #expect(index.containing(middle, middle.addingTimeInterval(60)) == [1, 2])
+        #expect(index.containing(hundredHours, hundredHours) == [1, 2])
+        let after = hundredHours.addingTimeInterval(1)
+        #expect(index.containing(after, after) == [2])
+        let late = try Self.utc(2026, 12, 31, 23, 59, 59)
+        #expect(index.containing(late, late) == [2])
+        let before = start.addingTimeInterval(-1)
+        #expect(index.containing(before, before).isEmpty)
+        #expect(index.containing(threeYears.addingTimeInterval(1), threeYears.addingTimeInterval(1)).isEmpty)
+    }
+
+    @Test func windowsBefore1970AndAcrossItAreFound() throws {
+        let across = (try Self.utc(1969, 12, 31, 22, 30), try Self.utc(1970, 1, 1, 1, 30), 1)
+        let long1960 = (try Self.utc(1960, 3, 1, 0, 15), try Self.utc(1960, 3, 6, 0, 15), 2)
+        let index = HealthWindowIndex([across, long1960])
+        let lastMinute = try Self.utc(1969, 12, 31, 23, 59)
+        #expect(index.containing(lastMinute, try Self.utc(1970, 1, 1, 0, 1)) == [1])
+        #expect(index.containing(try Self.utc(1969, 12, 31, 22, 29), lastMinute).isEmpty)
+        let inside = try Self.utc(1960, 3, 5, 23, 0)
+        #expect(index.containing(inside, inside) == [2])
+        let outside = try Self.utc(1960, 3, 1, 0, 14)
+        #expect(index.containing(outside, outside).isEmpty)
+    }
+
+    @Test func aRecordAcrossTwoTouchingWindowsBelongsToNeitherAndTheSharedInstantToBoth() throws {
+        let index = HealthWindowIndex([
+            (try Self.utc(2024, 5, 1, 10), try Self.utc(2024, 5, 1, 11), 4),
+            (try Self.utc(2024, 5, 1, 11), try Self.utc(2024, 5, 1, 12), 9),
+        ])
+        #expect(index.containing(try Self.utc(2024, 5, 1, 10, 59, 30), try Self.utc(2024, 5, 1, 11, 0, 30)).isEmpty)
+        let shared = try Self.utc(2024, 5, 1, 11)
+        #expect(index.containing(shared, shared) == [4, 9])
+    }
+
+    // MARK: Limits, counts, salt
+
+    /// Issue: a refused workout took records and a recovery (counted as in a workout, then dropped).
+    @Test func workoutsRefusedByTheLimitsTakeNoRecordOrRecovery() throws {
+        let bytes = Self.export(
+            Self.workout("2020-01-01 00:00:00 +0000", "2020-01-09 00:00:00 +0000", minutes: 11_520)  // 8 days
+                + Self.workout("2020-02-01 10:00:00 +0000", "2020-02-01 10:30:00 +0000", minutes: 30)
+                + Self.workout("2020-03-01 10:00:00 +0000", "2020-03-01 10:30:00 +0000", minutes: 30)  // after latestEnd
+                + Self.heartRate("2020-01-05 12:00:00 +0000") + Self.heartRate("2020-01-05 12:00:05 +0000")
+                + Self.heartRate("2020-02-01 10:10:00 +0000") + Self.heartRate("2020-03-01 10:10:00 +0000")
+                + Self.heartRate("2020-04-01 10:10:00 +0000")
+                + Self.recovery("2020-03-01 10:31:00 +0000", "30") + Self.recovery("2020-02-01 10:31:00 +0000", "25"))
+        let limits = HealthReadLimits(longestSpan: 7 * 86_400, latestEnd: try Self.utc(2020, 2, 15))
+        let (outcomes, final) = try Self.read(bytes, limits: limits)
+        let counts = try #require(final)
+        #expect(outcomes.count == 3)
+        #expect(outcomes[0]?.contains("longer than the 168 hours") == true)
+        #expect(outcomes[1] == nil)
+        #expect(outcomes[2]?.contains("check the device's clock") == true)
+        #expect(counts.workouts == 3)
+        #expect(counts.damagedWorkouts == 2)
+        #expect(counts.records == 7)
+        #expect(counts.recordsInWorkouts == 1)
+        #expect(counts.recordsLeftOut == 6)
+        #expect(counts.recoveriesAttached == 1)
+        #expect(counts.recoveriesLeftOut == 1)
+    }
+
+    /// Issue: with no workout taken, recovery records vanished uncounted.
+    @Test func recoveriesAreCountedWhenNoWorkoutIsTaken() throws {
+        let bytes = Self.export(
+            Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:30:00 +0000", minutes: 30, duration: "x")
+                + Self.recovery("2020-01-01 10:31:00 +0000", "30") + Self.recovery("2020-01-01 10:32:00 +0000", "abc")
+                + Self.heartRate("2020-01-01 10:10:00 +0000", "nan"))
+        let (outcomes, final) = try Self.read(bytes)
+        let counts = try #require(final)
+        #expect(outcomes.count == 1 && outcomes[0] != nil)
+        #expect(counts.damagedWorkouts == 1)
+        #expect(counts.recoveriesAttached == 0)
+        #expect(counts.recoveriesLeftOut == 1)
+        #expect(counts.unreadableRecords == 2)
+        #expect(counts.recordsInWorkouts == 0)
+        #expect(counts.recordsLeftOut == 3)
+    }
+
+    @Test func theSaltGivesOtherIdsAndStillFindsTheUnsaltedImport() throws {
+        let (path, folder) = try temporaryExport(
+            Self.export(
+                Self.workout("2020-02-01 10:00:00 +0000", "2020-02-01 10:30:00 +0000", minutes: 30)
+                    + Self.heartRate("2020-02-01 10:10:00 +0000")))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try temporaryStore()
+        let plain = try #require(try FileImport.runAll(path: path, into: first).first).get().workout.id
+        // The same export salted, into the store holding it unsalted: found under its earlier id.
+        let again = try #require(try FileImport.runAll(path: path, into: first, options: ImportOptions(idSalt: 7)).first)
+        guard case .failure(.alreadyImported(_, let existing)) = again else {
+            Issue.record("a salted import of an export already imported unsalted was not refused: \(again)")
+            return
+        }
+        #expect(existing == plain)
+        // Into another store: two salts, two workouts, neither with the unsalted id; a salt twice is one.
+        let second = try temporaryStore()
+        let seven = try #require(try FileImport.runAll(path: path, into: second, options: ImportOptions(idSalt: 7)).first)
+            .get().workout.id
+        let nine = try #require(try FileImport.runAll(path: path, into: second, options: ImportOptions(idSalt: 9)).first)
+            .get().workout.id
+        #expect(Set([plain, seven, nine]).count == 3)
+        let twice = try #require(try FileImport.runAll(path: path, into: second, options: ImportOptions(idSalt: 9)).first)
+        guard case .failure(.alreadyImported(_, let id)) = twice else {
+            Issue.record("the same salted import twice was not refused: \(twice)")
+            return
+        }
+        #expect(id == nine)
+        #expect(try second.workouts(matching: WorkoutQuery()).count == 2)
+    }
+
+    /// Issue: `FileImport.run` (the server's FIT upload) stored every workout of an export and answered
+    /// for the first only; an export is refused whole there now, nothing stored.
+    @Test func aHealthExportIsRefusedWholeWhereOneWorkoutIsExpected() throws {
+        let (path, folder) = try temporaryExport(
+            Self.export(
+                Self.workout("2020-01-01 00:00:00 +0000", "2020-01-09 00:00:00 +0000", minutes: 11_520)
+                    + Self.workout("2020-02-01 10:00:00 +0000", "2020-02-01 10:30:00 +0000", minutes: 30)))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try temporaryStore()
+        #expect {
+            _ = try FileImport.run(path: path, into: store, options: ImportOptions(longestSpan: 7 * 86_400))
+        } throws: { error in
+            guard case .format(_, let format) = error as? FileImportError else { return false }
+            return format is ManyWorkoutsFileError && "\(format)".contains("workout import")
+        }
+        #expect(throws: FileImportError.self) { _ = try FileImport.run(path: folder.path, into: store) }
+        #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
+    }
+
+    // MARK: Dates
+
+    @Test func gpxTimesInApplesFormAreReadAndImpossibleOnesRefused() throws {
+        #expect(HealthGPX.time("2025-09-26T17:00:18Z") == (try Self.utc(2025, 9, 26, 17, 0, 18)))
+        #expect(HealthGPX.time("2024-02-29T10:00:00Z") == (try Self.utc(2024, 2, 29, 10)))
+        #expect(HealthGPX.time(" 2025-12-31T23:59:59Z\n") == (try Self.utc(2025, 12, 31, 23, 59, 59)))
+        for impossible in [
+            "2025-02-31T10:00:00Z", "2025-02-29T10:00:00Z", "2025-04-31T10:00:00Z", "2025-09-26T17:00:60Z",
+            "2025-09-26X17:00:18Z", "2025-09-26 17:00:18Z", "2025-13-01T10:00:00Z", "2025-09-00T10:00:00Z",
+        ] {
+            #expect(HealthGPX.time(impossible) == nil, "\(impossible)")
+        }
+        #expect(HealthDate.parse("2025-02-31 10:00:00 +0000") == nil)
+        #expect(HealthDate.parse("2100-02-29 10:00:00 +0000") == nil)
+        #expect(HealthDate.parse("2000-02-29 10:00:00 +0000") == (try Self.utc(2000, 2, 29, 10)))
+    }
+
+    @Test func gpxPointsWithAnImpossibleTimeAreLeftOut() throws {
+        let gpx = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1">
+             <trk><trkseg>
+              <trkpt lon="13.4" lat="52.5"><ele>34.0</ele><time>2025-03-01T10:00:00Z</time></trkpt>
+              <trkpt lon="13.5" lat="52.5"><ele>34.0</ele><time>2025-02-31T10:00:01Z</time></trkpt>
+              <trkpt lon="13.6" lat="52.5"><ele>34.0</ele><time>2025-02-28T10:00:02Z</time></trkpt>
+             </trkseg></trk>
+            </gpx>
+            """
+        let points = try HealthGPX.points(read: Self.reader(Array(gpx.utf8)))
+        #expect(points.map(\.date) == [try Self.utc(2025, 2, 28, 10, 0, 2), try Self.utc(2025, 3, 1, 10)])
+        #expect(points.map(\.longitude) == [13.6, 13.4])
+    }
+
+    // MARK: The parser's length limit
+
+    /// A value longer than 16 MiB (16 777 216 bytes) once decoded is an error, kept or only checked.
+    @Test(arguments: [false, true])
+    func aValueOverSixteenMebibytesIsRefusedKeptOrSkipped(skipping: Bool) throws {
+        var bytes = Array("<a v=\"&amp;".utf8)
+        bytes += [UInt8](repeating: UInt8(ascii: "x"), count: 16_777_216)
+        bytes += Array("\"/>".utf8)
+        let parser = XMLPullParser(read: Self.reader(bytes))
+        if skipping { parser.skipsAttributes = { _, _ in true } }
+        #expect {
+            while try parser.next() != nil {}
+        } throws: { error in
+            "\(error)".contains("longer than 16777216 bytes")
+        }
+        // One byte less decoded is read.
+        var fits = Array("<a v=\"&amp;".utf8)
+        fits += [UInt8](repeating: UInt8(ascii: "x"), count: 16_777_215)
+        fits += Array("\"/>".utf8)
+        let reading = XMLPullParser(read: Self.reader(fits))
+        if skipping { reading.skipsAttributes = { _, _ in true } }
+        var values: [Int] = []
+        while let event = try reading.next() {
+            if case .start(_, let attributes) = event { values += attributes.map(\.value.utf8.count) }
+        }
+        #expect(values == (skipping ? [] : [16_777_216]))
+    }
+}
