@@ -14,6 +14,8 @@ struct ImportPlanner {
     var legs: [ImportedLeg] = []
     var legStarts: [Double] = []
     var legEnds: [Double] = []
+    /// Per leg, where its share of the records' cumulative counters begins (`planCounterStarts`).
+    var counterStarts: [Double] = []
     var poolLengths: [Double?] = []
     /// Per pool leg: its lengths as laid (start, end), in time order.
     var poolLengthSpans: [Int: [(start: Double, end: Double)]] = [:]
@@ -91,6 +93,7 @@ struct ImportPlanner {
         planLegSteps()
         planLengths()
         planPauses(records)
+        planCounterStarts(records)
         // What the record pass needs of all the records and beats, worked out once before it begins (the
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()

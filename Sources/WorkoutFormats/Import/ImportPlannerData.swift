@@ -635,18 +635,83 @@ extension ImportPlanner {
         return types
     }
 
-    /// Where leg `index`'s share of the records' counters begins: the whole second before its start.
-    ///
-    /// A device closes a leg with its counters (distance, strokes) as its last once-a-second update
-    /// left them before the lap press, and the next session's `start_time` is the press's whole
-    /// second: so the counters' value at a leg change is the records' at the second before the next
-    /// leg's start (between smart-recorded records, on the straight line between them). A record at
-    /// the start second itself already counts for the new leg. (Forerunner 945, 255 and the 935 at
-    /// one record a second: every leg change's distance is the record one second before the next
-    /// start; the 920XT's T1 ends at 1786.4 m, on the line between 1781.4 m at 2154 s and 1788.7 m
-    /// at 2157 s, at 2156 s.)
+    /// Where leg `index`'s share of the records' counters begins (`planCounterStarts`).
     func counterStart(_ index: Int) -> Double {
-        index == 0 ? legStarts[0] : max(legStarts[index - 1], legStarts[index] - 1)
+        index < counterStarts.count ? counterStarts[index] : legStarts[index]
+    }
+
+    /// Decides, once per leg change, where the records' cumulative counters (distance, strokes)
+    /// pass from one leg to the next: at the next leg's start second, or the whole second before.
+    ///
+    /// Devices differ and nothing in a record says which: a Forerunner 945, 255 or 935 closes a
+    /// leg with its counters as its last once-a-second update left them, the second before the next
+    /// session's `start_time` (the 920XT's smart-recorded T1 ends on the line between two records
+    /// 3 s apart, at that second); a fenix 6S, and our own exporter, close it with the record at the
+    /// next leg's start. The file states each leg's totals (session `total_distance`, else
+    /// `total_cycles`): the cut whose leg total, from the previous leg's cut on (from zero for the
+    /// first leg), comes nearer the
+    /// stated one is taken; a tie, or a leg stating no total (above zero), keeps the exact cut at
+    /// the next leg's start. A cut never goes before the previous leg's start.
+    mutating func planCounterStarts(_ records: SortedRecords) {
+        counterStarts = legStarts
+        guard legStarts.count > 1 else { return }
+        for index in 1..<legStarts.count {
+            let exact = legStarts[index]
+            let early = max(legStarts[index - 1], exact - 1)
+            guard early < exact, let session = legs[index - 1].session, session < sessions.count else { continue }
+            let summary = sessions[session]
+            let value: (FITRecord) -> Double?
+            let stated: Double
+            if let distance = summary.totalDistance, distance > 0, distance.isFinite {
+                (value, stated) = ({ $0.distance }, distance)
+            } else if let cycles = summary.totalCycles, cycles > 0 {
+                (value, stated) = ({ $0.totalCycles.map(Double.init) }, Double(cycles))
+            } else {
+                continue
+            }
+            // The first leg holds the counter's first value (all it counted before the records showed it).
+            guard let start = index == 1 ? 0 : Self.counterValue(records, at: counterStarts[index - 1], value),
+                let atExact = Self.counterValue(records, at: exact, value),
+                let atEarly = Self.counterValue(records, at: early, value)
+            else { continue }
+            if abs(atEarly - start - stated) < abs(atExact - start - stated) { counterStarts[index] = early }
+        }
+    }
+
+    /// A cumulative counter's value at `time` as the records show it: on the straight line between
+    /// the nearest records carrying it (within 64 records either side), the last one's value after
+    /// them, zero before the first; nil when no record near enough before `time` carries it.
+    static func counterValue(_ records: SortedRecords, at time: Double, _ value: (FITRecord) -> Double?) -> Double? {
+        // The first record after `time`.
+        var low = 0
+        var high = records.count
+        while low < high {
+            let mid = (low + high) / 2
+            if records[mid].time <= time { low = mid + 1 } else { high = mid }
+        }
+        let window = 64
+        var before: (time: Double, value: Double)?
+        var position = low - 1
+        while position >= max(0, low - window) {
+            let (recordTime, record) = records[position]
+            if let reading = value(record), reading.isFinite {
+                before = (recordTime, reading)
+                break
+            }
+            position -= 1
+        }
+        guard let before else { return position < 0 ? 0 : nil }
+        if before.time >= time { return before.value }
+        position = low
+        while position < min(records.count, low + window) {
+            let (recordTime, record) = records[position]
+            if let reading = value(record), reading.isFinite {
+                guard reading >= before.value, recordTime > before.time else { return before.value }
+                return before.value + (reading - before.value) * (time - before.time) / (recordTime - before.time)
+            }
+            position += 1
+        }
+        return before.value
     }
 
     /// The leg whose counters' share holds `time` (see `counterStart`).
