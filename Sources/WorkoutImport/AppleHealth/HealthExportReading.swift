@@ -320,8 +320,10 @@ enum HealthExportReading {
     static func refusal(of workout: HealthWorkout, limits: HealthReadLimits) -> String? {
         if let damage = workout.damage { return damage }
         if let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
-            return "it runs from \(workout.start) to \(workout.end), longer than the "
-                + "\(String(format: "%.1f", longest / 3_600)) hours a workout may last here"
+            let hours = longest / 3_600
+            let shown = hours == hours.rounded() ? "\(Int(hours))" : String(format: "%.1f", hours)
+            return "it runs from \(workout.start) to \(workout.end), longer than the \(shown) hours a workout may "
+                + "last here"
         }
         if let latest = limits.latestEnd, workout.end > latest {
             return "it ends at \(workout.end), after \(latest): check the device's clock"
