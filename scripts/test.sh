@@ -43,8 +43,12 @@ heavy='ConnectionLimitTests|ImportMemoryTests'
 # The uploader's resume tests (LiveUploaderResumeTests) run in the first pass again: a connection accepted while an
 # in-process server stopped crashed the test process once in four runs (NIO dropped it with its writer unfinished);
 # the server now closes such connections itself (AcceptedConnection, Sources/WorkoutServer/KeepAlive.swift), and
-# ServerShutdownTests stops servers in the middle of connections to pin it, so they need no pass or retry of their own.
-swift test --skip-build --skip "$timed|$recorder|$heavy"
+# ServerShutdownTests stops servers in the middle of connections to pin it, so they need no retry. They run in a pass
+# of their own all the same: they wait for an uploader whose requests time out after 5 s, and in the first pass on two
+# cores its first batch was not acknowledged within a minute once (CI of 99496ee).
+resume='LiveUploaderResumeTests'
+swift test --skip-build --skip "$timed|$recorder|$heavy|$resume"
+swift test --skip-build --filter "$resume"
 swift test --skip-build --filter 'ConnectionLimitTests'
 swift test --skip-build --filter 'ImportMemoryTests'
 swift test --skip-build --filter 'RecordEndToEndTests'
