@@ -2,10 +2,18 @@ import Foundation
 import GRDBSQLite
 
 /// Interrupts SQLite statements that run longer than a limit, or whose caller's `StoreCancellation` is cancelled
-/// (a server request whose client hung up): a trace callback notes when each statement begins, a progress handler
-/// (every 1,000 virtual-machine steps, on the thread running the statement) interrupts it once the limit has
-/// passed or the cancellation bound to that thread is cancelled. The statement then fails with SQLITE_INTERRUPT
-/// (`StoreError.timedOut`) and its changes are rolled back.
+/// (a server request whose client hung up): a trace callback runs as each statement begins (it notes the time, and
+/// interrupts a cancelled caller's statement before its first step), a progress handler (every 1,000
+/// virtual-machine steps, on the thread running the statement) interrupts a running one once the limit has passed or
+/// the cancellation bound to that thread is cancelled. The statement then fails with SQLITE_INTERRUPT
+/// (`StoreError.timedOut`) and its transaction's changes are rolled back.
+///
+/// A cancelled caller's work thus stops within its running statement or before its next one, however short its
+/// statements are (a transaction of many small inserts, a list decoding each workout with three lookups): the
+/// progress handler alone never runs for a statement of fewer than 1,000 steps. The statements that end a
+/// transaction (COMMIT, RELEASE, ROLLBACK, END) and GRDB's read-only switch (`PRAGMA query_only`) always run: a
+/// rollback cut short would leave the connection inside its transaction (GRDB stops the process on that), and a
+/// commit has no work left to save.
 enum StatementWatchdog {
     /// Installs the watchdog on a connection (called once per connection, as it opens); `limit` 0: no time limit,
     /// cancellation only. The two words it keeps (start, limit in nanoseconds) live as long as the process:
@@ -15,14 +23,21 @@ enum StatementWatchdog {
         let words = UnsafeMutablePointer<UInt64>.allocate(capacity: 2)
         words[0] = 0
         words[1] = limit > 0 && limit.isFinite ? max(1, UInt64(min(limit, 1e9) * 1e9)) : 0
-        if words[1] > 0 {
-            sqlite3_trace_v2(
-                connection, UInt32(SQLITE_TRACE_STMT),
-                { _, context, _, _ in
-                    context?.assumingMemoryBound(to: UInt64.self).pointee = StatementWatchdog.now()
-                    return 0
-                }, words)
-        }
+        sqlite3_trace_v2(
+            connection, UInt32(SQLITE_TRACE_STMT),
+            { _, context, statement, _ in
+                if StoreCancellation.current?.isCancelled == true, let statement = OpaquePointer(statement),
+                    !StatementWatchdog.alwaysRuns(statement)
+                {
+                    // Sets the connection's interrupt flag: SQLite checks it as the statement's program jumps past
+                    // its first instruction, and clears it once no statement of the connection is running.
+                    sqlite3_interrupt(sqlite3_db_handle(statement))
+                }
+                if let words = context?.assumingMemoryBound(to: UInt64.self), words[1] != 0 {
+                    words[0] = StatementWatchdog.now()
+                }
+                return 0
+            }, words)
         sqlite3_progress_handler(
             connection, 1000,
             { context in
@@ -32,6 +47,20 @@ enum StatementWatchdog {
                 }
                 return StatementWatchdog.now() &- words[0] > words[1] ? 1 : 0
             }, words)
+    }
+
+    /// Whether `statement` ends a transaction or switches GRDB's read-only mode: never interrupted for a
+    /// cancellation (see the type's summary).
+    static func alwaysRuns(_ statement: OpaquePointer) -> Bool {
+        guard var text = sqlite3_sql(statement) else { return false }
+        while text.pointee == 0x20 || text.pointee == 0x0A || text.pointee == 0x09 || text.pointee == 0x0D {
+            text += 1
+        }
+        for prefix in ["COMMIT", "END", "ROLLBACK", "RELEASE", "PRAGMA query_only"]
+        where strncasecmp(text, prefix, prefix.utf8.count) == 0 {
+            return true
+        }
+        return false
     }
 
     /// The monotonic clock in nanoseconds.
