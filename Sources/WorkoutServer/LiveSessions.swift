@@ -240,6 +240,11 @@ enum Offload {
                 }
                 guard let id else { return continuation.resume(returning: nil) }
                 submitted.withLock { $0 = (id, continuation) }
+                // Cancelled before it was submitted (`onCancel` ran first and found nothing to drop): dropped now
+                // if it still waits, rather than holding a place in the queue until a thread takes it.
+                if interruptible, cancellation.isCancelled, pool.cancel(key: key, id: id) {
+                    continuation.resume(returning: .failure(.cancelled))
+                }
             }
         } onCancel: {
             // A job still waiting is dropped and its caller answered; one already running is interrupted when it

@@ -1,6 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import WorkoutModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @testable import WorkoutServer
 
@@ -230,4 +235,115 @@ struct OpenAPIDocumentTests {
         #expect([400, 401, 403, 404, 409, 413, 422, 429].allSatisfy(all.contains), "\(all.sorted())")
         await server.stop()
     }
+
+    /// Sends `head` and `body` on a connection of its own; returns the socket.
+    static func sendRequest(port: UInt16, _ head: String, body: Data = Data()) throws -> Int32 {
+        let socket = try ConnectionLimitTests.connect(port, timeout: 30)
+        var bytes = Array(head.utf8)
+        bytes += body
+        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return socket
+    }
+
+    /// Shuts down the sending side of `socket` (the client is gone, as the server takes it), reads what comes until
+    /// the server closes the connection and closes the socket: the bytes read as text, and whether the server
+    /// closed the connection (false: the read timed out).
+    static func hangUpAndRead(_ socket: Int32) -> (text: String, closed: Bool) {
+        defer { close(socket) }
+        shutdown(socket, Int32(SHUT_WR))
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count == 0 { return (String(decoding: answer, as: UTF8.self), true) }
+            if count < 0 { return (String(decoding: answer, as: UTF8.self), errno == ECONNRESET) }
+            answer += buffer[0..<count]
+        }
+    }
+
+    /// A cancelled request is logged and counted as 499 `request_cancelled`; its client, gone, reads nothing (a
+    /// client that only shut down its sending side sees the connection closed without an answer: the request's
+    /// task is cancelled, and with it the writing of its answer).
+    @Test("a request whose client hangs up while its store work waits is dropped and logged 499 request_cancelled, as documented")
+    func aHungUpRequestIsAnswered499AsDocumented() async throws {
+        let documented = try Self.documentedResponses()
+        let lines = ErrorBodyTests.LogLines()
+        let server = try await TestServer.start {
+            $0.logLevel = .debug
+            $0.logSink = { line in lines.append(line) }
+        }
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "quinn")
+        let fit = try SharedData.bytes("fp_sample-activity-indoor-trainer")
+        let created = try await server.send("POST", "/v1/workouts", token: token, body: fit)
+        let workout = try #require((created.json["workout"] as? [String: Any])?["id"] as? String)
+        let port = try #require(URL(string: server.base)?.port.flatMap { UInt16(exactly: $0) })
+        // The athlete's share of the store threads held, so every request's store work waits in the queue: the
+        // hang-up then always finds it unanswered (never done before the hang-up is seen).
+        let key = "athlete:\(athlete.id)"
+        let release = Flag()
+        let holders = (0..<Offload.storeThreadsPerRequester).map { _ in
+            Task {
+                try? await Offload.run(
+                    on: Offload.store, key: key,
+                    { () throws(APIError) in
+                        let deadline = ContinuousClock.now + .seconds(120)
+                        while !release.isSet, ContinuousClock.now < deadline {
+                            Thread.sleep(forTimeInterval: 0.002)
+                        }
+                    }, refusal: { .unavailable("refused") })
+            }
+        }
+        defer { release.set() }
+        #expect(await waitUntil(30, every: .milliseconds(10)) { Offload.store.load(of: key) == holders.count })
+        let session = UUID().uuidString
+        let json = "application/json"
+        let requests: [(route: String, method: String, path: String, body: Data, type: String)] = [
+            ("GET /v1/workouts", "GET", "/v1/workouts", Data(), json),
+            ("GET /v1/samples", "GET", "/v1/samples", Data(), json),
+            ("GET /v1/workouts/{id}", "GET", "/v1/workouts/\(workout)", Data(), json),
+            ("GET /v1/workouts/{id}/report", "GET", "/v1/workouts/\(workout)/report", Data(), json),
+            ("DELETE /v1/workouts/{id}", "DELETE", "/v1/workouts/\(workout)", Data(), json),
+            ("POST /v1/workouts", "POST", "/v1/workouts", fit, "application/octet-stream"),
+            ("PUT /v1/sessions/{id}", "PUT", "/v1/sessions/\(session)", Data(#"{"activityType": "running"}"#.utf8), json),
+            ("GET /v1/sessions/{id}", "GET", "/v1/sessions/\(session)", Data(), json),
+            (
+                "POST /v1/sessions/{id}/batches", "POST", "/v1/sessions/\(session)/batches",
+                try JSONSerialization.data(withJSONObject: heartRateBatch(seq: 1, start: Date(), count: 1, startSession: true)),
+                json
+            ),
+            ("POST /v1/sessions/{id}/finish", "POST", "/v1/sessions/\(session)/finish", Data(), json),
+        ]
+        for request in requests {
+            let head =
+                "\(request.method) \(request.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: \(request.type)\r\nContent-Length: \(request.body.count)\r\n\r\n"
+            let socket = try Self.sendRequest(port: port, head, body: request.body)
+            let queued = await waitUntil(30, every: .milliseconds(5)) { Offload.store.load(of: key) == holders.count + 1 }
+            #expect(queued, "\(request.route): its store work never waited (\(Offload.store.load(of: key)) calls)")
+            let answer = Self.hangUpAndRead(socket)
+            #expect(answer.closed && answer.text.isEmpty, "\(request.route) after the hang-up: \(answer.text.prefix(300))")
+            #expect(documented[request.route]?.contains(499) == true, "the document does not list 499 for \(request.route)")
+            let path = request.path
+            let logged = await waitUntil(30, every: .milliseconds(10)) {
+                lines.all.contains { $0.contains("499 request_cancelled") && $0.contains(path) && $0.contains(request.method) }
+            }
+            #expect(logged, "\(request.route): no log line of a 499 request_cancelled: \(lines.all.suffix(3))")
+            // The cancelled work left the queue: only the holders are there.
+            #expect(await waitUntil(30, every: .milliseconds(10)) { Offload.store.load(of: key) == holders.count })
+        }
+        release.set()
+        for holder in holders { await holder.value }
+        // The cancelled delete deleted nothing, and the cancelled open opened nothing.
+        #expect(try await server.send("GET", "/v1/workouts/\(workout)", token: token).status == 200)
+        #expect(try await server.send("GET", "/v1/sessions/\(session)", token: token).status == 404)
+        await server.stop()
+    }
+}
+
+/// A flag set once, read from store threads.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }
