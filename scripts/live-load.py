@@ -213,29 +213,55 @@ async def session(args, token, host, port, results, stop_at, due):
 
 async def finish(args, token, host, port, sid, highest, acked, start, results):
     """Ends and saves the session, then reads the saved workout back: every sample of batches 1…highest must be
-    there once (lost: missing; doubled: stored more than once)."""
+    there once (lost: missing; doubled: stored more than once).
+
+    A step that fails (an error answer, a connection cut: the server restarting, PostgreSQL recovering) is tried
+    again, from the session's state as the server tells it, for up to --finish-patience seconds. A session whose
+    save or read-back never succeeded is *unverified*: its samples were neither seen stored nor seen missing, so
+    they are counted apart, never as lost (a failed read-back says nothing of what the database holds)."""
     conn = Connection(host, port)
-    try:
-        status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
-        if status == 200:
-            acked = json.loads(data)["lastBatch"]
-        end = iso(start + timedelta(seconds=acked + 1))
-        body = json.dumps({"seq": acked + 1, "items": [{"kind": "stop", "at": end}, {"kind": "end", "at": end}]}).encode()
-        status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
-        if status != 200:
-            results["errors"].append(f"end {status} {data[:120]!r}")
-        status, data = await conn.request("POST", f"/v1/sessions/{sid}/finish", token)
-        if status != 200:
-            results["errors"].append(f"finish {status} {data[:120]!r}")
-        status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", token)
-        if status != 200:
-            results["errors"].append(f"samples {status} {data[:120]!r}")
-        stored = json.loads(data).get("samples", []) if status == 200 else []
-    except Exception as error:
-        results["errors"].append(f"finish {type(error).__name__}")
-        stored = []
-    finally:
-        conn.close()
+    deadline = time.monotonic() + args.finish_patience
+    stored = None
+    attempt = 0
+    while stored is None and time.monotonic() < deadline:
+        if attempt:
+            await asyncio.sleep(min(5, attempt))
+        attempt += 1
+        try:
+            status, data = await conn.request("GET", f"/v1/sessions/{sid}", token)
+            finished = status == 409 and b"session_finished" in data  # saved already (its answer was cut off)
+            if status == 200:
+                state = json.loads(data)
+                if state["state"] not in ("ended", "finished"):
+                    end = iso(start + timedelta(seconds=state["lastBatch"] + 1))
+                    body = json.dumps({"seq": state["lastBatch"] + 1,
+                                       "items": [{"kind": "stop", "at": end}, {"kind": "end", "at": end}]}).encode()
+                    status, data = await conn.request("POST", f"/v1/sessions/{sid}/batches", token, body)
+                    if status != 200:
+                        results["errors"].append(f"end {status} {data[:120]!r}")
+                        continue
+            elif not finished:
+                results["errors"].append(f"state {status} {data[:120]!r}")
+                continue
+            status, data = await conn.request("POST", f"/v1/sessions/{sid}/finish", token)
+            if status != 200:
+                results["errors"].append(f"finish {status} {data[:120]!r}")
+                continue
+            status, data = await conn.request("GET", f"/v1/samples?workout={sid}&limit=100000", token)
+            if status != 200:
+                results["errors"].append(f"samples {status} {data[:120]!r}")
+                continue
+            stored = json.loads(data).get("samples", [])
+        except Exception as error:
+            results["errors"].append(f"finish {type(error).__name__}")
+            conn.close()
+    conn.close()
+    if stored is None:
+        results["unverified"] += highest * len(STREAMS)
+        results["unverified_sessions"] += 1
+        return
+    if attempt > 1:
+        results["finish_retried"] += 1
     keys = [(s["sample"]["type"], s["sample"]["start"]) for s in stored]
     present = set(keys)
     for seq in range(1, highest + 1):
@@ -339,6 +365,8 @@ async def main():
     parser.add_argument("--duration", type=float, default=600)
     parser.add_argument("--uploads", type=float, default=20)
     parser.add_argument("--fit-dir")
+    parser.add_argument("--finish-patience", type=float, default=300,
+                        help="seconds a session's end, save and read-back are tried again before it is unverified")
     parser.add_argument("--first-profile", type=int, default=None,
                         help="the first profile version written into uploads (default: random, so reruns are new files)")
     args = parser.parse_args()
@@ -356,7 +384,8 @@ async def main():
     if any(batch_body(seq, now) != json.dumps(batch_objects(seq, now)).encode() for seq in (1, 2, 3600)):
         sys.exit("the batch template no longer makes the body json.dumps makes; mend BATCH_TEMPLATE")
     results = {"latencies": [], "errors": [], "sessions": [], "uploads": [], "rss": [], "lost": 0, "doubled": 0,
-               "upload_errors": [], "uploads_missed": 0, "lag": [],
+               "upload_errors": [], "uploads_missed": 0, "lag": [], "unverified": 0, "unverified_sessions": 0,
+               "finish_retried": 0,
                "stored": 0, "late": [], "minutes": {}, "seconds": {}, "tens": {}, "opens": [], "upload_minutes": {}}
     contents = upload_files(args)
     began = time.monotonic()
@@ -426,11 +455,13 @@ def report(args, results):
             f"{minute + 1}: {results['upload_minutes'].get(minute, 0) / min(60, args.duration - 60 * minute):.1f}"
             for minute in run_minutes) + f"; answered after the end: {after}")
     print(f"acknowledged samples: {samples}, read back {results['stored']}, lost {results['lost']}, "
-          f"stored twice {results['doubled']}; batch errors {len(results['errors'])}"
+          f"stored twice {results['doubled']}, unverified {results['unverified']} ({results['unverified_sessions']} "
+          f"sessions whose save or read-back never succeeded; {results['finish_retried']} saved on a retry); "
+          f"batch errors {len(results['errors'])}"
           + (f" (first: {results['errors'][0]})" if results["errors"] else ""))
     if results["errors"]:
-        # By kind (what failed and its status or exception), each with its first answer: a failed end, finish or
-        # read-back counts its session's acknowledged samples as lost, so a loss is told from a failed save here.
+        # By kind (what failed and its status or exception), each with its first answer: batches during the run,
+        # and the end, state, finish and read-back steps (each tried again; a session never read back is unverified).
         kinds = {}
         for error in results["errors"]:
             kind = " ".join(error.split(" ")[:2])

@@ -4,10 +4,14 @@
 # scripts/live-load.py, optionally with faults injected mid-run.
 #
 #   scripts/live-load.sh [--sessions 1000] [--duration 600] [--uploads 20] [--athletes 200] [--pool-size N]
-#                        [--sqlite] [--fault] [--debug] [--statements] [--perf SECONDS]
+#                        [--sqlite] [--fault | --fault-in-recovery] [--debug] [--statements] [--perf SECONDS]
 #
 # --fault: PostgreSQL is restarted with `pg_ctl restart -m immediate` at a third of the run and the server is
-# `kill -9`'d and started again at two thirds; sessions resume (live-load.py counts what was lost or doubled).
+# `kill -9`'d and started again at two thirds (of the run's clock: a restart still recovering then, `pg_ctl`
+# waiting, does not move the kill); sessions resume (live-load.py counts what was lost or doubled).
+# --fault-in-recovery: instead, at a third of the run, PostgreSQL is stopped with `-m immediate`, the server
+# `kill -9`'d and started again while PostgreSQL is down, and PostgreSQL started 5 s later (its crash recovery
+# then runs under the new server's load).
 # --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
 # --statements: PostgreSQL's pg_stat_statements (planning tracked) is on; its top statements are printed.
 # --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT;
@@ -29,6 +33,7 @@ while [ $# -gt 0 ]; do
     --pool-size) pool_size="$2"; shift 2 ;;
     --sqlite) backend=sqlite; shift ;;
     --fault) fault=1; shift ;;
+    --fault-in-recovery) fault=recovery; shift ;;
     --debug) configuration=debug; shift ;;
     --statements) statements=1; shift ;;
     --perf) perf_seconds="$2"; shift 2 ;;
@@ -66,6 +71,7 @@ start_server() {
   server=$!
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+    kill -0 "$server" 2>/dev/null || break  # it exited (PostgreSQL unreachable, say)
     sleep 0.1
   done
   echo "the server did not answer /health; its log:" >&2
@@ -104,23 +110,56 @@ load=$!
 echo "$server" >"$data/server.pid"
 loads=()
 sample_load() { local one _; read -r one _ </proc/loadavg; loads+=("$one"); }
+as_postgres=()
+[ "$(id -u)" -eq 0 ] && as_postgres=(runuser -u postgres --)
+began=$(date +%s)
+# Sleeps until SECONDS after the run began (not after the last step: a step that waits does not move the next).
+sleep_until() { local left=$(( began + $1 - $(date +%s) )); [ "$left" -gt 0 ] && sleep "$left"; return 0; }
+# kill -9 the server and start it again. It does not start while PostgreSQL cannot be reached (it exits:
+# "cannot connect"; PostgreSQL still in crash recovery, say), so it is started again until it stays up, as a
+# supervisor would, for up to 10 minutes.
+kill_and_restart_server() {
+  kill -9 "$server"
+  wait "$server" 2>/dev/null
+  local attempt
+  for attempt in $(seq 1 600); do
+    start_server 2>/dev/null && break
+    kill -9 "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+    if [ "$attempt" = 600 ]; then
+      echo "the server did not start again; its log:" >&2
+      tail -20 "$data/serve.log" >&2
+      kill "$load"
+      exit 1
+    fi
+    sleep 1
+  done
+  echo "$server" >"$data/server.pid"
+  echo "$(date -u +%T) the server answers again (/health) after $attempt start(s)"
+}
 if [ "$fault" = 1 ]; then
-  sleep $(( duration / 3 ))
+  sleep_until $(( duration / 3 ))
   sample_load
   if [ "$backend" = postgres ]; then
     echo "$(date -u +%T) pg_ctl restart -m immediate"
-    as_postgres=()
-    [ "$(id -u)" -eq 0 ] && as_postgres=(runuser -u postgres --)
-    "${as_postgres[@]}" "$WORKOUT_TEST_POSTGRES_BIN/pg_ctl" -D "$WORKOUT_TEST_POSTGRES_DATA" -m immediate -w restart >/dev/null
+    # In the background: a crash recovery longer than pg_ctl's wait (60 s) must not move the server's kill.
+    ( "${as_postgres[@]}" "$WORKOUT_TEST_POSTGRES_BIN/pg_ctl" -D "$WORKOUT_TEST_POSTGRES_DATA" -m immediate -w -t 600 restart >/dev/null 2>&1 \
+        && echo "$(date -u +%T) PostgreSQL is back" || echo "$(date -u +%T) pg_ctl restart failed" ) &
   fi
-  sleep $(( duration / 3 ))
+  sleep_until $(( 2 * duration / 3 ))
   sample_load
   echo "$(date -u +%T) kill -9 the server, start it again"
-  kill -9 "$server"
-  wait "$server" 2>/dev/null
-  start_server || exit 1
-  echo "$server" >"$data/server.pid"
-  echo "$(date -u +%T) the server answers again"
+  kill_and_restart_server
+elif [ "$fault" = recovery ]; then
+  [ "$backend" = postgres ] || { echo "--fault-in-recovery needs PostgreSQL" >&2; exit 2; }
+  sleep_until $(( duration / 3 ))
+  sample_load
+  eval "postmaster=( $(cat "$WORKOUT_TEST_POSTGRES_DATA/postmaster.opts") )"
+  echo "$(date -u +%T) pg_ctl stop -m immediate, PostgreSQL started again (crash recovery), the server kill -9'd"
+  "${as_postgres[@]}" "$WORKOUT_TEST_POSTGRES_BIN/pg_ctl" -D "$WORKOUT_TEST_POSTGRES_DATA" -m immediate -w stop >/dev/null
+  # With the command line it ran with (port, socket folder, settings: postmaster.opts), not waited for.
+  "${as_postgres[@]}" "${postmaster[@]}" >>"$(dirname "$WORKOUT_TEST_POSTGRES_DATA")/server.log" 2>&1 &
+  kill_and_restart_server
 fi
 if [ "$perf_seconds" -gt 0 ] && [ "$fault" = 0 ]; then
   # A whole-machine profile (server, PostgreSQL, generator) from the middle of the run.
