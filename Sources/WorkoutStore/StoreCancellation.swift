@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// The caller binds it to the thread doing the work (`run(_:)`), and cancels it from anywhere. The backends find it
 /// while a statement runs: SQLite from its progress handler (every 1,000 virtual-machine steps, on the thread
-/// running the statement), PostgreSQL by registering how to stop the statement it waits for
+/// running the statement) and as each statement begins (`StatementWatchdog`: the next statement of a transaction
+/// fails, however short), PostgreSQL by registering how to stop the statement it waits for
 /// (`whileWaiting(interrupt:_:)`). Interrupted work throws as a statement past its time limit does
 /// (`StoreError.timedOut`, or a connection error) and keeps nothing it would have written.
 package final class StoreCancellation: Sendable {
