@@ -56,6 +56,8 @@ struct DatabaseWaitTests {
             // The reads did wait for the lock (else /health answering proves nothing).
             #expect(ContinuousClock.now - started > .seconds(2), "the reads did not wait on the locked table")
         }
+        // The lock's holder ends (its wait on a thread of its own, not on the cooperative pool).
+        await onOwnThread { holder.waitUntilExit() }
         await server.stop()
     }
 }

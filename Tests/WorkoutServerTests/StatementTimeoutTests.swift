@@ -237,9 +237,13 @@ struct StatementTimeoutTests {
         let key = "athlete:\(athlete.id)"
         // The list asked on a connection of its own, which the client closes once the query waits for the lock.
         let port = try #require(URL(string: server.base)?.port.flatMap { UInt16(exactly: $0) })
-        let socket = try ConnectionLimitTests.connect(port, timeout: 30)
-        ConnectionLimitTests.send(
-            socket, "GET /v1/workouts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        // (A blocking connect and send: on a thread of their own, not on the cooperative pool the server answers on.)
+        let socket = try await onOwnThread {
+            let socket = try ConnectionLimitTests.connect(port, timeout: 30)
+            ConnectionLimitTests.send(
+                socket, "GET /v1/workouts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            return socket
+        }
         // (psql every quarter second: each is a child process of the test process.)
         #expect(
             await waitUntil(30, every: .milliseconds(250)) { Offload.store.load(of: key) == 1 && waiting() == 1 },
@@ -373,22 +377,25 @@ struct StatementTimeoutTests {
         let started = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
         let returnedBeforeInterruptFinished = Atomic<Bool>(false)
-        let waiter = Task.detached {
-            cancellation.whileWaiting(interrupt: {
-                started.store(true, ordering: .releasing)
-                // A slow interrupt: the wait must not return (and its connection go back to the pool) before it ends.
-                Thread.sleep(forTimeInterval: 0.2)
-                finished.store(true, ordering: .releasing)
-            }) {
-                // The statement ends as the cancellation comes.
-                let deadline = ContinuousClock.now + .seconds(30)
-                while !started.load(ordering: .acquiring), ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.001)
+        // The waiter and its interrupt sleep and spin: on threads of their own, not on the cooperative pool.
+        let waiter = Task {
+            await onOwnThread {
+                cancellation.whileWaiting(interrupt: {
+                    started.store(true, ordering: .releasing)
+                    // A slow interrupt: the wait must not return (and its connection go back to the pool) before it ends.
+                    Thread.sleep(forTimeInterval: 0.2)
+                    finished.store(true, ordering: .releasing)
+                }) {
+                    // The statement ends as the cancellation comes.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while !started.load(ordering: .acquiring), ContinuousClock.now < deadline {
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
                 }
+                returnedBeforeInterruptFinished.store(!finished.load(ordering: .acquiring), ordering: .relaxed)
             }
-            returnedBeforeInterruptFinished.store(!finished.load(ordering: .acquiring), ordering: .relaxed)
         }
-        let canceller = Task.detached { cancellation.cancel() }
+        let canceller = Task { await onOwnThread { cancellation.cancel() } }
         await canceller.value
         await waiter.value
         let interrupted = started.load(ordering: .acquiring)
