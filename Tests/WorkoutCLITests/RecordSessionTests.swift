@@ -5,6 +5,31 @@ import WorkoutSensors
 import WorkoutStore
 import WorkoutTestSupport
 
+/// `workout record` of a running session from a watch on `watch` into the store `db`, its standard output written to
+/// the file `output` (read by `output()`), its standard error dropped: the run every test of the suite starts.
+private struct WatchRecording {
+    let process = Process()
+    let outURL: URL
+
+    init(watch: PseudoTerminal, db: String, recovery: Int, output outURL: URL) throws {
+        self.outURL = outURL
+        try Data().write(to: outURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        process.executableURL = workoutExecutable()
+        process.arguments = [
+            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "\(recovery)",
+            "--db", db,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// What the command has written to its standard output so far.
+    func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
+}
+
 /// `workout record` from a watch on a pseudo-terminal (the test writes its frames): stop, recovery, crash.
 @Suite("workout record: a session from a watch", .serialized)
 struct RecordSessionTests {
@@ -14,22 +39,11 @@ struct RecordSessionTests {
         let folder = try temporaryFolder("record")
         defer { try? FileManager.default.removeItem(at: folder) }
         let watch = try PseudoTerminal()
-        let outURL = folder.appendingPathComponent("stdout")
-        try Data().write(to: outURL)
-        let out = try FileHandle(forWritingTo: outURL)
-        defer { try? out.close() }
-        let process = Process()
-        process.executableURL = workoutExecutable()
-        process.arguments = [
-            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "600",
-            "--db", folder.appendingPathComponent("store.sqlite").path,
-        ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let recording = try WatchRecording(
+            watch: watch, db: folder.appendingPathComponent("store.sqlite").path, recovery: 600,
+            output: folder.appendingPathComponent("stdout"))
+        let (process, output) = (recording.process, recording.output)
         defer { if process.isRunning { process.terminate() } }
-        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
         try #require(waitFor(10) { output().contains("connected") }, "\(output())")
         Thread.sleep(forTimeInterval: 0.5)
         try watch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 1000, .stop))
@@ -47,21 +61,10 @@ struct RecordSessionTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("store.sqlite").path
         let watch = try PseudoTerminal()
-        let outURL = folder.appendingPathComponent("stdout")
-        try Data().write(to: outURL)
-        let out = try FileHandle(forWritingTo: outURL)
-        defer { try? out.close() }
-        let process = Process()
-        process.executableURL = workoutExecutable()
-        process.arguments = [
-            "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "4", "--db", db,
-        ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let recording = try WatchRecording(
+            watch: watch, db: db, recovery: 4, output: folder.appendingPathComponent("stdout"))
+        let (process, output) = (recording.process, recording.output)
         defer { if process.isRunning { process.terminate() } }
-        func output() -> String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
         try #require(waitFor(10) { output().contains("connected") }, "\(output())")
         try watch.write(WatchLink.hello(device: "test watch"))
         func beat(_ tick: Int, _ bpm: UInt8) throws {
@@ -94,19 +97,9 @@ struct RecordSessionTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("store.sqlite").path
         func launch(_ watch: PseudoTerminal, _ name: String) throws -> (Process, () -> String) {
-            let outURL = folder.appendingPathComponent(name)
-            try Data().write(to: outURL)
-            let out = try FileHandle(forWritingTo: outURL)
-            let process = Process()
-            process.executableURL = workoutExecutable()
-            process.arguments = [
-                "record", "--sensor", "\(watch.path):watch", "--activity", "running", "--recovery", "0", "--db", db,
-            ]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return (process, { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" })
+            let recording = try WatchRecording(
+                watch: watch, db: db, recovery: 0, output: folder.appendingPathComponent(name))
+            return (recording.process, recording.output)
         }
 
         // First recording: heart rate for 3 s, then the machine dies (SIGKILL).
