@@ -187,7 +187,7 @@ let package = Package(
             name: "WorkoutServerTests",
             dependencies: [
                 "WorkoutServer", "WorkoutStore", "WorkoutModel", "WorkoutUpload", "WorkoutEngine", "WorkoutFormats",
-                "WorkoutTestSupport",
+                "WorkoutTestSupport", "WorkoutStorePostgres",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -9,7 +9,9 @@ import WorkoutStore
 /// and the per-activity statistics index live in their own partition and a query for one athlete touches
 /// only that partition. Dates are seconds since 2001-01-01 UTC as in the SQLite backend; sample and route
 /// chunks are `bytea` holding the same chunk format (WKC).
-enum PostgresSchema {
+///
+/// `package` for the tests that look at an athlete's partitions by name (``partition(_:athlete:)``).
+package enum PostgresSchema {
     static let version = 4
 
     /// The tables whose rows a live recording rewrites in place (each stream's open chunk, once a commit) and
@@ -256,8 +258,9 @@ enum PostgresSchema {
         }
     }
 
-    /// The partition of `table` holding `athlete`'s rows.
-    static func partition(_ table: String, athlete: UUID) -> String {
+    /// The partition of `table` holding `athlete`'s rows (`workout_` and the athlete's id without dashes, for
+    /// `workout`).
+    package static func partition(_ table: String, athlete: UUID) -> String {
         table + "_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     }
 

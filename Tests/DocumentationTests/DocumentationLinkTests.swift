@@ -5,7 +5,7 @@ import Testing
 /// names a file of the repository, and a `#fragment` names a heading of that file.
 ///
 /// Links to the web are not followed (no network in tests); DocC's own `<doc:…>` and ``symbol`` links
-/// are checked by `swift package generate-documentation --warnings-as-errors` in scripts/test.sh.
+/// are checked by scripts/check-docs.sh (DocC, warnings as errors) in scripts/test.sh.
 @Suite struct DocumentationLinkTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -21,7 +21,7 @@ struct RecordUploadTests {
         let folder: URL
         private(set) var beats = 0
 
-        init(folder: URL, db: String, arguments: [String]) throws {
+        private init(folder: URL, db: String, arguments: [String]) throws {
             self.folder = folder
             watch = try PseudoTerminal()
             for name in ["stdout", "stderr"] { try Data().write(to: folder.appendingPathComponent(name)) }
@@ -33,8 +33,14 @@ struct RecordUploadTests {
             process.standardOutput = try FileHandle(forWritingTo: folder.appendingPathComponent("stdout"))
             process.standardError = try FileHandle(forWritingTo: folder.appendingPathComponent("stderr"))
             try process.run()
-            try #require(waitFor(20) { self.output.contains("connected") }, "\(output)")
-            try watch.write(WatchLink.hello(device: "test watch"))
+        }
+
+        /// Starts `workout record` and plays the watch's hello once it has connected.
+        static func start(folder: URL, db: String, arguments: [String]) async throws -> Recording {
+            let recording = try Recording(folder: folder, db: db, arguments: arguments)
+            try #require(await waitUntil(20) { recording.output.contains("connected") }, "\(recording.output)")
+            try recording.watch.write(WatchLink.hello(device: "test watch"))
+            return recording
         }
 
         deinit { if process.isRunning { process.terminate() } }
@@ -43,22 +49,23 @@ struct RecordUploadTests {
         var stderr: String { (try? String(contentsOf: folder.appendingPathComponent("stderr"), encoding: .utf8)) ?? "" }
         var output: String { stdout + stderr }
 
-        /// `count` heart-rate values, one per 0.1 s of the watch's time, sent at that pace.
-        func beat(_ count: Int) throws {
+        /// `count` heart-rate values, one per 0.1 s of the watch's time, sent at that pace (waiting without holding
+        /// a thread of the cooperative pool).
+        func beat(_ count: Int) async throws {
             for _ in 0..<count {
                 beats += 1
                 try watch.write(
                     WatchLink.gatt(
                         milliseconds: beats * 100, characteristic: GATT.heartRateMeasurement,
                         payload: [0x00, UInt8(100 + beats % 90)]))
-                Thread.sleep(forTimeInterval: 0.1)
+                try await Task.sleep(for: .milliseconds(100))
             }
         }
 
         /// The watch's STOP; waits for the command to exit and returns its status.
-        func stop() throws -> Int32 {
+        func stop() async throws -> Int32 {
             try watch.write(WatchLink.button(milliseconds: beats * 100 + 50, .stop))
-            try #require(waitFor(120) { !self.process.isRunning }, "still running after STOP: \(output)")
+            try #require(await waitUntil(120) { !self.process.isRunning }, "still running after STOP: \(output)")
             return process.terminationStatus
         }
     }
@@ -120,10 +127,10 @@ struct RecordUploadTests {
             let token = try Self.addAthlete("ana", data: data)
             let server = try ServeCommandTests.ServerProcess(data: data)
             defer { _ = server.signal(SIGTERM) }
-            let recording = try Recording(
+            let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
-            try recording.beat(30)
-            let status = try recording.stop()
+            try await recording.beat(30)
+            let status = try await recording.stop()
             #expect(status == 0, "\(recording.output)")
             #expect(recording.stdout.contains("uploaded "), "\(recording.output)")
             let (id, local) = try Self.localSamples(db: db)
@@ -143,21 +150,21 @@ struct RecordUploadTests {
             let token = try Self.addAthlete("ben", data: data, backend: backend)
             var server = try Self.server(backend, data: data)
             let port = try #require(URL(string: server.base)?.port)
-            let recording = try Recording(
+            let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
-            try recording.beat(15)
-            try #require(waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
-            try recording.beat(10)
+            try await recording.beat(15)
+            try #require(await waitUntil(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try await recording.beat(10)
             #expect(server.signal(SIGKILL) != 0)
             // The recording goes on while the server is away; the uploader notices and keeps the batches.
-            try recording.beat(20)
-            try #require(waitFor(30) { recording.output.contains("recording goes on") }, "\(recording.output)")
+            try await recording.beat(20)
+            try #require(await waitUntil(30) { recording.output.contains("recording goes on") }, "\(recording.output)")
             server = try Self.server(backend, data: data, port: port)
             defer { _ = server.signal(SIGTERM) }
-            try recording.beat(10)
-            try #require(waitFor(30) { recording.output.contains("resuming after batch") }, "\(recording.output)")
-            try recording.beat(5)
-            let status = try recording.stop()
+            try await recording.beat(10)
+            try #require(await waitUntil(30) { recording.output.contains("resuming after batch") }, "\(recording.output)")
+            try await recording.beat(5)
+            let status = try await recording.stop()
             #expect(status == 0, "\(recording.output)")
             #expect(recording.stdout.contains("uploaded "), "\(recording.output)")
             let (id, local) = try Self.localSamples(db: db)
@@ -177,17 +184,17 @@ struct RecordUploadTests {
             let token = try Self.addAthlete("eva", data: data)
             let server = try ServeCommandTests.ServerProcess(data: data)
             defer { _ = server.signal(SIGTERM) }
-            let recording = try Recording(
+            let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
-            try recording.beat(10)
-            try #require(waitFor(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try await recording.beat(10)
+            try #require(await waitUntil(20) { recording.output.contains("answers") }, "\(recording.output)")
             kill(server.process.processIdentifier, SIGSTOP)
-            try recording.beat(40)
-            let noticed = waitFor(30) { recording.output.contains("recording goes on") }
+            try await recording.beat(40)
+            let noticed = await waitUntil(30) { recording.output.contains("recording goes on") }
             kill(server.process.processIdentifier, SIGCONT)
             try #require(noticed, "no timeout noticed: \(recording.output)")
-            try recording.beat(5)
-            let status = try recording.stop()
+            try await recording.beat(5)
+            let status = try await recording.stop()
             #expect(status == 0, "\(recording.output)")
             let (id, local) = try Self.localSamples(db: db)
             #expect(local.count >= recording.beats - 5, "\(local.count) samples recorded of \(recording.beats) beats")
@@ -202,14 +209,14 @@ struct RecordUploadTests {
             let server = try ServeCommandTests.ServerProcess(data: data)
             defer { _ = server.signal(SIGTERM) }
             let wrong = "wk_" + String(repeating: "B", count: 32)
-            let recording = try Recording(
+            let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", wrong])
-            try recording.beat(20)
+            try await recording.beat(20)
             #expect(
-                waitFor(20) { recording.stderr.contains("upload stopped: the server refused the token") },
+                await waitUntil(20) { recording.stderr.contains("upload stopped: the server refused the token") },
                 "\(recording.output)")
-            try recording.beat(10)
-            let status = try recording.stop()
+            try await recording.beat(10)
+            let status = try await recording.stop()
             #expect(status == 3, "exit status \(status): \(recording.output)")
             #expect(recording.stderr.contains("saved locally only"), "\(recording.output)")
             let (_, local) = try Self.localSamples(db: db)
@@ -225,10 +232,10 @@ struct RecordUploadTests {
             let base = server.base
             let port = try #require(URL(string: base)?.port)
             #expect(server.signal(SIGTERM) == 0)
-            let recording = try Recording(
+            let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", base, "--token", token, "--upload-wait", "1", "--json"])
-            try recording.beat(20)
-            let status = try recording.stop()
+            try await recording.beat(20)
+            let status = try await recording.stop()
             #expect(status == 3, "exit status \(status): \(recording.output)")
             #expect(try schemaErrors(recording.stdout, schema: "record").isEmpty, "\(recording.stdout)")
             let (id, local) = try Self.localSamples(db: db)

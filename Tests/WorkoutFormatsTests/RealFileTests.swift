@@ -31,18 +31,36 @@ struct DeviceValues {
 }
 
 /// Imports every real file once (in parallel tests would import them many times on two cores).
+///
+/// Two imports run side by side, each on a thread of its own: on the actor every import of every suite waited for
+/// the one before it (one core's work, the first pass's longest wait), and on the cooperative pool they would take
+/// its threads from the in-process servers of the suites beside them.
 actor ImportedFiles {
     static let shared = ImportedFiles()
-    private var results: [String: FileImportResult] = [:]
+    private var results: [String: Task<FileImportResult, any Error>] = [:]
+    private var importing = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    func result(_ name: String, autoSegment: Bool = false) throws -> FileImportResult {
+    func result(_ name: String, autoSegment: Bool = false) async throws -> FileImportResult {
         let key = name + (autoSegment ? "+auto" : "")
-        if let result = results[key] { return result }
-        let result = try FileImport.run(
-            path: SharedData.fitPath(name), into: try temporaryStore(),
-            options: FITImportOptions(autoSegment: autoSegment), compare: true)
-        results[key] = result
-        return result
+        if let running = results[key] { return try await running.value }
+        let running = Task { try await self.imported(name, autoSegment: autoSegment) }
+        results[key] = running
+        return try await running.value
+    }
+
+    private func imported(_ name: String, autoSegment: Bool) async throws -> FileImportResult {
+        while importing >= 2 { await withCheckedContinuation { waiting.append($0) } }
+        importing += 1
+        defer {
+            importing -= 1
+            if !waiting.isEmpty { waiting.removeFirst().resume() }
+        }
+        return try await onOwnThread {
+            try FileImport.run(
+                path: SharedData.fitPath(name), into: try temporaryStore(),
+                options: FITImportOptions(autoSegment: autoSegment), compare: true)
+        }
     }
 }
 

@@ -6,6 +6,24 @@ private func extended(_ channel: UInt8, _ page: [UInt8], number: UInt16, type: U
     antFrame(0x4E, [channel] + page + [0x80, UInt8(number & 0xFF), UInt8(number >> 8), type, 1])
 }
 
+/// An ANT+ device as a fixture addresses it (the channel it is heard on, its device number and type).
+private struct FixtureDevice {
+    let channel: UInt8
+    let number: UInt16
+    let type: UInt8
+
+    /// This device's extended broadcasts of `pages`, in order.
+    func frames(_ pages: [[UInt8]]) -> [UInt8] {
+        pages.flatMap { extended(channel, $0, number: number, type: type) }
+    }
+
+    /// What a new decoder reads from this device's extended broadcasts of `pages`, in order.
+    func decode(_ pages: [[UInt8]]) -> [SensorReading] {
+        var decoder = ANTDecoder()
+        return decoder.decode(frames(pages))
+    }
+}
+
 /// ANT+ page layouts pinned with byte fixtures decoded by an independent implementation, openant
 /// 1.3.4 (`openant.devices.*.on_data` fed the same 8 bytes; values noted beside each), and the ANT+
 /// device profiles where openant has no decoder. Our simulator's encoders and our decoders share
@@ -16,11 +34,11 @@ struct ANTPageFixtureTests {
     /// previous beat 4.0 s; page 2 (toggle set): manufacturer 15, serial 12345; page 3: byte 7 is
     /// still the heart rate (73).
     @Test func heartRatePages() {
-        var decoder = ANTDecoder()
-        let readings = decoder.decode(
-            extended(0, [0x04, 0xFF, 0x00, 0x10, 0x9A, 0x13, 0x20, 0x48], number: 4711, type: 120)
-                + extended(0, [0x82, 0x0F, 0x39, 0x30, 0x9A, 0x13, 0x20, 0x48], number: 4711, type: 120)
-                + extended(0, [0x83, 0x05, 0x07, 0x2A, 0x9A, 0x13, 0x21, 0x49], number: 4711, type: 120))
+        let readings = FixtureDevice(channel: 0, number: 4711, type: 120).decode([
+            [0x04, 0xFF, 0x00, 0x10, 0x9A, 0x13, 0x20, 0x48],
+            [0x82, 0x0F, 0x39, 0x30, 0x9A, 0x13, 0x20, 0x48],
+            [0x83, 0x05, 0x07, 0x2A, 0x9A, 0x13, 0x21, 0x49],
+        ])
         let rates = readings.compactMap(\.heartRate)
         #expect(rates.map(\.beatsPerMinute) == [72, 72, 73])
         #expect(rates.first?.beatCount == 32)
@@ -38,11 +56,10 @@ struct ANTPageFixtureTests {
     /// Power page 0x10: openant reads instantaneous 260 W, cadence 91 rpm and average (0x290A −
     /// 0x2710) / 2 = 253 W from the second page.
     @Test func powerOnlyPage() {
-        var decoder = ANTDecoder()
-        let powers = decoder.decode(
-            extended(2, [0x10, 0x01, 0xFF, 0x5A, 0x10, 0x27, 0xFA, 0x00], number: 9, type: 11)
-                + extended(2, [0x10, 0x03, 0xFF, 0x5B, 0x0A, 0x29, 0x04, 0x01], number: 9, type: 11)
-        ).compactMap(\.power)
+        let powers = FixtureDevice(channel: 2, number: 9, type: 11).decode([
+            [0x10, 0x01, 0xFF, 0x5A, 0x10, 0x27, 0xFA, 0x00],
+            [0x10, 0x03, 0xFF, 0x5B, 0x0A, 0x29, 0x04, 0x01],
+        ]).compactMap(\.power)
         #expect(powers.map(\.instantaneousPower) == [250, 260])
         #expect(powers.last?.averagePower == 253)
         #expect(powers.last?.cadence == 91)
@@ -52,11 +69,10 @@ struct ANTPageFixtureTests {
     /// 2816 ≈ 488.9 W, torque 3424 / (32 × 2) = 53.5 N·m (openant agrees on the torque; its power, 20 W,
     /// comes from a misplaced parenthesis in its crank-period delta, which adds 65536).
     @Test func crankTorquePage() {
-        var decoder = ANTDecoder()
-        let powers = decoder.decode(
-            extended(2, [0x12, 0x05, 0x05, 0x55, 0x00, 0x10, 0x00, 0x20], number: 9, type: 11)
-                + extended(2, [0x12, 0x07, 0x07, 0x56, 0x00, 0x1B, 0x60, 0x2D], number: 9, type: 11)
-        ).compactMap(\.power)
+        let powers = FixtureDevice(channel: 2, number: 9, type: 11).decode([
+            [0x12, 0x05, 0x05, 0x55, 0x00, 0x10, 0x00, 0x20],
+            [0x12, 0x07, 0x07, 0x56, 0x00, 0x1B, 0x60, 0x2D],
+        ]).compactMap(\.power)
         let last = powers.last
         #expect(last?.averageTorque == 53.5)
         #expect(abs((last?.averagePower ?? 0) - 128 * Double.pi * 3424 / 2816) < 1e-9)
@@ -67,11 +83,10 @@ struct ANTPageFixtureTests {
     /// torque 1/32 N·m): 2 events over 2048 ticks = 1 s with 640/32 = 20 N·m → 128π × 640 / 2048 W, and
     /// 2 wheel revolutions a second × 2.105 m.
     @Test func wheelTorquePage() {
-        var decoder = ANTDecoder()
-        let powers = decoder.decode(
-            extended(2, [0x11, 0x01, 0x10, 0xFF, 0x00, 0x08, 0x00, 0x01], number: 9, type: 11)
-                + extended(2, [0x11, 0x03, 0x12, 0xFF, 0x00, 0x10, 0x80, 0x03], number: 9, type: 11)
-        ).compactMap(\.power)
+        let powers = FixtureDevice(channel: 2, number: 9, type: 11).decode([
+            [0x11, 0x01, 0x10, 0xFF, 0x00, 0x08, 0x00, 0x01],
+            [0x11, 0x03, 0x12, 0xFF, 0x00, 0x10, 0x80, 0x03],
+        ]).compactMap(\.power)
         #expect(abs((powers.last?.averagePower ?? 0) - 128 * Double.pi * 640 / 2048) < 1e-9)
         #expect(abs((powers.last?.speed ?? 0) - 2 * 2.105) < 1e-9)
         #expect(powers.last?.page == 0x11)
@@ -82,13 +97,12 @@ struct ANTPageFixtureTests {
     /// 2 events in 2000 ticks (1 s) with 560 torque ticks: cadence 120 rpm, torque (560 − 500) / 3 = 20
     /// N·m, power 20 × 120 × π / 30 ≈ 251 W.
     @Test func crankTorqueFrequencyPage() {
-        var decoder = ANTDecoder()
         let calibration: [UInt8] = [0x01, 0x10, 0x01, 0xFF, 0xFF, 0xFF, 0x01, 0xF4]  // offset 500
-        let powers = decoder.decode(
-            extended(2, calibration, number: 9, type: 11)
-                + extended(2, [0x20, 0x01, 0x00, 0x1E, 0x10, 0x00, 0x20, 0x00], number: 9, type: 11)
-                + extended(2, [0x20, 0x03, 0x00, 0x1E, 0x17, 0xD0, 0x22, 0x30], number: 9, type: 11)
-        ).compactMap(\.power)
+        let powers = FixtureDevice(channel: 2, number: 9, type: 11).decode([
+            calibration,
+            [0x20, 0x01, 0x00, 0x1E, 0x10, 0x00, 0x20, 0x00],
+            [0x20, 0x03, 0x00, 0x1E, 0x17, 0xD0, 0x22, 0x30],
+        ]).compactMap(\.power)
         #expect(powers.count == 2)
         #expect(abs((powers.last?.cadence ?? 0) - 120) < 1e-9)
         #expect(abs((powers.last?.averagePower ?? 0) - 20 * 120 * Double.pi / 30) < 1e-6)
@@ -98,12 +112,12 @@ struct ANTPageFixtureTests {
     /// instantaneous power 300 W (0x2C + low nibble 1 × 256), cadence 90, then average power
     /// (0x2968 − 0x2710) / 2 = 300 W.
     @Test func fitnessEquipmentPages() {
-        var decoder = ANTDecoder()
-        let readings = decoder.decode(
-            extended(4, [0x10, 0x19, 0x50, 0x2A, 0x10, 0x1B, 0x8C, 0x34], number: 77, type: 17)
-                + extended(4, [0x19, 0x10, 0x5A, 0x10, 0x27, 0x2C, 0x31, 0x30], number: 77, type: 17)
-                + extended(4, [0x19, 0x12, 0x5B, 0x68, 0x29, 0x2E, 0x31, 0x30], number: 77, type: 17)
-                + extended(4, [0x10, 0x19, 0x54, 0x30, 0x10, 0x1B, 0x8C, 0x34], number: 77, type: 17))
+        let readings = FixtureDevice(channel: 4, number: 77, type: 17).decode([
+            [0x10, 0x19, 0x50, 0x2A, 0x10, 0x1B, 0x8C, 0x34],
+            [0x19, 0x10, 0x5A, 0x10, 0x27, 0x2C, 0x31, 0x30],
+            [0x19, 0x12, 0x5B, 0x68, 0x29, 0x2E, 0x31, 0x30],
+            [0x10, 0x19, 0x54, 0x30, 0x10, 0x1B, 0x8C, 0x34],
+        ])
         let fe = readings.compactMap { reading -> FitnessEquipmentReading? in
             if case .fitnessEquipment(let value) = reading.value { value } else { nil }
         }
@@ -120,11 +134,10 @@ struct ANTPageFixtureTests {
     /// Common pages 80 and 81: openant reads hardware revision 3, manufacturer 32, model 1337, serial
     /// 123456789.
     @Test func commonPages() {
-        var decoder = ANTDecoder()
-        let info = decoder.decode(
-            extended(2, [0x50, 0xFF, 0xFF, 0x03, 0x20, 0x00, 0x39, 0x05], number: 9, type: 11)
-                + extended(2, [0x51, 0xFF, 0xFF, 0x0B, 0x15, 0xCD, 0x5B, 0x07], number: 9, type: 11)
-        ).compactMap { reading -> ANTDeviceInfo? in
+        let info = FixtureDevice(channel: 2, number: 9, type: 11).decode([
+            [0x50, 0xFF, 0xFF, 0x03, 0x20, 0x00, 0x39, 0x05],
+            [0x51, 0xFF, 0xFF, 0x0B, 0x15, 0xCD, 0x5B, 0x07],
+        ]).compactMap { reading -> ANTDeviceInfo? in
             if case .antDeviceInfo(let info) = reading.value { info } else { nil }
         }
         #expect(info.first == ANTDeviceInfo(manufacturer: 32, model: 1337, hardwareVersion: 3))
@@ -136,9 +149,10 @@ struct ANTPageFixtureTests {
     /// not a common page.
     @Test func speedAndCadenceHasNoCommonPages() {
         var decoder = ANTDecoder()
-        let readings = decoder.decode(
-            extended(1, [0x50, 0x04, 0x10, 0x00, 0x00, 0x08, 0x20, 0x00], number: 5, type: 121)
-                + extended(1, [0x51, 0x08, 0x11, 0x00, 0x00, 0x0C, 0x22, 0x00], number: 5, type: 121))
+        let readings = decoder.decode(FixtureDevice(channel: 1, number: 5, type: 121).frames([
+            [0x50, 0x04, 0x10, 0x00, 0x00, 0x08, 0x20, 0x00],
+            [0x51, 0x08, 0x11, 0x00, 0x00, 0x0C, 0x22, 0x00],
+        ]))
         #expect(readings.compactMap(\.speedCadence).count == 2)
         #expect(decoder.counters.unknownMessages == 0)
     }

@@ -53,14 +53,6 @@ struct HTTP10ConnectionTests {
         }
     }
 
-    /// Runs blocking socket calls on a thread of their own: the server under test runs in this process, on
-    /// Swift's few cooperative threads, which a blocked `recv` would take from it.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
-
     static func port(_ server: TestServer) throws -> Int {
         guard let port = URL(string: server.base)?.port else { throw TestFailure("no port in \(server.base)") }
         return port
@@ -70,7 +62,7 @@ struct HTTP10ConnectionTests {
         let server = try await TestServer.start()
         defer { server.remove() }
         let port = try Self.port(server)
-        let (text, ended) = try await Self.blocking {
+        let (text, ended) = try await onOwnThread {
             let connection = try Connection(port: port)
             connection.send("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
             return connection.read { _ in false }
@@ -86,7 +78,7 @@ struct HTTP10ConnectionTests {
         defer { server.remove() }
         let port = try Self.port(server)
         for request in ["GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"] {
-            let answers = try await Self.blocking {
+            let answers = try await onOwnThread {
                 let connection = try Connection(port: port)
                 return (0..<2).map { _ in
                     connection.send(request)
@@ -98,7 +90,7 @@ struct HTTP10ConnectionTests {
             }
         }
         // HTTP/1.1 with Connection: close is closed too.
-        let closed = try await Self.blocking {
+        let closed = try await onOwnThread {
             let closing = try Connection(port: port)
             closing.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             return closing.read { _ in false }.ended

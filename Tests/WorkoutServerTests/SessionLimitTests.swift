@@ -3,16 +3,44 @@ import Testing
 
 @testable import WorkoutServer
 
-/// The limit of open live sessions per athlete holds: a refused open writes nothing (no claim of its id in the
-/// directory), and a session released for idleness takes a place again when it comes back (429 beyond the limit).
+/// The limit of open live sessions per athlete holds: beyond it an open is a 429 that holds up no other athlete and
+/// writes nothing (no claim of its id in the directory), a finished session frees its place, and a session released
+/// for idleness takes a place again when it comes back (429 beyond the limit).
 @Suite("session limits", .serialized)
 struct SessionLimitTests {
+    @Test func anAthleteBeyondItsLimitOfOpenSessionsGets429AndOthersAreNotHeldUp() async throws {
+        let limited = try await LimitedSessionsServer.start(limit: 2)
+        let (server, token, other) = (limited.server, limited.token, limited.other)
+        defer { server.remove() }
+        let sessions = (0..<3).map { _ in UUID().uuidString }
+        for session in sessions.prefix(2) {
+            #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        }
+        let third = try await server.json("PUT", "/v1/sessions/\(sessions[2])", token: token, ["activityType": "running"])
+        #expect(third.status == 429 && third.errorCode == "too_many_sessions", "\(third.text)")
+        #expect((third.json["error"] as? [String: Any]).flatMap { $0["details"] as? [String: String] }?["limit"] == "2")
+        // Reopening an open session is not a new one; another athlete has its own limit.
+        #expect(try await server.json("PUT", "/v1/sessions/\(sessions[0])", token: token, ["activityType": "running"]).status == 200)
+        #expect(try await server.json("PUT", "/v1/sessions/\(UUID())", token: other, ["activityType": "running"]).status == 201)
+        // A finished session frees its place.
+        let start = Date().addingTimeInterval(-30)
+        var batch = heartRateBatch(seq: 1, start: start, count: 3, startSession: true)
+        var items = try #require(batch["items"] as? [[String: Any]])
+        items.append(["kind": "end", "at": iso(start.addingTimeInterval(10))])
+        batch["items"] = items
+        #expect(try await server.json("POST", "/v1/sessions/\(sessions[0])/batches", token: token, batch).status == 200)
+        #expect(try await server.send("POST", "/v1/sessions/\(sessions[0])/finish", token: token).status == 200)
+        #expect(try await server.json("PUT", "/v1/sessions/\(sessions[2])", token: token, ["activityType": "running"]).status == 201)
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_sessions_over_limit_total 1"), "\(metrics.text)")
+        await server.stop()
+    }
+
     @Test(arguments: Backend.available)
     func aRefusedOpenWritesNothingToTheDirectory(_ backend: Backend) async throws {
-        let server = try await TestServer.start(backend: backend) { $0.maxOpenSessionsPerAthlete = 2 }
+        let limited = try await LimitedSessionsServer.start(backend: backend, limit: 2)
+        let (server, token, other) = (limited.server, limited.token, limited.other)
         defer { server.remove() }
-        let token = try server.directory.addAthlete(name: "lea").token
-        let other = try server.directory.addAthlete(name: "max").token
         for _ in 0..<2 {
             #expect(try await server.json("PUT", "/v1/sessions/\(UUID())", token: token, ["activityType": "running"]).status == 201)
         }
@@ -32,13 +60,10 @@ struct SessionLimitTests {
 
     @Test(arguments: Backend.available)
     func aSessionReleasedForIdlenessTakesAPlaceAgainWhenItComesBack(_ backend: Backend) async throws {
-        let server = try await TestServer.start(backend: backend) {
-            // Long enough that the other session is not released too while the test uses it.
-            $0.sessionIdleTimeout = 3
-            $0.maxOpenSessionsPerAthlete = 1
-        }
+        // The idle time-out long enough that the other session is not released too while the test uses it.
+        let limited = try await LimitedSessionsServer.start(backend: backend, limit: 1, idleTimeout: 3)
+        let (server, token) = (limited.server, limited.token)
         defer { server.remove() }
-        let token = try server.directory.addAthlete(name: "ned").token
         let (idle, busy) = (UUID().uuidString, UUID().uuidString)
         let start = Date().addingTimeInterval(-60)
         #expect(try await server.json("PUT", "/v1/sessions/\(idle)", token: token, ["activityType": "cycling"]).status == 201)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WorkoutStore
+import WorkoutStorePostgres
 
 @testable import WorkoutServer
 
@@ -56,6 +57,46 @@ struct StatementTimeoutTests {
         holder.waitUntilExit()
     }
 
+    /// A PostgreSQL server with a pool of `poolSize` connections and two athletes who have each listed their
+    /// workouts once, the slow athlete's workout partition locked by another client: the set-up of the tests of
+    /// the slow athlete's share. `release()` ends the lock (the caller defers it, after `server.remove()`).
+    struct SlowAthlete {
+        let server: TestServer
+        let url: String
+        let slow: Athlete
+        let slowToken: String
+        let otherToken: String
+        /// The slow athlete's workout partition, locked.
+        let partition: String
+        let holder: Process
+
+        static func start(poolSize: Int) async throws -> SlowAthlete {
+            let server = try await TestServer.start(backend: .postgres) {
+                $0.statementTimeout = 60
+                $0.tokenCacheLifetime = 600
+                $0.poolSize = poolSize
+            }
+            do {
+                let url = try #require(server.postgresURL)
+                let (slow, slowToken) = try server.directory.addAthlete(name: "sam")
+                let otherToken = try server.directory.addAthlete(name: "tea").token
+                #expect(try await server.send("GET", "/v1/workouts", token: slowToken).status == 200)
+                #expect(try await server.send("GET", "/v1/workouts", token: otherToken).status == 200)
+                let partition = PostgresSchema.partition("workout", athlete: slow.id)
+                let holder = try await StatementTimeoutTests.lock(partition, url: url)
+                return SlowAthlete(
+                    server: server, url: url, slow: slow, slowToken: slowToken, otherToken: otherToken,
+                    partition: partition, holder: holder)
+            } catch {
+                await server.stop()
+                server.remove()
+                throw error
+            }
+        }
+
+        func release() { StatementTimeoutTests.release(partition, holder: holder, url: url) }
+    }
+
     /// The answer's body says nothing of the database: no SQL, no URL, no file path.
     static func hidesInternals(_ answer: Answer) -> Bool {
         let text = answer.text
@@ -74,7 +115,7 @@ struct StatementTimeoutTests {
         let url = try #require(server.postgresURL)
         let (athlete, token) = try server.directory.addAthlete(name: "ada")
         #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
-        let partition = "workout_" + athlete.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let partition = PostgresSchema.partition("workout", athlete: athlete.id)
         let holder = try await Self.lock(partition, url: url)
         defer { Self.release(partition, holder: holder, url: url) }
         let started = ContinuousClock.now
@@ -91,21 +132,12 @@ struct StatementTimeoutTests {
         "one athlete's eight slow requests leave another athlete's list answering",
         .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
     func oneAthletesSlowRequestsLeaveOthersAnswered() async throws {
-        let server = try await TestServer.start(backend: .postgres) {
-            $0.statementTimeout = 60
-            $0.tokenCacheLifetime = 600
-            // The default pool: the slow athlete's queries hold 4 of its 16 connections (with 4, they would hold all).
-            $0.poolSize = 16
-        }
+        // The default pool: the slow athlete's queries hold 4 of its 16 connections (with 4, they would hold all).
+        let fixture = try await SlowAthlete.start(poolSize: 16)
+        let (server, url, slowToken, otherToken, partition) =
+            (fixture.server, fixture.url, fixture.slowToken, fixture.otherToken, fixture.partition)
         defer { server.remove() }
-        let url = try #require(server.postgresURL)
-        let (slow, slowToken) = try server.directory.addAthlete(name: "sam")
-        let otherToken = try server.directory.addAthlete(name: "tea").token
-        #expect(try await server.send("GET", "/v1/workouts", token: slowToken).status == 200)
-        #expect(try await server.send("GET", "/v1/workouts", token: otherToken).status == 200)
-        let partition = "workout_" + slow.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let holder = try await Self.lock(partition, url: url)
-        defer { Self.release(partition, holder: holder, url: url) }
+        defer { fixture.release() }
         let answered = Counter()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<Offload.storeThreads {
@@ -137,7 +169,7 @@ struct StatementTimeoutTests {
             let (_, response) = try await client.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(answered.value.load(ordering: .relaxed) == 0, "the other list was answered while they all waited")
-            Self.release(partition, holder: holder, url: url)
+            fixture.release()
             for try await status in group { #expect(status == 200) }
         }
         await server.stop()
@@ -167,20 +199,11 @@ struct StatementTimeoutTests {
     func oneAthletesSlowRequestsLeaveConnectionsOfASmallPool() async throws {
         // The share of store threads (4) would let the slow athlete hold every connection of this pool: the
         // pool's own share (half of it) leaves the other athlete two.
-        let server = try await TestServer.start(backend: .postgres) {
-            $0.statementTimeout = 60
-            $0.tokenCacheLifetime = 600
-            $0.poolSize = 4
-        }
+        let fixture = try await SlowAthlete.start(poolSize: 4)
+        let (server, url, slow, slowToken, otherToken, partition) =
+            (fixture.server, fixture.url, fixture.slow, fixture.slowToken, fixture.otherToken, fixture.partition)
         defer { server.remove() }
-        let url = try #require(server.postgresURL)
-        let (slow, slowToken) = try server.directory.addAthlete(name: "sid")
-        let otherToken = try server.directory.addAthlete(name: "uma").token
-        #expect(try await server.send("GET", "/v1/workouts", token: slowToken).status == 200)
-        #expect(try await server.send("GET", "/v1/workouts", token: otherToken).status == 200)
-        let partition = "workout_" + slow.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let holder = try await Self.lock(partition, url: url)
-        defer { Self.release(partition, holder: holder, url: url) }
+        defer { fixture.release() }
         let waiting = { () -> Int in
             Int((try? TestPostgres.psql(
                 url, "SELECT count(*) FROM pg_locks WHERE relation = '\(partition)'::regclass AND NOT granted")) ?? "") ?? -1
@@ -208,7 +231,7 @@ struct StatementTimeoutTests {
             let (_, response) = try await client.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(waiting() == 2, "the slow athlete holds more than half the pool")
-            Self.release(partition, holder: holder, url: url)
+            fixture.release()
             for try await status in group { #expect(status == 200) }
         }
         await server.stop()
@@ -227,7 +250,7 @@ struct StatementTimeoutTests {
         let url = try #require(server.postgresURL)
         let (athlete, token) = try server.directory.addAthlete(name: "hal")
         #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
-        let partition = "workout_" + athlete.id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let partition = PostgresSchema.partition("workout", athlete: athlete.id)
         let holder = try await Self.lock(partition, url: url)
         defer { Self.release(partition, holder: holder, url: url) }
         let waiting = { () -> Int in
@@ -237,9 +260,13 @@ struct StatementTimeoutTests {
         let key = "athlete:\(athlete.id)"
         // The list asked on a connection of its own, which the client closes once the query waits for the lock.
         let port = try #require(URL(string: server.base)?.port.flatMap { UInt16(exactly: $0) })
-        let socket = try ConnectionLimitTests.connect(port, timeout: 30)
-        ConnectionLimitTests.send(
-            socket, "GET /v1/workouts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        // (A blocking connect and send: on a thread of their own, not on the cooperative pool the server answers on.)
+        let socket = try await onOwnThread {
+            let socket = try ConnectionLimitTests.connect(port, timeout: 30)
+            ConnectionLimitTests.send(
+                socket, "GET /v1/workouts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            return socket
+        }
         // (psql every quarter second: each is a child process of the test process.)
         #expect(
             await waitUntil(30, every: .milliseconds(250)) { Offload.store.load(of: key) == 1 && waiting() == 1 },
@@ -373,22 +400,25 @@ struct StatementTimeoutTests {
         let started = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
         let returnedBeforeInterruptFinished = Atomic<Bool>(false)
-        let waiter = Task.detached {
-            cancellation.whileWaiting(interrupt: {
-                started.store(true, ordering: .releasing)
-                // A slow interrupt: the wait must not return (and its connection go back to the pool) before it ends.
-                Thread.sleep(forTimeInterval: 0.2)
-                finished.store(true, ordering: .releasing)
-            }) {
-                // The statement ends as the cancellation comes.
-                let deadline = ContinuousClock.now + .seconds(30)
-                while !started.load(ordering: .acquiring), ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.001)
+        // The waiter and its interrupt sleep and spin: on threads of their own, not on the cooperative pool.
+        let waiter = Task {
+            await onOwnThread {
+                cancellation.whileWaiting(interrupt: {
+                    started.store(true, ordering: .releasing)
+                    // A slow interrupt: the wait must not return (and its connection go back to the pool) before it ends.
+                    Thread.sleep(forTimeInterval: 0.2)
+                    finished.store(true, ordering: .releasing)
+                }) {
+                    // The statement ends as the cancellation comes.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while !started.load(ordering: .acquiring), ContinuousClock.now < deadline {
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
                 }
+                returnedBeforeInterruptFinished.store(!finished.load(ordering: .acquiring), ordering: .relaxed)
             }
-            returnedBeforeInterruptFinished.store(!finished.load(ordering: .acquiring), ordering: .relaxed)
         }
-        let canceller = Task.detached { cancellation.cancel() }
+        let canceller = Task { await onOwnThread { cancellation.cancel() } }
         await canceller.value
         await waiter.value
         let interrupted = started.load(ordering: .acquiring)

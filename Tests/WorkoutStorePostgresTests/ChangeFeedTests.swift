@@ -107,10 +107,21 @@ struct ChangeFeedTests {
         let writer = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
         let reader = try PostgresWorkoutDatabase(url: url, poolSize: 2).store(athlete: athlete)
         let changes = Self.collect(reader.changes(), count: 1, within: 60)
+        // The feed's connection: the one whose last statement is its LISTEN.
+        let listening =
+            "SELECT coalesce(string_agg(pid::text, ','), '') FROM pg_stat_activity WHERE datname = '\(name)' "
+            + "AND query LIKE 'LISTEN %'"
+        #expect(await waitUntil(20) { ((try? TestPostgres.psql(base, listening)) ?? "") != "" }, "the feed never listened")
+        let before = try TestPostgres.psql(base, listening)
         try TestPostgres.psql(
             base, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
-        // The feed connects again a second after its connection closed; the writer's pool on its next call.
-        try await Task.sleep(for: .seconds(3))
+        // The feed connects again a second after its connection closed (a new LISTEN connection); the writer's pool
+        // on its next call.
+        #expect(
+            await waitUntil(20, every: .milliseconds(100)) {
+                let now = (try? TestPostgres.psql(base, listening)) ?? ""
+                return now != "" && now != before
+            }, "the feed did not listen again")
         let file = SharedData.fitPath(TwoBackendTests.files[0])
         let saved = try (try? FileImport.run(path: file, into: writer)) ?? FileImport.run(path: file, into: writer)
         #expect(await changes.value == [.added([saved.workout.id])])

@@ -174,3 +174,21 @@ public func waitUntil(
     }
     return true
 }
+
+/// Runs `work` on a thread of its own and returns its result once it is done.
+///
+/// For blocking calls in an async test (a socket's `recv`, `send` or `connect`, waiting for a process, a
+/// `Thread.sleep` pace): on Swift's cooperative pool, one thread per core, they would take a thread from the
+/// in-process servers of every other suite running beside it.
+public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// ``onOwnThread(_:)`` for work that cannot fail.
+public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: work()) }.start()
+    }
+}
