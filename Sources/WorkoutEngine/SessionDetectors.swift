@@ -113,11 +113,11 @@ extension RecordingCore {
         }
     }
 
-    private func decideTransitions() -> [DetectedChange] {
-        guard let transitions, let leg = legIndex, let current = builder.currentActivityIndex,
+    private mutating func decideTransitions() -> [DetectedChange] {
+        guard transitions != nil, let leg = legIndex, let current = builder.currentActivityIndex,
             machine?.state == .running || machine?.state == .paused
         else { return [] }
-        return transitions.decide(leg: leg, legStart: builder.activities[current].start)
+        return transitions?.decide(leg: leg, legStart: builder.activities[current].start) ?? []
     }
 
     private mutating func applyDetected(_ changes: [DetectedChange]) {

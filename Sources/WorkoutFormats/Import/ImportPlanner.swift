@@ -62,6 +62,8 @@ struct ImportPlanner {
         var nextBeat = 0
         /// Whether the swim opening the file goes on (automatic segmentation's stroke-rate rule).
         var swim = OpeningSwim()
+        /// Whether the last record whose metres per cadence cycle were unambiguous was on foot (`ownTypes`).
+        var onFoot: Bool?
     }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.

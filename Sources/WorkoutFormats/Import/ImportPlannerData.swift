@@ -346,11 +346,12 @@ extension ImportPlanner {
         var previousRecord = recordPass.previousRecord
         var nextBeat = recordPass.nextBeat
         var swim = recordPass.swim
+        var onFoot = recordPass.onFoot
         let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
         defer {
             recordPass = RecordPass(
                 distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
-                nextBeat: nextBeat, swim: swim)
+                nextBeat: nextBeat, swim: swim, onFoot: onFoot)
         }
         let beatTimes = recordBeatTimes
         /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
@@ -393,7 +394,8 @@ extension ImportPlanner {
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
         let own =
             options.autoSegment
-            ? Self.ownTypes(record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn) : nil
+            ? Self.ownTypes(record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn, lastOnFoot: &onFoot)
+            : nil
         if let own { swim.advance(record, at: time, typedSwimming: own.strokes) }
         if let value = record.distance, case let firstValue = distance.reference == nil,
             let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
@@ -558,6 +560,10 @@ extension ImportPlanner {
     /// stride is two steps: 2–3 m for most runners, about 3.7 m at elite marathon pace; a road
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
+    /// Metres per cadence cycle a long stride and a short crank turn share (`ownTypes`).
+    static let ambiguousStrides = 3.0..<5.0
+    /// The fastest a person moves on foot (m/s): faster is riding.
+    static let fastestOnFoot = 6.5
     /// Cadence (a minute) below which a record without power or running dynamics is a swim's
     /// stroke rate (`ownTypes`), while the swim that opens the file goes on (`OpeningSwim`).
     static let strokeRateBound = 45.0
@@ -603,7 +609,9 @@ extension ImportPlanner {
     /// Seconds of records surely not swimming that end the opening swim (`OpeningSwim`).
     static let strokeRateEnd = 10.0
 
-    static func ownTypes(_ record: FITRecord, previousCycles: Double?, swimGoesOn: Bool) -> LegTypes {
+    static func ownTypes(
+        _ record: FITRecord, previousCycles: Double?, swimGoesOn: Bool, lastOnFoot: inout Bool?
+    ) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
@@ -623,10 +631,24 @@ extension ImportPlanner {
         // runner's stride (two steps) stays under `longestStride`, a crank turn in any road gear
         // goes further. (A Forerunner 255/955 measures running power at the wrist: power alone is
         // no bike.)
+        // Between a long stride and a short crank turn (`ambiguousStrides`: a runner's 3.7 m at elite pace, a
+        // bike's low gear on a climb) the record keeps the gait of the last record outside that band, as a climb
+        // on the bike or a fast stretch of the run goes on: a Kona bike's climbs turn 3.9–4.1 m at 95–108 rpm with
+        // its power meter, for minutes. Faster than `fastestOnFoot` is no stride.
         var onFoot: Bool?
         if let cadence = record.cadence, cadence > 0, let speed = record.speed, speed > 0, speed.isFinite {
             let cadenceValue = Double(cadence) + (record.fractionalCadence ?? 0)
-            onFoot = speed * 60 / cadenceValue < Self.longestStride
+            let metres = speed * 60 / cadenceValue
+            if speed > Self.fastestOnFoot {
+                onFoot = false
+            } else if Self.ambiguousStrides.contains(metres) {
+                onFoot = lastOnFoot ?? (metres < Self.longestStride)
+            } else {
+                onFoot = metres < Self.longestStride
+            }
+            if !Self.ambiguousStrides.contains(metres) || speed > Self.fastestOnFoot { lastOnFoot = onFoot }
+        } else if let speed = record.speed, speed > Self.fastestOnFoot {
+            onFoot = false
         }
         if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
         var types = LegTypes(record.cadence != nil && onFoot != false ? .walking : .cycling, pool: false)
