@@ -194,7 +194,10 @@ struct TransitionDetector: Sendable {
 
     /// The slot of `second`, emptied when it held an older second; nil when `second` is older than the ring.
     @inline(__always)
-    private mutating func slot(_ second: Int64) -> Int? {
+    private mutating func slot(_ t: Seconds) -> Int? {
+        // Sample times are finite (validated); the guard keeps a conversion from trapping all the same.
+        guard t.isFinite, abs(t) < 1e15 else { return nil }
+        let second = Int64(t.rounded(.down))
         let count = Int64(ring.count)
         let index = Int(((second % count) + count) % count)
         if ring[index].second == second { return index }
@@ -205,7 +208,7 @@ struct TransitionDetector: Sendable {
 
     @inline(__always)
     private mutating func mark(_ flag: UInt8, at t: Seconds) {
-        guard let index = slot(Int64(t.rounded(.down))) else { return }
+        guard let index = slot(t) else { return }
         ring[index].flags |= flag
     }
 
@@ -244,18 +247,18 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func swim(_ end: Seconds) {
         sawSwim = true
-        guard let index = slot(Int64(end.rounded(.down))) else { return }
+        guard let index = slot(end) else { return }
         ring[index].flags |= Self.swim
         ring[index].swimEnd = Swift.max(ring[index].swimEnd, end)
     }
 
     @inline(__always)
     private mutating func ride(_ start: Seconds, _ end: Seconds) {
-        if let index = slot(Int64(end.rounded(.down))) {
+        if let index = slot(end) {
             ring[index].flags |= Self.ride
             ring[index].rideEnd = Swift.max(ring[index].rideEnd, end)
         }
-        if let index = slot(Int64(start.rounded(.down))) {
+        if let index = slot(start) {
             ring[index].flags |= Self.ride
             ring[index].rideStart = Swift.min(ring[index].rideStart, start)
         }
@@ -263,7 +266,7 @@ struct TransitionDetector: Sendable {
 
     @inline(__always)
     private mutating func run(_ start: Seconds) {
-        guard let index = slot(Int64(start.rounded(.down))) else { return }
+        guard let index = slot(start) else { return }
         ring[index].flags |= Self.run
         ring[index].runStart = Swift.min(ring[index].runStart, start)
     }
@@ -292,6 +295,7 @@ struct TransitionDetector: Sendable {
     /// The end of the current sport (`flag`: swim or ride) in the leg begun at `legStart`: its
     /// last cue after which a window consistently shows another sport; nil while none does.
     private mutating func windowedEnd(of flag: UInt8, legStart: Seconds) -> Seconds? {
+        guard now.isFinite, abs(now) < 1e15, legStart.isFinite, abs(legStart) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down)) - 1  // the current second may still fill
         let oldest = newest - Int64(ring.count) + 3
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
@@ -321,7 +325,29 @@ struct TransitionDetector: Sendable {
                 judgedUntil = end
                 continue
             }
-            if other >= Self.minimumEvidence, Double(same) <= Self.largestShare * Double(same + other) { return end }
+            if other >= Self.minimumEvidence, Double(same) <= Self.largestShare * Double(same + other) {
+                // The window's few cues of the sport may still be its last seconds (the last strokes before the
+                // shore): the end is the cue up to which the sport's seconds outnumber the others' most.
+                var best = end
+                var score = 0
+                var bestScore = 0
+                var index = second + 1
+                while index <= probe {
+                    if let next = cues(index), next.flags != 0 {
+                        if next.flags & flag != 0 {
+                            score += 1
+                            if score > bestScore {
+                                bestScore = score
+                                best = Swift.max(best, flag == Self.swim ? next.swimEnd : next.rideEnd)
+                            }
+                        } else {
+                            score -= 1
+                        }
+                    }
+                    index += 1
+                }
+                return best
+            }
             judgedUntil = end
         }
         return nil
@@ -329,6 +355,7 @@ struct TransitionDetector: Sendable {
 
     /// The first cue of `flag` (ride or run) at or after `from`, among the seconds the ring holds.
     private func firstStart(of flag: UInt8, from: Seconds) -> Seconds? {
+        guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down))
         var second = Swift.max(Int64(from.rounded(.down)), newest - Int64(ring.count) + 1)
         while second <= newest {

@@ -561,7 +561,7 @@ extension ImportPlanner {
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
     /// Metres per cadence cycle a long stride and a short crank turn share (`ownTypes`).
-    static let ambiguousStrides = 3.0..<5.0
+    static let ambiguousStrides = 2.0..<5.0
     /// The fastest a person moves on foot (m/s): faster is riding.
     static let fastestOnFoot = 6.5
     /// Cadence (a minute) below which a record without power or running dynamics is a swim's
@@ -639,14 +639,21 @@ extension ImportPlanner {
         if let cadence = record.cadence, cadence > 0, let speed = record.speed, speed > 0, speed.isFinite {
             let cadenceValue = Double(cadence) + (record.fractionalCadence ?? 0)
             let metres = speed * 60 / cadenceValue
+            // A half stride (`fractional_cadence`: an odd count of steps a minute) is a watch counting steps:
+            // a crank sensor counts whole turns (none in the 16,253 cadence readings of Kona's bike, half in the
+            // runs of every multisport file here).
+            let halfStride = (record.fractionalCadence ?? 0) > 0
+            let unambiguous = speed > Self.fastestOnFoot || halfStride || !Self.ambiguousStrides.contains(metres)
             if speed > Self.fastestOnFoot {
                 onFoot = false
-            } else if Self.ambiguousStrides.contains(metres) {
-                onFoot = lastOnFoot ?? (metres < Self.longestStride)
-            } else {
+            } else if halfStride {
+                onFoot = true
+            } else if unambiguous {
                 onFoot = metres < Self.longestStride
+            } else {
+                onFoot = lastOnFoot ?? (metres < Self.longestStride)
             }
-            if !Self.ambiguousStrides.contains(metres) || speed > Self.fastestOnFoot { lastOnFoot = onFoot }
+            if unambiguous { lastOnFoot = onFoot }
         } else if let speed = record.speed, speed > Self.fastestOnFoot {
             onFoot = false
         }
