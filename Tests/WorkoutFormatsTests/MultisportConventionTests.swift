@@ -225,6 +225,31 @@ struct MultisportSegmentationTests {
     }
 }
 
+extension MultisportSegmentationTests {
+    /// The Forerunner 735XT test triathlon recorded in running mode throughout (one session): with
+    /// `--auto-segment` it comes out as five legs, each boundary within 60 s of the boundaries its
+    /// source (TriathLink, `TestTriathlonTestTimestamps.csv`, quoted in ../shared/data/README.md)
+    /// documented: 885, 950, 1739 and 1793 s from the start. The watch counted arm strokes as steps in
+    /// the swim (0.3–0.6 m at 0.6–0.9 m/s) and its strap repeated stale steps on the bike.
+    @Test func theTriathlonRecordedAsOneRunComesOutAsFiveLegs() async throws {
+        let name = "tl_TestTriathlon"
+        let result = try await ImportedFiles.shared.result(name, autoSegment: true)
+        try #require(result.legs.count == 1)
+        let found = result.workout.activities
+        #expect(found.map(\.configuration.activityType) == [.swimming, .transition, .cycling, .transition, .running])
+        try #require(found.count == 5)
+        let origin = result.legs[0].start
+        let documented: [Double] = [885, 950, 1739, 1793]
+        for (index, (boundary, reference)) in zip(["T1", "bike", "T2", "run"], documented).enumerated() {
+            let row = BoundaryRow(
+                file: name, boundary: boundary, device: reference,
+                ours: found[index + 1].start.timeIntervalSince(origin))
+            print(row)
+            #expect(abs(row.difference) <= 60, "\(row)")
+        }
+    }
+}
+
 /// Automatic segmentation types a record with a stroke rate in `cadence` as a swim only while the
 /// swim that opens the file goes on: never a slow walk in T1, a slow crank on the bike or a
 /// runner's slow records.
