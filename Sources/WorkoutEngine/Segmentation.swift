@@ -181,6 +181,12 @@ struct TransitionDetector: Sendable {
     var sawSwim = false
     /// Newest data instant seen.
     var now = -Double.infinity
+    /// The second and leg of the last windowed judgement that found no end: until a new second completes, the
+    /// same seconds give the same answer (`decide` skips it).
+    var unchangedSecond = Int64.min
+    /// The window being counted after a cue (its second), how far, and its counts so far.
+    var pending: (second: Int64, probe: Int64, same: Int, other: Int)?
+    var unchangedLegStart = -Double.infinity
 
     init(options: TransitionDetectionOptions) {
         self.options = options
@@ -190,6 +196,7 @@ struct TransitionDetector: Sendable {
     /// Forgets the judgement of the previous leg (called when a leg begins at `t`).
     mutating func legBegan(at t: Seconds) {
         judgedUntil = -Double.infinity
+        pending = nil
     }
 
     /// The slot of `second`, emptied when it held an older second; nil when `second` is older than the ring.
@@ -308,6 +315,9 @@ struct TransitionDetector: Sendable {
             var same = 0
             var other = 0
             var probe = second + 1
+            if let pending, pending.second == second {
+                (same, other, probe) = (pending.same, pending.other, pending.probe)
+            }
             var complete = false
             while probe <= newest, probe - second < Int64(ring.count) - 3 {
                 if let next = cues(probe), next.flags != 0 {
@@ -320,11 +330,17 @@ struct TransitionDetector: Sendable {
                 probe += 1
             }
             if !complete {
-                // Still filling: decide later. Past the ring's reach: this cue can no longer end the sport.
-                if probe > newest { return nil }
+                // Still filling: decide later, counting on from here. Past the ring's reach: this cue can no
+                // longer end the sport.
+                if probe > newest {
+                    pending = (second, probe, same, other)
+                    return nil
+                }
+                pending = nil
                 judgedUntil = end
                 continue
             }
+            pending = nil
             if other >= Self.minimumEvidence, Double(same) <= Self.largestShare * Double(same + other) {
                 // The window's few cues of the sport may still be its last seconds (the last strokes before the
                 // shore): the end is the cue up to which the sport's seconds outnumber the others' most.
@@ -370,19 +386,28 @@ struct TransitionDetector: Sendable {
 
     /// The leg changes the cues call for, given the current planned leg (0 swim … 4 run).
     mutating func decide(leg: Int, legStart: Seconds) -> [DetectedChange] {
+        // The windowed ends look only at whole seconds before the newest one: judged once per second.
+        let second = now.isFinite && abs(now) < 1e15 ? Int64(now.rounded(.down)) : Int64.min
+        if leg == 0 || leg == 2, second == unchangedSecond, legStart == unchangedLegStart { return [] }
         switch leg {
         case 0:
             guard sawSwim else {
                 if let ride = firstStart(of: Self.ride, from: legStart), ride > legStart { return [.beginLeg(2, at: ride)] }
                 return []
             }
-            guard let end = windowedEnd(of: Self.swim, legStart: legStart) else { return [] }
+            guard let end = windowedEnd(of: Self.swim, legStart: legStart) else {
+                (unchangedSecond, unchangedLegStart) = (second, legStart)
+                return []
+            }
             if let ride = firstStart(of: Self.ride, from: end), ride > end { return [.beginLeg(1, at: end), .beginLeg(2, at: ride)] }
             return [.beginLeg(1, at: end)]
         case 1:
             if let ride = firstStart(of: Self.ride, from: legStart), ride > legStart { return [.beginLeg(2, at: ride)] }
         case 2:
-            guard let end = windowedEnd(of: Self.ride, legStart: legStart) else { return [] }
+            guard let end = windowedEnd(of: Self.ride, legStart: legStart) else {
+                (unchangedSecond, unchangedLegStart) = (second, legStart)
+                return []
+            }
             if let run = firstStart(of: Self.run, from: end), run > end { return [.beginLeg(3, at: end), .beginLeg(4, at: run)] }
             return [.beginLeg(3, at: end)]
         case 3:
