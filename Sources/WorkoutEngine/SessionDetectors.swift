@@ -67,14 +67,22 @@ extension RecordingCore {
     }
 
     private mutating func observe(_ samples: [QuantitySample]) {
-        let context = currentContext()
+        var context = currentContext()
         var speeds: [(time: Seconds, speed: Double)] = []
         let end = builder.workoutEnd ?? .infinity
+        // A large batch is judged second by second, as if it came so: the detector's window holds only
+        // `lookback` seconds of cues.
+        var judged = transitions?.now ?? 0
         for sample in samples {
             // Only what the builder can take: an impossible or out-of-workout sample decides nothing.
             guard let value = try? sample.validate() else { continue }
             let start = seconds(sample.start)
             guard start >= builder.workoutStart, seconds(sample.end) <= end else { continue }
+            if transitions != nil, start >= judged + 1 {
+                detectLegs()
+                context.legStart = currentContext().legStart
+                judged = start.rounded(.down)
+            }
             switch sample.type {
             case .heartRate:
                 if recovery != nil {
@@ -113,11 +121,11 @@ extension RecordingCore {
         }
     }
 
-    private func decideTransitions() -> [DetectedChange] {
-        guard let transitions, let leg = legIndex, let current = builder.currentActivityIndex,
+    private mutating func decideTransitions() -> [DetectedChange] {
+        guard transitions != nil, let leg = legIndex, let current = builder.currentActivityIndex,
             machine?.state == .running || machine?.state == .paused
         else { return [] }
-        return transitions.decide(leg: leg, legStart: builder.activities[current].start)
+        return transitions?.decide(leg: leg, legStart: builder.activities[current].start) ?? []
     }
 
     private mutating func applyDetected(_ changes: [DetectedChange]) {

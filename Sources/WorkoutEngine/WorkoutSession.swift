@@ -225,7 +225,8 @@ extension RecordingCore {
     mutating func syncLookahead() {
         let masks = builder.planMasks
         if transitions != nil, let leg = legIndex, leg + 1 < masks.count {
-            builder.lookaheadMask = masks[leg + 1]
+            // The transition and the sport after it: a windowed decision places both in the past.
+            builder.lookaheadMask = masks[leg + 1] | (leg + 2 < masks.count ? masks[leg + 2] : 0)
         } else {
             builder.lookaheadMask = 0
         }

@@ -62,6 +62,8 @@ struct ImportPlanner {
         var nextBeat = 0
         /// Whether the swim opening the file goes on (automatic segmentation's stroke-rate rule).
         var swim = OpeningSwim()
+        /// Whether the last record whose metres per cadence cycle were unambiguous was on foot (`ownTypes`).
+        var onFoot: Bool?
     }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
@@ -374,12 +376,19 @@ struct ImportPlanner {
     mutating func planConfiguration() throws(ImportError) {
         workoutStart = legStarts.first ?? 0
         workoutEnd = legEnds.last ?? workoutStart
-        if legs.count == 1 {
+        // One session with automatic segmentation: a triathlon recorded in one sport (a watch left in running
+        // mode throughout), whose legs the detector finds.
+        if legs.count == 1, !options.autoSegment {
             configuration = legs[0].configuration
             return
         }
         let types = legs.map(\.configuration.activityType)
-        if types == [.swimming, .transition, .cycling, .transition, .running] {
+        if legs.count == 1 {
+            let outdoor = legs[0].configuration.locationType == .outdoor
+            configuration = WorkoutConfiguration(
+                activityType: .swimBikeRun, locationType: outdoor ? .outdoor : .unknown,
+                swimmingLocationType: outdoor ? .openWater : .unknown)
+        } else if types == [.swimming, .transition, .cycling, .transition, .running] {
             let swim = legs[0].configuration
             let outdoor = legs.contains { $0.configuration.locationType == .outdoor }
             configuration = WorkoutConfiguration(

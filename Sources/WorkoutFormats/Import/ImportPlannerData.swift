@@ -346,11 +346,12 @@ extension ImportPlanner {
         var previousRecord = recordPass.previousRecord
         var nextBeat = recordPass.nextBeat
         var swim = recordPass.swim
+        var onFoot = recordPass.onFoot
         let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
         defer {
             recordPass = RecordPass(
                 distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
-                nextBeat: nextBeat, swim: swim)
+                nextBeat: nextBeat, swim: swim, onFoot: onFoot)
         }
         let beatTimes = recordBeatTimes
         /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
@@ -393,7 +394,10 @@ extension ImportPlanner {
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
         let own =
             options.autoSegment
-            ? Self.ownTypes(record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn) : nil
+            ? Self.ownTypes(
+                record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn, swimMode: swim.swimMode,
+                lastOnFoot: &onFoot)
+            : nil
         if let own { swim.advance(record, at: time, typedSwimming: own.strokes) }
         if let value = record.distance, case let firstValue = distance.reference == nil,
             let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
@@ -558,6 +562,41 @@ extension ImportPlanner {
     /// stride is two steps: 2–3 m for most runners, about 3.7 m at elite marathon pace; a road
     /// bike's crank turn covers 4–9 m).
     static let longestStride = 4.0
+    /// Whether a record looks like a running-mode watch counting arm strokes as steps: a cadence under
+    /// `swimmersCadence` at a swimmer's pace, no power. (Asked only while the opening swim has shown no swim-mode
+    /// record: `OpeningSwim.swimMode`.)
+    static func armStrokesAsSteps(_ record: FITRecord) -> Bool {
+        guard record.power == nil, let cadence = record.cadence, cadence > 0,
+            Double(cadence) < swimmersCadence, let speed = record.speed, speed > 0
+        else { return false }
+        return speed < swimmersPace
+    }
+
+    /// A runner's longest stride (m, two steps) at a triathlon's run pace; a half stride above it is a watch on
+    /// the handlebar counting.
+    static let longestRunningStride = 3.0
+
+    /// Whether a step length agrees (within 40 %) with the step the speed and cadence give: a strap's running
+    /// dynamics left on through the bike repeat stale steps (a 735XT: 1.018 m at 6.3 m/s and 52 a minute).
+    static func stepAgrees(_ step: Double, _ record: FITRecord) -> Bool {
+        // Standing still is no run, whatever step the strap repeats.
+        if record.speed == 0 { return false }
+        guard let cadence = record.cadence, cadence > 0, let speed = record.speed, speed > 0 else { return true }
+        let expected = speed * 60 / (2 * (Double(cadence) + (record.fractionalCadence ?? 0)))
+        return step >= expected * 0.6 && step <= expected * 1.4
+    }
+
+    /// The longest step (m) of running dynamics: a sprinter's; longer is no step.
+    static let longestStep = 2.0
+    /// Speed (m/s) under which a moving record is at a swimmer's pace (open-water swims: 0.6–1.3 m/s), slower than
+    /// anyone walks out of the water.
+    static let swimmersPace = 1.2
+    /// Cadence (a minute) under which a record at a swimmer's pace counts arm strokes.
+    static let swimmersCadence = 60.0
+    /// Metres per cadence cycle a long stride and a short crank turn share (`ownTypes`).
+    static let ambiguousStrides = 2.0..<5.0
+    /// The fastest a person moves on foot (m/s): faster is riding.
+    static let fastestOnFoot = 6.5
     /// Cadence (a minute) below which a record without power or running dynamics is a swim's
     /// stroke rate (`ownTypes`), while the swim that opens the file goes on (`OpeningSwim`).
     static let strokeRateBound = 45.0
@@ -582,17 +621,28 @@ extension ImportPlanner {
         var goesOn = true
         /// When the current run of records surely not swimming began.
         var notSwimmingSince: Double?
+        /// Whether a record of the swim came from a watch in swim mode (a stroke counter, or a stroke rate with no
+        /// steps): then a slow stepping record is a walk out of the water, not arm strokes counted as steps.
+        var swimMode = false
 
         /// Takes a record (typed by `ownTypes` with `goesOn`) into account.
         mutating func advance(_ record: FITRecord, at time: Double, typedSwimming: Bool) {
             guard goesOn else { return }
             if typedSwimming {
                 notSwimmingSince = nil
+                if record.totalCycles != nil || (record.stepLength == nil && !ImportPlanner.armStrokesAsSteps(record)) {
+                    swimMode = true
+                }
                 return
             }
+            // At a swimmer's pace (`swimmersPace`) neither a step length nor a cadence says the athlete is out
+            // of the water while no swim-mode record came: a watch left in running mode counts arm strokes as steps.
+            let armSteps = !swimMode && ImportPlanner.armStrokesAsSteps(record)
             let surelyNot =
-                record.stepLength != nil || record.power != nil
-                || record.cadence.map { Double($0) >= ImportPlanner.strokeRateBound } == true
+                record.power != nil
+                || (!armSteps
+                    && (record.stepLength != nil
+                        || record.cadence.map { Double($0) >= ImportPlanner.strokeRateBound } == true))
             guard surelyNot else { return }
             let since = notSwimmingSince ?? time
             notSwimmingSince = since
@@ -603,11 +653,13 @@ extension ImportPlanner {
     /// Seconds of records surely not swimming that end the opening swim (`OpeningSwim`).
     static let strokeRateEnd = 10.0
 
-    static func ownTypes(_ record: FITRecord, previousCycles: Double?, swimGoesOn: Bool) -> LegTypes {
+    static func ownTypes(
+        _ record: FITRecord, previousCycles: Double?, swimGoesOn: Bool, swimMode: Bool = false,
+        lastOnFoot: inout Bool?
+    ) -> LegTypes {
         if let cycles = record.totalCycles, let previous = previousCycles, Double(cycles) > previous {
             return LegTypes(.swimming, pool: false)
         }
-        if record.stepLength != nil { return LegTypes(.running, pool: false) }
         // A stroke rate: an older watch's open-water swim records count no strokes, only their
         // rate in `cadence` (26–37 a minute on the 920XT, 935, 945 and 735XT); on foot a watch
         // counts 48 strides a minute and more, a crank turns 60–110 times (a power meter or
@@ -615,23 +667,58 @@ extension ImportPlanner {
         // while the swim that opens the file goes on (`OpeningSwim`): after it, a slow walk or
         // crank (T1, a climb, a run's slow records) is none.
         if swimGoesOn, let cadence = record.cadence, cadence > 0, Double(cadence) < Self.strokeRateBound,
-            record.power == nil
+            record.power == nil, record.stepLength == nil
         {
             return LegTypes(.swimming, pool: false)
         }
+        // A watch left in running mode through the swim counts arm strokes as steps (a 735XT: cadence 39–56,
+        // "steps" of 0.3–0.6 m, at 0.6–0.9 m/s): a cadence under `swimmersCadence` at a swimmer's pace, slower
+        // than anyone walks a race, is a swim too while the opening swim goes on.
+        if swimGoesOn, !swimMode, Self.armStrokesAsSteps(record) { return LegTypes(.swimming, pool: false) }
         // Without running dynamics, the metres covered per cadence cycle tell feet from a crank: a
         // runner's stride (two steps) stays under `longestStride`, a crank turn in any road gear
         // goes further. (A Forerunner 255/955 measures running power at the wrist: power alone is
         // no bike.)
+        // Between a long stride and a short crank turn (`ambiguousStrides`: a runner's 3.7 m at elite pace, a
+        // bike's low gear on a climb) the record keeps the gait of the last record outside that band, as a climb
+        // on the bike or a fast stretch of the run goes on: a Kona bike's climbs turn 3.9–4.1 m at 95–108 rpm with
+        // its power meter, for minutes. Faster than `fastestOnFoot` is no stride.
         var onFoot: Bool?
         if let cadence = record.cadence, cadence > 0, let speed = record.speed, speed > 0, speed.isFinite {
             let cadenceValue = Double(cadence) + (record.fractionalCadence ?? 0)
-            onFoot = speed * 60 / cadenceValue < Self.longestStride
+            let metres = speed * 60 / cadenceValue
+            // A half stride (`fractional_cadence`: an odd count of steps a minute) is a watch counting steps:
+            // a crank sensor counts whole turns (none in the 16,253 cadence readings of Kona's bike, half in the
+            // runs of every multisport file here).
+            let halfStride = (record.fractionalCadence ?? 0) > 0
+            // (A crank turn of 5 m and more, or a speed no runner holds, outweighs a half stride: a strap's
+            // running dynamics go on counting "steps" on the bike, 43.5 a minute at 4.6–4.9 m/s.)
+            let crank = speed > Self.fastestOnFoot || metres >= Self.ambiguousStrides.upperBound
+            let unambiguous =
+                crank || (halfStride && metres < Self.longestRunningStride) || metres < Self.ambiguousStrides.lowerBound
+            if crank {
+                onFoot = false
+            } else if unambiguous {
+                onFoot = true
+            } else {
+                onFoot = lastOnFoot ?? (metres < Self.longestStride)
+            }
+            if unambiguous { lastOnFoot = onFoot }
+        } else if let speed = record.speed, speed > Self.fastestOnFoot {
+            onFoot = false
+        }
+        // Running dynamics: a step length of a step (`longestStep` at most) on foot makes a run; a "step" longer
+        // than any runner's, or of 0, is a strap on the bike.
+        if let step = record.stepLength, step > 0, step <= Self.longestStep, onFoot != false,
+            Self.stepAgrees(step, record)
+        {
+            return LegTypes(.running, pool: false)
         }
         if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
         var types = LegTypes(record.cadence != nil && onFoot != false ? .walking : .cycling, pool: false)
         types.cadence = nil
         types.speed = nil
+        types.stride = nil
         return types
     }
 
