@@ -48,7 +48,7 @@ fi
 server=$!
 for _ in $(seq 1200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
 [ -n "${CALLGRIND_OUT:-}" ] && callgrind_control --zero "$server" >/dev/null
-cpu() { local f; read -r -a f <"/proc/$server/stat"; echo $(( f[13] + f[14] )) $(( f[13] )) $(( f[14] )); }
+cpu() { local f; read -r -a f <"/proc/$server/stat"; echo $(( f[13] + f[14] )) $(( f[13] )) $(( f[14] )) $(( f[9] )); }
 if [ -n "${PERF_OUT:-}" ]; then
   perf record -F 999 -g -p "$server" -o "$PERF_OUT" >/dev/null 2>&1 &
   perfpid=$!
@@ -63,7 +63,7 @@ for token in "${tokens[@]}"; do
 done
 after=$(cpu) ended=$(date +%s.%N)
 [ -n "${CALLGRIND_OUT:-}" ] && callgrind_control --dump=uploads "$server" >/dev/null
-read -r b bu bs <<<"$before"
-read -r a au as <<<"$after"
-echo "$bin: server CPU $(( a - b )) ticks (user $(( au - bu )), system $(( as - bs )); $(getconf CLK_TCK)/s), wall $(python3 -c "print(round($ended - $started, 1))") s;" \
+read -r b bu bs bf <<<"$before"
+read -r a au as af <<<"$after"
+echo "$bin: server CPU $(( a - b )) ticks (user $(( au - bu )), system $(( as - bs )); $(getconf CLK_TCK)/s), $(( af - bf )) minor page faults, wall $(python3 -c "print(round($ended - $started, 1))") s;" \
   "answers: $(echo $codes | tr ' ' '\n' | sort | uniq -c | tr '\n' ' ')"
