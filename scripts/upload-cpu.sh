@@ -9,6 +9,14 @@
 #   scripts/upload-cpu.sh PATH/TO/workout
 #
 # PERF_OUT=file also records `perf record -g -p SERVER` over the uploads (perf report -i file --children).
+# CALLGRIND_OUT=file runs the server under `valgrind --tool=callgrind` and keeps the instructions of the uploads
+# alone (counting starts after /health answers, `callgrind_control --zero`, and ends at the last answer,
+# `--dump`): deterministic, unlike CPU time on a shared machine (compare with `callgrind_annotate --inclusive=yes`).
+# Valgrind 3.19 crashes when a Swift program's main thread leaves for libdispatch's signal thread (async main's
+# dispatch_main): the server runs with scripts/valgrind-dispatch-main.c preloaded, which drains the main queue on
+# the main thread instead. A binary with DWARF 5 debug information is read by valgrind only without it: give it
+# a copy made with `objcopy --strip-debug` (the symbols stay).
+# WORKOUT_UPLOAD_ROUNDS (3) sets how many athletes upload the files.
 set -u
 bin="$1"
 cd "$(dirname "$0")/.."
@@ -27,12 +35,20 @@ cleanup() {
 trap cleanup EXIT
 db=(--db "$WORKOUT_TEST_POSTGRES_URL" --data "$data/server")
 tokens=()
-for i in 1 2 3; do tokens+=("$("$bin" athletes add "upload$i" "${db[@]}")") || exit 1; done
+for i in $(seq "${WORKOUT_UPLOAD_ROUNDS:-3}"); do tokens+=("$("$bin" athletes add "upload$i" "${db[@]}")") || exit 1; done
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-"$bin" serve "${db[@]}" --port "$port" --log-level error >"$data/log" 2>&1 &
+grind=()
+if [ -n "${CALLGRIND_OUT:-}" ]; then
+  cc -O2 -shared -fPIC -o "$data/dispatch-main.so" scripts/valgrind-dispatch-main.c \
+    -L/opt/swift/usr/lib/swift/linux -ldispatch -Wl,-rpath,/opt/swift/usr/lib/swift/linux || exit 1
+  grind=(env LD_PRELOAD="$data/dispatch-main.so" valgrind --tool=callgrind --dump-instr=no
+    --callgrind-out-file="$CALLGRIND_OUT")
+fi
+"${grind[@]}" "$bin" serve "${db[@]}" --port "$port" --log-level error >"$data/log" 2>&1 &
 server=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
-cpu() { local f; read -r -a f <"/proc/$server/stat"; echo $(( f[13] + f[14] )); }
+for _ in $(seq 1200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+[ -n "${CALLGRIND_OUT:-}" ] && callgrind_control --zero "$server" >/dev/null
+cpu() { local f; read -r -a f <"/proc/$server/stat"; echo $(( f[13] + f[14] )) $(( f[13] )) $(( f[14] )) $(( f[9] )); }
 if [ -n "${PERF_OUT:-}" ]; then
   perf record -F 999 -g -p "$server" -o "$PERF_OUT" >/dev/null 2>&1 &
   perfpid=$!
@@ -46,5 +62,8 @@ for token in "${tokens[@]}"; do
   done
 done
 after=$(cpu) ended=$(date +%s.%N)
-echo "$bin: server CPU $(( after - before )) ticks ($(getconf CLK_TCK)/s), wall $(python3 -c "print(round($ended - $started, 1))") s;" \
+[ -n "${CALLGRIND_OUT:-}" ] && callgrind_control --dump=uploads "$server" >/dev/null
+read -r b bu bs bf <<<"$before"
+read -r a au as af <<<"$after"
+echo "$bin: server CPU $(( a - b )) ticks (user $(( au - bu )), system $(( as - bs )); $(getconf CLK_TCK)/s), $(( af - bf )) minor page faults, wall $(python3 -c "print(round($ended - $started, 1))") s;" \
   "answers: $(echo $codes | tr ' ' '\n' | sort | uniq -c | tr '\n' ' ')"

@@ -42,6 +42,11 @@ struct ImportPlanner {
     var lastRecordKey: StepKey?
     /// The planner as the record pass begins (for `RecordSteps`), and the records in time order.
     var recordStepper: RecordStepperBox?
+    /// The planning pass's record steps while they fit (`recordsHeldWhole`, `recordStepsHeldWhole`; nil once they
+    /// do not): a small file is planned once and its steps held, as before the replay made them; only a larger one
+    /// pays for planning its records a second time during the replay.
+    var heldRecordSteps: [(key: StepKey, step: ImportStep)]?
+    var heldRecordBytes = 0
 
     /// The strap's stored beats' times (`hr` messages), sorted: what the record pass merges the records' heart rate
     /// with (set before the record pass begins).
@@ -106,12 +111,19 @@ struct ImportPlanner {
         // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
         // so that an import holds the decoded records, not every sample at once. Their numbers (sequences) are
         // the same both times, so the replay's order is the one sorting them all would give.
+        // Only a large file is made so (more than `recordsHeldWhole` records, or steps over `recordStepsHeldWhole`
+        // bytes): a smaller one's steps are held from this pass, planned once (planning every record twice made an
+        // upload of the shared files cost 12 % more instructions: docs/live-load.md).
+        heldRecordSteps = records.count <= Self.recordsHeldWhole ? [] : nil
         var stepper = self
         stepper.steps = []
         countsStepsOnly = true
         planRecords(records)
         countsStepsOnly = false
-        if recordStepsInOrder {
+        if let held = heldRecordSteps {
+            steps += held
+            heldRecordSteps = nil
+        } else if recordStepsInOrder {
             recordStepper = RecordStepperBox(RecordStepper(planner: stepper, records: records))
         } else {
             // Out of order (not seen in files): the steps are kept, as they always were.
@@ -154,9 +166,36 @@ struct ImportPlanner {
             recordStepCount += 1
             if let last = lastRecordKey, key < last { recordStepsInOrder = false }
             lastRecordKey = key
+            if heldRecordSteps != nil {
+                heldRecordBytes += Self.footprint(of: step)
+                if heldRecordBytes > Self.recordStepsHeldWhole {
+                    heldRecordSteps = nil
+                } else {
+                    heldRecordSteps?.append((key, step))
+                }
+            }
             return
         }
         steps.append((key, step))
+    }
+
+    /// The most records of a file whose record steps an import holds whole (five and a half hours recorded every
+    /// second), and the most bytes those steps may take (16 MiB: they are dropped past it); a larger file has its
+    /// record steps made one record at a time as the replay reaches them, at the cost of planning its records twice.
+    static let recordsHeldWhole = 20_000
+    static let recordStepsHeldWhole = 16 << 20
+
+    /// About the bytes `step` holds once kept in the steps (its entry and its arrays' elements).
+    static func footprint(of step: ImportStep) -> Int {
+        let entry = MemoryLayout<(key: StepKey, step: ImportStep)>.stride
+        // An array's storage: its header (two words and the allocation's own) and its elements.
+        let header = 48
+        switch step {
+        case .samples(let samples): return entry + header + samples.capacity * MemoryLayout<QuantitySample>.stride
+        case .route(let points): return entry + header + points.capacity * MemoryLayout<RoutePoint>.stride
+        case .events(let events): return entry + header + events.capacity * MemoryLayout<WorkoutEvent>.stride
+        case .beginLeg, .endLeg, .pause, .resume: return entry
+        }
     }
 
     // MARK: records in time order

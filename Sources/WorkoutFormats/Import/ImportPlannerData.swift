@@ -341,17 +341,14 @@ extension ImportPlanner {
     /// record keeps its own reading. A swim strap's memory covers the swim and a little around it,
     /// the records every leg: no leg loses the heart rate the device kept.
     mutating func planRecord(at recordTime: Double, _ record: FITRecord) {
-        var distance = recordPass.distance
-        var cycles = recordPass.cycles
-        var previousRecord = recordPass.previousRecord
+        // The pass's state is changed in place (copying its counters out and back, names and all, cost every
+        // record a dozen copies).
+        let previousRecord = recordPass.previousRecord
         var nextBeat = recordPass.nextBeat
-        var swim = recordPass.swim
-        var onFoot = recordPass.onFoot
         let intervalStart = min(recordPass.previousRecordTime ?? recordTime - 1, recordTime - 1)
         defer {
-            recordPass = RecordPass(
-                distance: distance, cycles: cycles, previousRecord: previousRecord, previousRecordTime: recordTime,
-                nextBeat: nextBeat, swim: swim, onFoot: onFoot)
+            recordPass.previousRecordTime = recordTime
+            recordPass.nextBeat = nextBeat
         }
         let beatTimes = recordBeatTimes
         /// Whether the strap's beats cover (from, to]: a beat lies in it, or it falls in a gap
@@ -375,8 +372,10 @@ extension ImportPlanner {
         {
             time = legEnds[leg]
         }
-        defer { previousRecord = time }
+        defer { recordPass.previousRecord = time }
+        // Room for a record's samples at once (growing from empty took up to three allocations a record).
         var batch: [QuantitySample] = []
+        batch.reserveCapacity(6)
         let inside = isInside(time)
         let date = FITTime.date(time)
         if !inside {
@@ -395,17 +394,17 @@ extension ImportPlanner {
         let own =
             options.autoSegment
             ? Self.ownTypes(
-                record, previousCycles: cycles.reference, swimGoesOn: swim.goesOn, swimMode: swim.swimMode,
-                lastOnFoot: &onFoot)
+                record, previousCycles: recordPass.cycles.reference, swimGoesOn: recordPass.swim.goesOn,
+                swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
             : nil
-        if let own { swim.advance(record, at: time, typedSwimming: own.strokes) }
-        if let value = record.distance, case let firstValue = distance.reference == nil,
-            let (amount, from) = distance.advance(to: value, at: time, previousRecord: previousRecord)
+        if let own { recordPass.swim.advance(record, at: time, typedSwimming: own.strokes) }
+        if let value = record.distance, case let firstValue = recordPass.distance.reference == nil,
+            let (amount, from) = recordPass.distance.advance(to: value, at: time, previousRecord: previousRecord)
         {
             distribute(amount, from: from, to: time, into: &batch, own: own, firstValue: firstValue) { $0?.distance }
         }
-        if let value = record.totalCycles, case let firstValue = cycles.reference == nil,
-            let (amount, from) = cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
+        if let value = record.totalCycles, case let firstValue = recordPass.cycles.reference == nil,
+            let (amount, from) = recordPass.cycles.advance(to: Double(value), at: time, previousRecord: previousRecord)
         {
             distribute(amount, from: from, to: time, into: &batch, own: own, firstValue: firstValue) {
                 $0?.strokes == true ? .swimmingStrokeCount : nil
