@@ -27,10 +27,12 @@ enum StatementWatchdog {
             connection, UInt32(SQLITE_TRACE_STMT),
             { _, context, statement, _ in
                 if StoreCancellation.current?.isCancelled == true, let statement = OpaquePointer(statement),
-                    !StatementWatchdog.alwaysRuns(statement)
+                    !StatementWatchdog.alwaysRuns(statement), !StatementWatchdog.othersRunning(besides: statement)
                 {
                     // Sets the connection's interrupt flag: SQLite checks it as the statement's program jumps past
-                    // its first instruction, and clears it once no statement of the connection is running.
+                    // its first instruction, and clears it once no statement of the connection is running. With
+                    // another statement still running (a cursor not yet reset) the flag would outlive this one and
+                    // could stop a later ROLLBACK: then only the progress handler interrupts, within the statement.
                     sqlite3_interrupt(sqlite3_db_handle(statement))
                 }
                 if let words = context?.assumingMemoryBound(to: UInt64.self), words[1] != 0 {
@@ -47,6 +49,18 @@ enum StatementWatchdog {
                 }
                 return StatementWatchdog.now() &- words[0] > words[1] ? 1 : 0
             }, words)
+    }
+
+    /// Whether a statement of `statement`'s connection other than it has begun and not been reset (a cursor being
+    /// read): the connection's interrupt flag stays set until every such statement is done.
+    static func othersRunning(besides statement: OpaquePointer) -> Bool {
+        let connection = sqlite3_db_handle(statement)
+        var other = sqlite3_next_stmt(connection, nil)
+        while let candidate = other {
+            if candidate != statement, sqlite3_stmt_busy(candidate) != 0 { return true }
+            other = sqlite3_next_stmt(connection, candidate)
+        }
+        return false
     }
 
     /// Whether `statement` ends a transaction or switches GRDB's read-only mode: never interrupted for a
