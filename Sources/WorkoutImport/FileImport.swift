@@ -62,32 +62,6 @@ public enum FileImportError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How files are imported, whatever their format.
-public struct ImportOptions: Sendable, Hashable {
-    /// Let the session's automatic transition detection find the legs of a triathlon (FIT).
-    public var autoSegment: Bool
-    /// Import what precedes damage in a damaged file; off, a damaged file is refused whole.
-    public var salvage: Bool
-    /// Mixed into the seed of the workouts' ids (0: the ids follow from the file alone). The server gives each
-    /// athlete its own, so that two athletes importing the same file get two workouts with distinct ids.
-    public var idSalt: UInt64
-    /// The longest workout taken, seconds (nil: any); a workout spanning more is refused.
-    public var longestSpan: TimeInterval?
-    /// The latest end taken (nil: any); a workout ending later is refused.
-    public var latestEnd: Date?
-
-    public init(
-        autoSegment: Bool = false, salvage: Bool = true, idSalt: UInt64 = 0, longestSpan: TimeInterval? = nil,
-        latestEnd: Date? = nil
-    ) {
-        self.autoSegment = autoSegment
-        self.salvage = salvage
-        self.idSalt = idSalt
-        self.longestSpan = longestSpan
-        self.latestEnd = latestEnd
-    }
-}
-
 /// One workout a reader found in a file, ready for the live path.
 public struct ReadWorkout: Sendable {
     public var script: SessionScript

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutFormats
 @testable import WorkoutImport
 import WorkoutModel
 import WorkoutStore
@@ -54,7 +55,7 @@ struct AppleHealthReadingTests {
     }
 
     /// The outcomes (refusal texts or nil for a taken workout) and the final counts of reading `bytes`.
-    static func read(_ bytes: [UInt8], limits: HealthReadLimits = HealthReadLimits()) throws
+    static func read(_ bytes: [UInt8], limits: ImportOptions = ImportOptions()) throws
         -> (outcomes: [String?], counts: HealthExportCounts?)
     {
         var outcomes: [String?] = []
@@ -141,7 +142,7 @@ struct AppleHealthReadingTests {
                 + Self.heartRate("2020-02-01 10:10:00 +0000") + Self.heartRate("2020-03-01 10:10:00 +0000")
                 + Self.heartRate("2020-04-01 10:10:00 +0000")
                 + Self.recovery("2020-03-01 10:31:00 +0000", "30") + Self.recovery("2020-02-01 10:31:00 +0000", "25"))
-        let limits = HealthReadLimits(longestSpan: 7 * 86_400, latestEnd: try Self.utc(2020, 2, 15))
+        let limits = ImportOptions(longestSpan: 7 * 86_400, latestEnd: try Self.utc(2020, 2, 15))
         let (outcomes, final) = try Self.read(bytes, limits: limits)
         let counts = try #require(final)
         #expect(outcomes.count == 3)

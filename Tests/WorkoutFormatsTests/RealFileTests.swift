@@ -38,9 +38,9 @@ actor ImportedFiles {
     func result(_ name: String, autoSegment: Bool = false) throws -> FileImportResult {
         let key = name + (autoSegment ? "+auto" : "")
         if let result = results[key] { return result }
-        let result = try FileImport.run(
+        let result = try FileImport.runFIT(
             path: SharedData.fitPath(name), into: try temporaryStore(),
-            options: FITImportOptions(autoSegment: autoSegment), compare: true)
+            options: ImportOptions(autoSegment: autoSegment), compare: true)
         results[key] = result
         return result
     }

@@ -121,16 +121,6 @@ struct HealthWindowIndex {
     }
 }
 
-/// What an import may take (the server's upload path sets them): see `ImportOptions`.
-struct HealthReadLimits: Sendable, Hashable {
-    /// Mixed into each workout's id seed (0: the ids follow from the export alone).
-    var idSalt: UInt64 = 0
-    /// The longest workout taken, seconds (nil: any).
-    var longestSpan: TimeInterval?
-    /// The latest end taken (nil: any).
-    var latestEnd: Date?
-}
-
 /// One workout of an export, ready for the live path.
 struct HealthScriptedWorkout: Sendable {
     var script: SessionScript
@@ -169,7 +159,7 @@ enum HealthExportReading {
     /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
     /// the export's counts once all are handed over (also when no workout was taken).
     static func read(
-        entry: String, xml: Open, routes: [Open], limits: HealthReadLimits = HealthReadLimits(),
+        entry: String, xml: Open, routes: [Open], limits: ImportOptions = ImportOptions(),
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
@@ -317,7 +307,7 @@ enum HealthExportReading {
     }
 
     /// Why `workout` is refused (damaged, or outside `limits`); nil when it is taken.
-    static func refusal(of workout: HealthWorkout, limits: HealthReadLimits) -> String? {
+    static func refusal(of workout: HealthWorkout, limits: ImportOptions) -> String? {
         if let damage = workout.damage { return damage }
         if let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
             let hours = longest / 3_600
