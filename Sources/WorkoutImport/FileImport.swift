@@ -161,6 +161,30 @@ public enum FileImport {
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try runEach(path: path, into: store, options: options, compare: compare, progress: progress) { results.append($0) }
+        return results
+    }
+
+    /// Imports the file at `path` with `reader`.
+    public static func runAll(
+        path: String, reader: any WorkoutFileReader.Type, into store: WorkoutStore,
+        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil
+    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try runEach(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress) {
+            results.append($0)
+        }
+        return results
+    }
+
+    /// Imports the file at `path` (with the reader its content names, as `runAll`), handing each workout's
+    /// result to `each` as soon as it is stored: nothing of a workout is held once `each` returns, so an
+    /// export of many thousand workouts imports in memory that does not grow with it.
+    public static func runEach(
+        path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
+        progress: ((Double) -> Void)? = nil, each: (Result<FileImportResult, FileImportError>) -> Void
+    ) throws(FileImportError) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
@@ -169,37 +193,37 @@ public enum FileImport {
         let reader: any WorkoutFileReader.Type =
             FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
             ? AppleHealthReader.self : (Self.reader(forFileAt: path) ?? FITFileReader.self)
-        return try runAll(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress)
+        try runEach(
+            path: path, reader: reader, into: store, options: options, compare: compare, progress: progress, each: each)
     }
 
-    /// Imports the file at `path` with `reader`.
-    public static func runAll(
+    /// Imports the file at `path` with `reader`, handing each workout's result to `each` once stored.
+    public static func runEach(
         path: String, reader: any WorkoutFileReader.Type, into store: WorkoutStore,
-        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil
-    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil,
+        each: (Result<FileImportResult, FileImportError>) -> Void
+    ) throws(FileImportError) {
         // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
         defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
-        var results: [Result<FileImportResult, FileImportError>] = []
         try reader.read(path: path, options: options) { read in
             switch read {
             case .failure(let error):
-                results.append(.failure(error))
+                each(.failure(error))
             case .success(let read):
                 do throws(StoreError) {
-                    results.append(
+                    each(
                         .success(
                             try run(read, format: reader.format, path: path, into: store, compare: compare, progress: progress)
                         ))
                 } catch {
                     if case .workoutExists(let id) = error {
-                        results.append(.failure(.alreadyImported(path: path, workout: id)))
+                        each(.failure(.alreadyImported(path: path, workout: id)))
                     } else {
-                        results.append(.failure(.store(path: path, error)))
+                        each(.failure(.store(path: path, error)))
                     }
                 }
             }
         }
-        return results
     }
 
     /// Imports a file holding one workout (a FIT file): its result, or why it was refused.
