@@ -161,7 +161,8 @@ enum HealthExportReading {
     }
 
     /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
-    /// the export's counts once all are handed over (also when no workout was taken).
+    /// the export's counts once all are handed over (also when no workout was taken). `spoolLimit`: the records
+    /// held in memory before they go to a temporary file (`HealthRecordSpool`).
     ///
     /// Three passes, so that memory does not grow with the export (records come grouped by type, not in
     /// time order, and before or after the workouts: no workout is complete until the whole file is read):
@@ -174,6 +175,7 @@ enum HealthExportReading {
     /// Every count is known before the first workout is handed over.
     static func read(
         entry: String, xml: Open, routes: [Open], limits: ImportOptions = ImportOptions(),
+        spoolLimit: Int = HealthRecordSpool.defaultLimit,
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
@@ -204,7 +206,7 @@ enum HealthExportReading {
         func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
         // Pass 2: quantity records inside a workout's window, spooled per workout; per workout, type and source
         // how many (and which source came first, for a tie).
-        let spool = HealthRecordSpool()
+        let spool = HealthRecordSpool(limit: spoolLimit)
         var sources: [String] = []
         var sourceIndex: [String: Int32] = [:]
         var perSource: [HealthSourceKey: (count: Int, first: Int)] = [:]
@@ -407,7 +409,10 @@ final class HealthRecordSpool {
     /// Why the temporary file could not be written or read (the import is refused with it).
     private(set) var failure: String?
 
-    init(limit: Int = 1 << 18) {
+    /// Records held in memory before they go to the file: 8 MiB.
+    static let defaultLimit = 1 << 18
+
+    init(limit: Int = defaultLimit) {
         self.limit = max(1, limit)
     }
 
