@@ -31,7 +31,7 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     var scripts: [SessionScript] = []
     try? HealthExportReading.read(
         entry: "export.xml", xml: { reader(bytes, pieces: nil) }, routes: [{ reader(bytes, pieces: nil) }],
-        limits: HealthReadLimits(idSalt: size % 3 == 0 ? 7 : 0, longestSpan: 86_400 * 7)
+        limits: ImportOptions(idSalt: size % 3 == 0 ? 7 : 0, longestSpan: 86_400 * 7)
     ) { outcome in
         if case .success(let workout) = outcome { scripts.append(workout.script) }
     }

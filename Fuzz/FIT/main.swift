@@ -28,14 +28,14 @@ public func fuzzFIT(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // Both plans; one replay per input, explicit or automatic legs by the input's size (a replay is
     // the engine's hot path, the same for both).
     let autoSegment = size % 2 == 1
-    _ = try? FITImportPlan(file: file, options: FITImportOptions(autoSegment: !autoSegment), seed: 1)
+    _ = try? FITImportPlan(file: file, options: ImportOptions(autoSegment: !autoSegment), seed: 1)
     replay(file, autoSegment: autoSegment)
     return 0
 }
 
 /// Plans the import of `file` and replays it through a live session.
 func replay(_ file: FITFile, autoSegment: Bool) {
-    guard let plan = try? FITImportPlan(file: file, options: FITImportOptions(autoSegment: autoSegment), seed: 1)
+    guard let plan = try? FITImportPlan(file: file, options: ImportOptions(autoSegment: autoSegment), seed: 1)
     else { return }
     // The plan is the import's own logic; a long replay only repeats the engine's hot path.
     guard plan.steps.count <= 600 else { return }

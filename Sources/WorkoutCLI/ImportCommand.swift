@@ -72,27 +72,24 @@ struct ImportCommand: ParsableCommand {
         let database = try store.open()
         let options = ImportOptions(autoSegment: autoSegment, salvage: !noSalvage)
         let showProgress = isatty(STDERR_FILENO) == 1 && !output.json
+        // Text output keeps no workout: each is printed as it is stored (an export of thousands imports in memory
+        // that does not grow with it); JSON holds the outcomes for the document written at the end.
         var outcomes: [Outcome] = []
+        var total = 0
         var fidelity = FidelitySummary()
         var failures = 0
         var skipped = 0
         for (index, file) in files.enumerated() {
             let name = (file as NSString).lastPathComponent
-            let results: [Result<FileImportResult, FileImportError>]
-            do {
-                results = try FileImport.runAll(path: file, into: database, options: options, compare: compare) {
-                    fraction in
-                    guard showProgress else { return }
-                    Self.drawProgress(done: Double(index) + fraction, total: files.count, name: name)
-                }
-            } catch {
-                results = [.failure(error)]
+            func record(_ outcome: Outcome) {
+                total += 1
+                if output.json { outcomes.append(outcome) }
             }
-            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            for imported in results {
+            /// One workout's result; `alone`: the only one of a single file (detailed, and its failure is the command's).
+            func handle(_ imported: Result<FileImportResult, FileImportError>, alone: Bool) throws {
                 switch imported {
                 case .success(let result):
-                    outcomes.append(
+                    record(
                         Outcome(
                             file: file, workout: result.workout, anomalies: result.anomalies.map(\.detail),
                             comparison: result.comparisonRows))
@@ -105,23 +102,56 @@ struct ImportCommand: ParsableCommand {
                         let line = (result.details as? HealthImportDetails).map { " line \($0.line)" } ?? ""
                         fidelity.add(file: name + line, rows: rows)
                     }
-                    if !output.json { printResult(result, name: name, detailed: files.count == 1 && results.count == 1) }
+                    if !output.json { printResult(result, name: name, detailed: alone) }
                 case .failure(let error):
-                    if files.count == 1, results.count == 1 { throw UserFacingError(error) }
+                    if alone { throw UserFacingError(error) }
                     if case .alreadyImported = error {
                         skipped += 1
-                        outcomes.append(Outcome(file: file, error: error.description))
+                        record(Outcome(file: file, error: error.description))
                         if !output.json { emitLine("skipped \(name): \(error)") }
-                        continue
+                        return
                     }
                     failures += 1
-                    outcomes.append(Outcome(file: file, error: error.description))
+                    record(Outcome(file: file, error: error.description))
                     if !output.json { FileHandle.standardError.write(Data("failed \(error)\n".utf8)) }
                 }
             }
+            // The first result waits until a second shows the file holds several (or the file ends with one).
+            var first: Result<FileImportResult, FileImportError>?
+            var count = 0
+            var handled: (any Error)?
+            func take(_ imported: Result<FileImportResult, FileImportError>) {
+                count += 1
+                guard handled == nil else { return }
+                do {
+                    if count == 1 {
+                        first = imported
+                        return
+                    }
+                    if let waiting = first {
+                        first = nil
+                        try handle(waiting, alone: false)
+                    }
+                    try handle(imported, alone: false)
+                } catch {
+                    handled = error
+                }
+            }
+            do {
+                try FileImport.runEach(path: file, into: database, options: options, compare: compare, progress: {
+                    fraction in
+                    guard showProgress else { return }
+                    Self.drawProgress(done: Double(index) + fraction, total: files.count, name: name)
+                }, each: take)
+            } catch {
+                take(.failure(error))
+            }
+            if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if let handled { throw handled }
+            if let waiting = first { try handle(waiting, alone: files.count == 1 && count == 1) }
         }
         // A folder, or one file holding several workouts (an Apple Health export), answers as a list.
-        let several = isDirectory.boolValue || outcomes.count > 1
+        let several = isDirectory.boolValue || total > 1
         if output.json {
             if several, compare {
                 // With --compare a folder's output also carries the fidelity summary.
@@ -136,8 +166,8 @@ struct ImportCommand: ParsableCommand {
                 emitLine("")
                 emitLine(Format.fidelity(fidelity).joined(separator: "\n"))
             }
-            let imported = outcomes.count - failures - skipped
-            let of = outcomes.count == files.count ? "\(files.count) files" : "\(outcomes.count) workouts in \(files.count) files"
+            let imported = total - failures - skipped
+            let of = total == files.count ? "\(files.count) files" : "\(total) workouts in \(files.count) files"
             emitLine("\(imported) imported, \(skipped) already there, \(failures) failed, of \(of), into \(database.path)")
         }
         if failures > 0 { throw ExitCode.failure }

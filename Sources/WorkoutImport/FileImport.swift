@@ -62,32 +62,6 @@ public enum FileImportError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How files are imported, whatever their format.
-public struct ImportOptions: Sendable, Hashable {
-    /// Let the session's automatic transition detection find the legs of a triathlon (FIT).
-    public var autoSegment: Bool
-    /// Import what precedes damage in a damaged file; off, a damaged file is refused whole.
-    public var salvage: Bool
-    /// Mixed into the seed of the workouts' ids (0: the ids follow from the file alone). The server gives each
-    /// athlete its own, so that two athletes importing the same file get two workouts with distinct ids.
-    public var idSalt: UInt64
-    /// The longest workout taken, seconds (nil: any); a workout spanning more is refused.
-    public var longestSpan: TimeInterval?
-    /// The latest end taken (nil: any); a workout ending later is refused.
-    public var latestEnd: Date?
-
-    public init(
-        autoSegment: Bool = false, salvage: Bool = true, idSalt: UInt64 = 0, longestSpan: TimeInterval? = nil,
-        latestEnd: Date? = nil
-    ) {
-        self.autoSegment = autoSegment
-        self.salvage = salvage
-        self.idSalt = idSalt
-        self.longestSpan = longestSpan
-        self.latestEnd = latestEnd
-    }
-}
-
 /// One workout a reader found in a file, ready for the live path.
 public struct ReadWorkout: Sendable {
     public var script: SessionScript
@@ -187,6 +161,30 @@ public enum FileImport {
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try runEach(path: path, into: store, options: options, compare: compare, progress: progress) { results.append($0) }
+        return results
+    }
+
+    /// Imports the file at `path` with `reader`.
+    public static func runAll(
+        path: String, reader: any WorkoutFileReader.Type, into store: WorkoutStore,
+        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil
+    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try runEach(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress) {
+            results.append($0)
+        }
+        return results
+    }
+
+    /// Imports the file at `path` (with the reader its content names, as `runAll`), handing each workout's
+    /// result to `each` as soon as it is stored: nothing of a workout is held once `each` returns, so an
+    /// export of many thousand workouts imports in memory that does not grow with it.
+    public static func runEach(
+        path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
+        progress: ((Double) -> Void)? = nil, each: (Result<FileImportResult, FileImportError>) -> Void
+    ) throws(FileImportError) {
         guard FileManager.default.isReadableFile(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
@@ -195,37 +193,37 @@ public enum FileImport {
         let reader: any WorkoutFileReader.Type =
             FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
             ? AppleHealthReader.self : (Self.reader(forFileAt: path) ?? FITFileReader.self)
-        return try runAll(path: path, reader: reader, into: store, options: options, compare: compare, progress: progress)
+        try runEach(
+            path: path, reader: reader, into: store, options: options, compare: compare, progress: progress, each: each)
     }
 
-    /// Imports the file at `path` with `reader`.
-    public static func runAll(
+    /// Imports the file at `path` with `reader`, handing each workout's result to `each` once stored.
+    public static func runEach(
         path: String, reader: any WorkoutFileReader.Type, into store: WorkoutStore,
-        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil
-    ) throws(FileImportError) -> [Result<FileImportResult, FileImportError>] {
+        options: ImportOptions = ImportOptions(), compare: Bool = false, progress: ((Double) -> Void)? = nil,
+        each: (Result<FileImportResult, FileImportError>) -> Void
+    ) throws(FileImportError) {
         // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
         defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
-        var results: [Result<FileImportResult, FileImportError>] = []
         try reader.read(path: path, options: options) { read in
             switch read {
             case .failure(let error):
-                results.append(.failure(error))
+                each(.failure(error))
             case .success(let read):
                 do throws(StoreError) {
-                    results.append(
+                    each(
                         .success(
                             try run(read, format: reader.format, path: path, into: store, compare: compare, progress: progress)
                         ))
                 } catch {
                     if case .workoutExists(let id) = error {
-                        results.append(.failure(.alreadyImported(path: path, workout: id)))
+                        each(.failure(.alreadyImported(path: path, workout: id)))
                     } else {
-                        results.append(.failure(.store(path: path, error)))
+                        each(.failure(.store(path: path, error)))
                     }
                 }
             }
         }
-        return results
     }
 
     /// Imports a file holding one workout (a FIT file): its result, or why it was refused.

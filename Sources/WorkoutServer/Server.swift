@@ -444,14 +444,14 @@ public final class WorkoutServer: Sendable {
         // Not salvaged (unlike `workout import`); the ids salted with the athlete's id: two athletes uploading the
         // same file get two workouts (a coach of both sees both), one athlete uploading it twice gets one.
         // Bounded in time as live sessions are (`TimeBounds`): a file spanning 136 years is refused, not imported.
-        let importOptions = FITImportOptions(
+        let importOptions = ImportOptions(
             salvage: false, idSalt: Self.idSalt(of: athlete), longestSpan: TimeBounds.longest,
             latestEnd: Date().addingTimeInterval(TimeBounds.aheadOfClock))
         let imported = try await Offload.upload(athlete: athlete.id.uuidString) { () throws(APIError) -> Result<FileImportResult, FileImportError> in
             do throws(FileImportError) {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.
-                return .success(try FileImport.run(path: path, into: store, options: importOptions))
+                return .success(try FileImport.runFIT(path: path, into: store, options: importOptions))
             } catch .alreadyImported(_, let id)
                 where (try? store.workout(id: id)) == nil && (try? directory.sessionOwner(id)) == .some(nil) && alone()
             {
@@ -464,7 +464,7 @@ public final class WorkoutServer: Sendable {
                     return .failure(.store(path: path, error))
                 }
                 do throws(FileImportError) {
-                    return .success(try FileImport.run(path: path, into: store, options: importOptions))
+                    return .success(try FileImport.runFIT(path: path, into: store, options: importOptions))
                 } catch {
                     return .failure(error)
                 }
@@ -502,7 +502,7 @@ public final class WorkoutServer: Sendable {
         }
     }
 
-    /// The salt of an athlete's uploads' workout ids (`FITImportOptions.idSalt`): from its id, never 0.
+    /// The salt of an athlete's uploads' workout ids (`ImportOptions.idSalt`): from its id, never 0.
     static func idSalt(of athlete: Athlete) -> UInt64 {
         let (high, low) = withUnsafeBytes(of: athlete.id.uuid) {
             ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))

@@ -275,6 +275,56 @@ struct AppleHealthImportTests {
         let run = try #require(try results.last?.get().workout.statistics[.heartRate])
         #expect(run.sampleCount == 1)
     }
+
+    /// Issue 24: a phone's records cover minutes, so one can straddle a pause or an activity's end. The
+    /// generated 200 MB export refused 122 workouts ("cannot pause at …", "cannot move an activity's end
+    /// at …"): a record that followed the straddling one in the same replay step settled it into the
+    /// statistics before the pause or end arrived. Each record now counts for the active time it covers.
+    @Test func recordsStraddlingAPauseOrAnActivitysEndCountForTheirActiveShare() throws {
+        let folder = try temporaryFolder("health-straddle")
+        let xml = folder.appendingPathComponent("export.xml")
+        let phone = "sourceName=\"Simon’s iPhone\" sourceVersion=\"10.3.1\" device=\"&lt;&lt;HKDevice: 0x1746862c0&gt;, "
+            + "name:iPhone, manufacturer:Apple, model:iPhone, hardware:iPhone8,1, software:10.3.1&gt;\""
+        func record(_ type: String, _ unit: String, _ from: String, _ to: String, _ value: String) -> String {
+            "<Record type=\"HKQuantityTypeIdentifier\(type)\" \(phone) unit=\"\(unit)\" creationDate=\"\(to) +0000\" "
+                + "startDate=\"\(from) +0000\" endDate=\"\(to) +0000\" value=\"\(value)\"/>"
+        }
+        let watch = "sourceName=\"Apple Watch\" sourceVersion=\"11.5\""
+        try Data(
+            """
+            <HealthData locale="en_US">
+             \(record("StepCount", "count", "2025-07-14 10:09:00", "2025-07-14 10:11:00", "120"))
+             \(record("StepCount", "count", "2025-07-14 10:11:00", "2025-07-14 10:13:00", "100"))
+             \(record("StepCount", "count", "2025-07-14 10:13:00", "2025-07-14 10:14:00", "60"))
+             \(record("DistanceWalkingRunning", "km", "2025-07-14 11:19:00", "2025-07-14 11:20:40", "0.1"))
+             \(record("DistanceWalkingRunning", "km", "2025-07-14 11:19:30", "2025-07-14 11:19:50", "0.02"))
+             <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="28" durationUnit="min" \(watch) creationDate="2025-07-14 10:30:05 +0000" startDate="2025-07-14 10:00:00 +0000" endDate="2025-07-14 10:30:00 +0000">
+              <WorkoutEvent type="HKWorkoutEventTypePause" date="2025-07-14 10:10:00 +0000"/>
+              <WorkoutEvent type="HKWorkoutEventTypeResume" date="2025-07-14 10:12:00 +0000"/>
+             </Workout>
+             <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="21" durationUnit="min" \(watch) creationDate="2025-07-14 11:21:05 +0000" startDate="2025-07-14 11:00:00 +0000" endDate="2025-07-14 11:21:00 +0000">
+              <WorkoutActivity uuid="0C822588-0470-4F37-9676-C324BF454FBE" startDate="2025-07-14 11:00:00 +0000" endDate="2025-07-14 11:20:00 +0000" duration="20" durationUnit="min">
+              </WorkoutActivity>
+             </Workout>
+            </HealthData>
+            """.utf8
+        ).write(to: xml)
+        let results = try FileImport.runAll(path: xml.path, into: try temporaryStore())
+        #expect(results.count == 2)
+        // Paused 10:10–10:12: the first record's minute before the pause (60 of 120 steps) and the second's
+        // minute after it (50 of 100) count, the third whole.
+        let paused = try #require(try results.first?.get().workout)
+        #expect(paused.duration == 28 * 60)
+        let steps = try #require(paused.statistics[.stepCount])
+        #expect(steps.sampleCount == 3)
+        #expect(abs((steps.sum?.value ?? 0) - 170) < 1e-9)
+        // The activity ends at 11:20:00: 60 of the first record's 100 seconds (60 of 100 m) and the second
+        // record whole (20 m) are its; the workout has both records whole.
+        let split = try #require(try results.last?.get().workout)
+        #expect(abs((split.statistics[.distanceWalkingRunning]?.sum?.value ?? 0) - 120) < 1e-6)
+        let activity = try #require(split.activities.first)
+        #expect(abs((activity.statistics[.distanceWalkingRunning]?.sum?.value ?? 0) - 80) < 1e-6)
+    }
 }
 
 /// Apple's unit symbols for the tests' own conversions.

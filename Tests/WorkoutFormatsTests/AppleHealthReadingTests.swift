@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutFormats
 @testable import WorkoutImport
 import WorkoutModel
 import WorkoutStore
@@ -54,7 +55,7 @@ struct AppleHealthReadingTests {
     }
 
     /// The outcomes (refusal texts or nil for a taken workout) and the final counts of reading `bytes`.
-    static func read(_ bytes: [UInt8], limits: HealthReadLimits = HealthReadLimits()) throws
+    static func read(_ bytes: [UInt8], limits: ImportOptions = ImportOptions()) throws
         -> (outcomes: [String?], counts: HealthExportCounts?)
     {
         var outcomes: [String?] = []
@@ -141,7 +142,7 @@ struct AppleHealthReadingTests {
                 + Self.heartRate("2020-02-01 10:10:00 +0000") + Self.heartRate("2020-03-01 10:10:00 +0000")
                 + Self.heartRate("2020-04-01 10:10:00 +0000")
                 + Self.recovery("2020-03-01 10:31:00 +0000", "30") + Self.recovery("2020-02-01 10:31:00 +0000", "25"))
-        let limits = HealthReadLimits(longestSpan: 7 * 86_400, latestEnd: try Self.utc(2020, 2, 15))
+        let limits = ImportOptions(longestSpan: 7 * 86_400, latestEnd: try Self.utc(2020, 2, 15))
         let (outcomes, final) = try Self.read(bytes, limits: limits)
         let counts = try #require(final)
         #expect(outcomes.count == 3)
@@ -283,5 +284,80 @@ struct AppleHealthReadingTests {
             if case .start(_, let attributes) = event { values += attributes.map(\.value.utf8.count) }
         }
         #expect(values == (skipping ? [] : [16_777_216]))
+    }
+
+    // MARK: Memory: the records spooled between the passes
+
+    @Test func theSpoolGivesEachWorkoutItsRecordsInOrderFromTheFileAndMemory() throws {
+        let spool = HealthRecordSpool(limit: 3)
+        let start = try Self.utc(2024, 5, 1, 10)
+        func record(_ second: Int, _ value: Double, _ source: Int32) -> HealthRecord {
+            HealthRecord(
+                type: .heartRate, value: value, start: start.addingTimeInterval(Double(second)),
+                end: start.addingTimeInterval(Double(second)), source: source)
+        }
+        // Seven records for three workouts: two spills of three (to the file), one left in memory.
+        let appended: [(Int, HealthRecord)] = [
+            (0, record(0, 100, 0)), (1, record(1, 101, 1)), (0, record(2, 102, 0)), (2, record(3, 103, 2)),
+            (0, record(4, 104, 0)), (1, record(5, 105, 1)), (0, record(6, 106, 0)),
+        ]
+        for (owner, record) in appended { spool.append(record, to: owner) }
+        let zero = spool.take(0)
+        #expect(zero.map(\.value) == [100, 102, 104, 106])
+        #expect(zero.map(\.start) == [0, 2, 4, 6].map { start.addingTimeInterval(Double($0)) })
+        #expect(zero.allSatisfy { $0.type == .heartRate && $0.source == 0 && $0.end == $0.start })
+        #expect(spool.take(1).map(\.value) == [101, 105])
+        #expect(spool.take(0).isEmpty)
+        #expect(spool.take(2).map(\.source) == [2])
+        #expect(spool.failure == nil)
+    }
+
+    /// Each workout gets the same samples whether its records stayed in memory or went through the temporary
+    /// file; records after the workouts in the document count too (exports do not promise an order).
+    @Test func workoutsGetTheSameSamplesFromTheTemporaryFileAsFromMemory() throws {
+        var body = ""
+        for minute in 0...50 {
+            body += Self.heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute), String(100 + minute))
+        }
+        func steps(_ source: String, _ from: Int, _ value: Int) -> String {
+            " <Record type=\"HKQuantityTypeIdentifierStepCount\" sourceName=\"\(source)\" unit=\"count\" "
+                + String(format: "startDate=\"2020-01-01 10:%02d:00 +0000\" endDate=\"2020-01-01 10:%02d:00 +0000\" ", from, from + 1)
+                + "value=\"\(value)\"/>\n"
+        }
+        body += Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:30:00 +0000", minutes: 30)
+        body += Self.workout("2020-01-01 10:20:00 +0000", "2020-01-01 10:50:00 +0000", minutes: 30)
+        // After the workouts: the phone's steps all along, the watch's (the workouts' source) from 10:25.
+        for minute in 0..<50 { body += steps("P", minute, 50) }
+        for minute in 25..<50 { body += steps("W", minute, 60) }
+        let bytes = Self.export(body)
+        func samples(spoolLimit: Int) throws -> [[String]] {
+            var workouts: [[String]] = []
+            try HealthExportReading.read(
+                entry: "export.xml", xml: { Self.reader(bytes) }, routes: [], spoolLimit: spoolLimit,
+                each: { outcome in
+                    guard case .success(let workout) = outcome else { return }
+                    var found: [String] = []
+                    for step in workout.script.steps {
+                        if case .samples(let samples) = step.step {
+                            found += samples.map {
+                                "\($0.type.rawValue) \($0.quantity.value) \($0.start.timeIntervalSince1970) \($0.source.name)"
+                            }
+                        }
+                    }
+                    workouts.append(found.sorted())
+                })
+            return workouts
+        }
+        let inMemory = try samples(spoolLimit: 1 << 18)
+        let spooled = try samples(spoolLimit: 2)
+        #expect(spooled == inMemory)
+        #expect(inMemory.count == 2)
+        // 10:00–10:30: 31 readings, the watch's 5 step records (10:25…10:29), not the phone's 30.
+        #expect(inMemory.first?.filter { $0.hasPrefix("heartRate ") }.count == 31)
+        #expect(inMemory.first?.filter { $0.hasPrefix("stepCount ") && $0.hasSuffix(" W") }.count == 5)
+        #expect(inMemory.first?.filter { $0.hasSuffix(" P") }.isEmpty == true)
+        // 10:20–10:50: 31 readings and the watch's 25 step records.
+        #expect(inMemory.last?.filter { $0.hasPrefix("heartRate ") }.count == 31)
+        #expect(inMemory.last?.filter { $0.hasPrefix("stepCount ") && $0.hasSuffix(" W") }.count == 25)
     }
 }

@@ -270,7 +270,7 @@ struct DecoderTests {
                 #expect(throws: FileImportError.self) { try FileImport.run(path: path, into: store) }
             }
             do {
-                _ = try FileImport.run(path: path, into: store, options: FITImportOptions(salvage: false))
+                _ = try FileImport.runFIT(path: path, into: store, options: ImportOptions(salvage: false))
                 Issue.record("\(name) imported")
             } catch {
                 guard case .format(_, let reason) = error, case .decoding(let fitError)? = reason as? ImportError else {

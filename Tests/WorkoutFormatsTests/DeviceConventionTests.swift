@@ -169,7 +169,7 @@ struct DeviceConventionTests {
         // Refused whole without salvage.
         #expect(throws: ImportError.self) {
             try FITImportPlan(
-                bytes: try SharedData.bytes("fp_strava-android-app"), options: FITImportOptions(salvage: false))
+                bytes: try SharedData.bytes("fp_strava-android-app"), options: ImportOptions(salvage: false))
         }
     }
 
@@ -225,7 +225,7 @@ struct DeviceConventionTests {
     @Test func autoSegmentTypesRecordsWithoutTheDevicesSports() throws {
         let bytes = try SharedData.bytes("mk_triathlon_summary_last")
         var file = try FITDecoder.decode(bytes)
-        let options = FITImportOptions(autoSegment: true)
+        let options = ImportOptions(autoSegment: true)
         let plan = try FITImportPlan(file: file, options: options, seed: 1)
         // Every inner boundary a minute later; the workout's start and end stay.
         let order = file.sessions.indices.sorted { (file.sessions[$0].startTime ?? 0) < (file.sessions[$1].startTime ?? 0) }
@@ -247,8 +247,8 @@ struct DeviceConventionTests {
         #expect(!ours.isEmpty)
         #expect(ours == samples(moved))
         // The explicit import types by leg, so there the same move changes the samples.
-        let explicit = try FITImportPlan(file: try FITDecoder.decode(bytes), options: FITImportOptions(), seed: 1)
-        let explicitMoved = try FITImportPlan(file: file, options: FITImportOptions(), seed: 1)
+        let explicit = try FITImportPlan(file: try FITDecoder.decode(bytes), options: ImportOptions(), seed: 1)
+        let explicitMoved = try FITImportPlan(file: file, options: ImportOptions(), seed: 1)
         #expect(samples(explicit) != samples(explicitMoved))
     }
 
@@ -258,7 +258,7 @@ struct DeviceConventionTests {
     @Test func autoSegmentFindsTheRunWithWristPowerAndNoStepLength() throws {
         var file = try FITDecoder.decode(try SharedData.bytes("mk_triathlon_summary_last"))
         for index in file.records.indices { file.records[index].stepLength = nil }
-        let plan = try FITImportPlan(file: file, options: FITImportOptions(autoSegment: true), seed: 1)
+        let plan = try FITImportPlan(file: file, options: ImportOptions(autoSegment: true), seed: 1)
         let clock = ManualClock(plan.start)
         let session = try WorkoutSession(configuration: plan.configuration, clock: clock, options: plan.builderOptions)
         try plan.replay(into: session, clock: clock)

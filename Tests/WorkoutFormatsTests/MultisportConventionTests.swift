@@ -266,7 +266,7 @@ struct StrokeRateAfterTheSwimTests {
         try #require(sessions.count == 5)
         let start = try #require(sessions[index].date("start_time"))
         let end = start.addingTimeInterval(try #require(sessions[index].double("total_elapsed_time")))
-        let plan = try FITImportPlan(bytes: try SharedData.bytes(name), options: FITImportOptions(autoSegment: true))
+        let plan = try FITImportPlan(bytes: try SharedData.bytes(name), options: ImportOptions(autoSegment: true))
         return plan.steps.reduce(0) { count, step in
             guard case .samples(let samples) = step.step else { return count }
             return count

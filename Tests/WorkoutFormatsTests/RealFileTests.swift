@@ -57,9 +57,9 @@ actor ImportedFiles {
             if !waiting.isEmpty { waiting.removeFirst().resume() }
         }
         return try await onOwnThread {
-            try FileImport.run(
+            try FileImport.runFIT(
                 path: SharedData.fitPath(name), into: try temporaryStore(),
-                options: FITImportOptions(autoSegment: autoSegment), compare: true)
+                options: ImportOptions(autoSegment: autoSegment), compare: true)
         }
     }
 }

@@ -53,7 +53,7 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     case nothingToImport(String)
     /// `--auto-segment` asks for swim-bike-run detection on a file that is not a triathlon.
     case notATriathlon(sports: [String])
-    /// The file's times are outside what the import was told to take (`FITImportOptions.longestSpan`, `latestEnd`).
+    /// The file's times are outside what the import was told to take (`ImportOptions.longestSpan`, `latestEnd`).
     case outsideLimits(String)
 
     public var description: String {
@@ -65,35 +65,6 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
             "automatic segmentation needs a swim-bike-run file (swimming, transition, cycling, transition, running); "
                 + "this file's sessions are \(sports.joined(separator: ", ")); import it without --auto-segment"
         }
-    }
-}
-
-/// How a FIT file is imported.
-public struct FITImportOptions: Sendable, Hashable {
-    /// Let the session's automatic transition detection find the legs of a triathlon instead of
-    /// changing legs at the file's session boundaries.
-    public var autoSegment: Bool
-    /// Import what precedes damage in a damaged file (on by default): the workout is flagged
-    /// (`ImportMetadataKey.damage`) and the damage reported as an anomaly with its byte offset. Off,
-    /// a damaged file is refused whole.
-    public var salvage: Bool
-    /// Mixed into the seed of the workout's ids (0: the ids follow from the file's bytes alone). The server gives
-    /// each athlete its own, so that two athletes uploading the same file get two workouts with distinct ids.
-    public var idSalt: UInt64
-    /// The longest workout taken, seconds (nil: any); a file spanning more is refused (`ImportError.outsideLimits`).
-    public var longestSpan: TimeInterval?
-    /// The latest end taken (nil: any); a file ending later is refused (`ImportError.outsideLimits`).
-    public var latestEnd: Date?
-
-    public init(
-        autoSegment: Bool = false, salvage: Bool = true, idSalt: UInt64 = 0, longestSpan: TimeInterval? = nil,
-        latestEnd: Date? = nil
-    ) {
-        self.autoSegment = autoSegment
-        self.salvage = salvage
-        self.idSalt = idSalt
-        self.longestSpan = longestSpan
-        self.latestEnd = latestEnd
     }
 }
 
@@ -140,12 +111,12 @@ public struct TimedStep: Sendable, Hashable {
 /// The engine recomputes every statistic.
 public struct FITImportPlan: Sendable {
     public var file: FITFile
-    public var options: FITImportOptions
+    public var options: ImportOptions
     /// The file's sessions in time order (as the device wrote them: for comparison only).
     public var sessions: [FITSummary]
     public var configuration: WorkoutConfiguration
     public var builderOptions: BuilderOptions
-    /// The ids the file would have without `FITImportOptions.idSalt` (what an import made before the salt
+    /// The ids the file would have without `ImportOptions.idSalt` (what an import made before the salt
     /// gave it: a duplicate of that is found by it).
     public var unsaltedIdentifiers: IdentifierSource
     public var start: Date
@@ -183,7 +154,7 @@ public struct FITImportPlan: Sendable {
     ///
     /// With `options.salvage` a damaged file imports up to its damage; when nothing before the
     /// damage can make a workout, the damage is the error (`ImportError.decoding`).
-    public init(bytes: [UInt8], options: FITImportOptions = FITImportOptions()) throws(ImportError) {
+    public init(bytes: [UInt8], options: ImportOptions = ImportOptions()) throws(ImportError) {
         let file: FITFile
         do {
             file = try FITDecoder.decode(bytes, options: FITDecodeOptions(salvage: options.salvage))
@@ -199,7 +170,7 @@ public struct FITImportPlan: Sendable {
     }
 
     /// Plans the import of a decoded file; `seed` makes the workout's ids reproducible.
-    public init(file: FITFile, options: FITImportOptions = FITImportOptions(), seed: UInt64) throws(ImportError) {
+    public init(file: FITFile, options: ImportOptions = ImportOptions(), seed: UInt64) throws(ImportError) {
         var planner = ImportPlanner(file: file, options: options)
         try planner.plan()
         self.file = file

@@ -6,7 +6,7 @@ import WorkoutModel
 /// samples from records and `hr` messages, lap events from lengths and laps. Times are FIT seconds.
 struct ImportPlanner {
     let file: FITFile
-    let options: FITImportOptions
+    let options: ImportOptions
     var sessions: [FITSummary] = []
     var configuration = WorkoutConfiguration(activityType: .other)
     var workoutStart = 0.0
@@ -74,7 +74,7 @@ struct ImportPlanner {
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
     enum Rank: Int { case endLeg = 0, beginLeg, pause, data }
 
-    init(file: FITFile, options: FITImportOptions) {
+    init(file: FITFile, options: ImportOptions) {
         self.file = file
         self.options = options
         let id = file.fileIDs.first

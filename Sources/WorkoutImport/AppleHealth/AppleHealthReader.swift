@@ -94,7 +94,7 @@ public enum AppleHealthReader: WorkoutFileReader {
         do {
             try HealthExportReading.read(
                 entry: (xml as NSString).lastPathComponent, xml: { Self.open(xml) }, routes: gpx,
-                limits: HealthReadLimits(idSalt: options.idSalt, longestSpan: options.longestSpan, latestEnd: options.latestEnd)
+                limits: options
             ) { outcome in
                 switch outcome {
                 case .failure(let error):

@@ -13,6 +13,8 @@ public enum HealthImportError: FormatError, Hashable {
     case noExport(detail: String)
     /// One workout is damaged (an impossible value, a date that cannot be read): refused whole.
     case damagedWorkout(entry: String, line: Int, column: Int, start: Date?, detail: String)
+    /// The temporary file holding the records between the passes cannot be written or read (disk full).
+    case temporaryStorage(detail: String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,8 @@ public enum HealthImportError: FormatError, Hashable {
         case .damagedWorkout(let entry, let line, let column, let start, let detail):
             "the workout at \(entry) line \(line), column \(column)"
                 + (start.map { " (started \($0))" } ?? "") + " is refused: \(detail)"
+        case .temporaryStorage(let detail):
+            "nothing more could be imported: \(detail)"
         }
     }
 }
@@ -121,16 +125,6 @@ struct HealthWindowIndex {
     }
 }
 
-/// What an import may take (the server's upload path sets them): see `ImportOptions`.
-struct HealthReadLimits: Sendable, Hashable {
-    /// Mixed into each workout's id seed (0: the ids follow from the export alone).
-    var idSalt: UInt64 = 0
-    /// The longest workout taken, seconds (nil: any).
-    var longestSpan: TimeInterval?
-    /// The latest end taken (nil: any).
-    var latestEnd: Date?
-}
-
 /// One workout of an export, ready for the live path.
 struct HealthScriptedWorkout: Sendable {
     var script: SessionScript
@@ -167,14 +161,35 @@ enum HealthExportReading {
     }
 
     /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
-    /// the export's counts once all are handed over (also when no workout was taken).
+    /// the export's counts once all are handed over (also when no workout was taken). `spoolLimit`: the records
+    /// held in memory before they go to a temporary file (`HealthRecordSpool`).
+    ///
+    /// Three passes, so that memory does not grow with the export (records come grouped by type, not in
+    /// time order, and before or after the workouts: no workout is complete until the whole file is read):
+    /// 1. the workouts' windows, sources and refusals (a few dozen bytes each; the workouts are dropped);
+    /// 2. the records: each one inside a taken workout's window is spooled for that workout
+    ///    (`HealthRecordSpool`: in memory up to 8 MiB, then in a temporary file), and per workout, type
+    ///    and source counted, which chooses each workout's source per type before any workout is given;
+    /// 3. the workouts again, each handed over (with its spooled records, recovery and route) as its
+    ///    element ends and dropped once `each` returns.
+    /// Every count is known before the first workout is handed over.
     static func read(
-        entry: String, xml: Open, routes: [Open], limits: HealthReadLimits = HealthReadLimits(),
+        entry: String, xml: Open, routes: [Open], limits: ImportOptions = ImportOptions(),
+        spoolLimit: Int = HealthRecordSpool.defaultLimit,
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
-        // Pass 1: the workouts (small) and the heart-rate recovery records.
+        // Pass 1: the workouts' windows (the workouts themselves are read again in pass 3).
         let first = HealthExportScanner(pass: .workouts)
+        var workouts: [HealthWorkoutWindow] = []
+        // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
+        // record, recovery or route point (those are counted as left out), and its window is never searched.
+        first.onWorkout = { workout in
+            workouts.append(
+                HealthWorkoutWindow(
+                    start: workout.start, end: workout.end, sourceName: workout.sourceName,
+                    refusal: refusal(of: workout, limits: limits)))
+        }
         let forbidden = try scan(entry: entry, xml, first)
         guard first.sawExport else {
             throw .noExport(detail: "\(entry) holds no HealthData, Workout or Record")
@@ -184,22 +199,17 @@ enum HealthExportReading {
         counts.records = first.records
         counts.correlations = first.correlations
         counts.otherElements = first.otherElements
-        let workouts = first.workouts
         counts.workouts = workouts.count
-        // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
-        // record, recovery or route point (those are counted as left out), and its window is never searched.
-        var refusals: [Int: String] = [:]
-        for index in workouts.indices {
-            if let refusal = refusal(of: workouts[index], limits: limits) { refusals[index] = refusal }
-        }
-        counts.damagedWorkouts = refusals.count
-        let order = workouts.indices.filter { refusals[$0] == nil }.sorted { workouts[$0].start < workouts[$1].start }
+        counts.damagedWorkouts = workouts.filter { $0.refusal != nil }.count
+        let order = workouts.indices.filter { workouts[$0].refusal == nil }.sorted { workouts[$0].start < workouts[$1].start }
         let windows = HealthWindowIndex(order.map { (workouts[$0].start, workouts[$0].end, $0) })
         func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
-        // Pass 2: quantity records inside a workout's window, per workout.
-        var kept: [Int: [KeptRecord]] = [:]
+        // Pass 2: quantity records inside a workout's window, spooled per workout; per workout, type and source
+        // how many (and which source came first, for a tie).
+        let spool = HealthRecordSpool(limit: spoolLimit)
         var sources: [String] = []
         var sourceIndex: [String: Int32] = [:]
+        var perSource: [HealthSourceKey: (count: Int, first: Int)] = [:]
         let second = HealthExportScanner(pass: .records)
         var inWindows = 0
         second.onRecord = { record, source in
@@ -215,35 +225,36 @@ enum HealthExportReading {
                 sources.append(source)
             }
             for owner in owners {
-                let rank = HealthSourcePreference.rank(source, device: nil, workoutSource: workouts[owner].sourceName)
-                kept[owner, default: []].append(KeptRecord(record: record, sourceRank: rank, sourceName: source))
+                spool.append(record, to: owner)
+                let key = HealthSourceKey(owner: owner, type: record.type.index, source: record.source)
+                let sequence = perSource.count
+                perSource[key, default: (0, sequence)].count += 1
             }
         }
         // Run even when no workout is taken: the recoveries and unreadable records are found (and counted) here.
         _ = try scan(entry: entry, xml, second)
+        if let failure = spool.failure { throw .temporaryStorage(detail: failure) }
         counts.unreadableRecords = first.unreadableRecords + second.unreadableRecords
         counts.recordsInWorkouts = inWindows
         counts.recordsLeftOut = counts.records - inWindows
-        // The best-ranked source per workout and type.
-        for (owner, records) in kept {
-            var best: [QuantityType: (rank: Int, source: Int32, count: Int)] = [:]
-            var perSource: [QuantityType: [Int32: Int]] = [:]
-            for record in records { perSource[record.record.type, default: [:]][record.record.source, default: 0] += 1 }
-            for record in records {
-                let count = perSource[record.record.type]?[record.record.source] ?? 0
-                let candidate = (record.sourceRank, record.record.source, count)
-                if let current = best[record.record.type] {
-                    if candidate.0 < current.rank || (candidate.0 == current.rank && candidate.2 > current.count) {
-                        best[record.record.type] = candidate
-                    }
-                } else {
-                    best[record.record.type] = candidate
-                }
+        // The best-ranked source per workout and type: the fewest rank, then the most records, then the first seen.
+        var best: [HealthSourceKey: (rank: Int, count: Int, first: Int, source: Int32)] = [:]
+        for (key, tally) in perSource {
+            let rank = HealthSourcePreference.rank(
+                sources[Int(key.source)], device: nil, workoutSource: workouts[key.owner].sourceName)
+            let slot = HealthSourceKey(owner: key.owner, type: key.type, source: -1)
+            if let current = best[slot],
+                (current.rank, -current.count, current.first) <= (rank, -tally.count, tally.first)
+            {
+                continue
             }
-            let chosen = records.filter { best[$0.record.type]?.source == $0.record.source }
-            counts.recordsOfOtherSources += records.count - chosen.count
-            kept[owner] = chosen
+            best[slot] = (rank, tally.count, tally.first, key.source)
         }
+        for (key, tally) in perSource
+        where best[HealthSourceKey(owner: key.owner, type: key.type, source: -1)]?.source != key.source {
+            counts.recordsOfOtherSources += tally.count
+        }
+        perSource = [:]
         // Heart-rate recovery records: to the workout that ended last before them, within an hour.
         // (The taken workouts by end, then start order: a binary search per recovery, not a scan of all.)
         var recoveries: [Int: HealthRecoveryRecord] = [:]
@@ -283,41 +294,69 @@ enum HealthExportReading {
             gpx.append((open, firstPoint.date, lastPoint.date))
             counts.routePointsLeftOut += points.filter { containing($0.date, $0.date).isEmpty }.count
         }
-        for index in workouts.indices {
-            let workout = workouts[index]
-            if let refusal = refusals[index] {
+        // Pass 3: each workout, handed over as its element ends.
+        let third = HealthExportScanner(pass: .workouts)
+        var index = 0
+        let finalCounts = counts
+        try withoutActuallyEscaping(each) { each throws(HealthImportError) in
+            third.onWorkout = { workout in
+                defer { index += 1 }
+                let location = workout.location
+                guard index < workouts.count, workouts[index].start == workout.start,
+                    workouts[index].end == workout.end, workouts[index].sourceName == workout.sourceName
+                else {
+                    each(
+                        .failure(
+                            .damagedWorkout(
+                                entry: entry, line: location.line, column: location.column, start: nil,
+                                detail: "the export changed while it was read; import it again")))
+                    return
+                }
+                if let refusal = workouts[index].refusal {
+                    each(
+                        .failure(
+                            .damagedWorkout(
+                                entry: entry, line: location.line, column: location.column,
+                                start: workout.start == .distantPast ? nil : workout.start, detail: refusal)))
+                    return
+                }
+                var route: [RoutePoint] = workout.routes.flatMap(\.locations)
+                for file in gpx where file.last >= workout.start && file.first <= workout.end {
+                    guard let read = file.open() else { continue }
+                    route += (try? HealthGPX.points(read: read) { $0 >= workout.start && $0 <= workout.end }) ?? []
+                }
+                route.sort { $0.date < $1.date }
+                var kept: [KeptRecord] = []
+                for record in spool.take(index) {
+                    let key = HealthSourceKey(owner: index, type: record.type.index, source: -1)
+                    guard best[key]?.source == record.source else { continue }
+                    let name = sources[Int(record.source)]
+                    kept.append(
+                        KeptRecord(
+                            record: record, sourceRank: best[key]?.rank ?? 3, sourceName: name))
+                }
+                var builder = HealthScriptBuilder(workout: workout, records: kept, route: route, recovery: recoveries[index])
+                var script = builder.script()
+                var earlier: [IdentifierSource] = []
+                if limits.idSalt != 0, let seed = script.builderOptions.identifiers.seed {
+                    earlier = [script.builderOptions.identifiers]
+                    script.builderOptions.identifiers = .seeded(seed ^ limits.idSalt)
+                }
+                let details = HealthImportDetails(counts: finalCounts, entry: entry, line: location.line, comparison: nil)
                 each(
-                    .failure(
-                        .damagedWorkout(
-                            entry: entry, line: workout.location.line, column: workout.location.column,
-                            start: workout.start == .distantPast ? nil : workout.start, detail: refusal)))
-                continue
+                    .success(
+                        HealthScriptedWorkout(
+                            script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
             }
-            var route: [RoutePoint] = workout.routes.flatMap(\.locations)
-            for file in gpx where file.last >= workout.start && file.first <= workout.end {
-                guard let read = file.open() else { continue }
-                route += (try? HealthGPX.points(read: read) { $0 >= workout.start && $0 <= workout.end }) ?? []
-            }
-            route.sort { $0.date < $1.date }
-            var builder = HealthScriptBuilder(
-                workout: workout, records: kept[index] ?? [], route: route, recovery: recoveries[index])
-            var script = builder.script()
-            var earlier: [IdentifierSource] = []
-            if limits.idSalt != 0, let seed = script.builderOptions.identifiers.seed {
-                earlier = [script.builderOptions.identifiers]
-                script.builderOptions.identifiers = .seeded(seed ^ limits.idSalt)
-            }
-            let details = HealthImportDetails(counts: counts, entry: entry, line: workout.location.line, comparison: nil)
-            each(
-                .success(
-                    HealthScriptedWorkout(
-                        script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
+            _ = try scan(entry: entry, xml, third)
+            third.onWorkout = nil
         }
+        if let failure = spool.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
     }
 
     /// Why `workout` is refused (damaged, or outside `limits`); nil when it is taken.
-    static func refusal(of workout: HealthWorkout, limits: HealthReadLimits) -> String? {
+    static func refusal(of workout: HealthWorkout, limits: ImportOptions) -> String? {
         if let damage = workout.damage { return damage }
         if let longest = limits.longestSpan, workout.end.timeIntervalSince(workout.start) > longest {
             let hours = longest / 3_600
@@ -329,5 +368,142 @@ enum HealthExportReading {
             return "it ends at \(workout.end), after \(latest): check the device's clock"
         }
         return nil
+    }
+}
+
+/// What pass 1 keeps of a workout: its window, source and refusal (pass 3 reads the workout again).
+struct HealthWorkoutWindow: Sendable {
+    var start: Date
+    var end: Date
+    var sourceName: String
+    var refusal: String?
+}
+
+/// A workout, a quantity type (its dense index) and a source (-1: the best one's slot).
+struct HealthSourceKey: Hashable, Sendable {
+    var owner: Int
+    var type: Int
+    var source: Int32
+}
+
+/// The records kept for each workout between the records pass and the workout's replay: held in memory up to
+/// `limit` records (8 MiB), then written in blocks to an unlinked temporary file, so that memory stays bounded
+/// whatever the export's size. `take` gives a workout's records in the order they were appended.
+final class HealthRecordSpool {
+    /// One record as spooled: 32 bytes of plain values.
+    private struct Entry {
+        var start: Double
+        var end: Double
+        var value: Double
+        var type: Int32
+        var source: Int32
+    }
+
+    private let limit: Int
+    private var buffers: [Int: [Entry]] = [:]
+    private var buffered = 0
+    /// Per workout, its blocks in the file (byte offset, records).
+    private var blocks: [Int: [(offset: Int64, count: Int)]] = [:]
+    private var descriptor: Int32 = -1
+    private var size: Int64 = 0
+    /// Why the temporary file could not be written or read (the import is refused with it).
+    private(set) var failure: String?
+
+    /// Records held in memory before they go to the file: 8 MiB.
+    static let defaultLimit = 1 << 18
+
+    init(limit: Int = defaultLimit) {
+        self.limit = max(1, limit)
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    func append(_ record: HealthRecord, to owner: Int) {
+        guard failure == nil else { return }
+        buffers[owner, default: []].append(
+            Entry(
+                start: record.start.timeIntervalSinceReferenceDate, end: record.end.timeIntervalSinceReferenceDate,
+                value: record.value, type: Int32(record.type.index), source: record.source))
+        buffered += 1
+        if buffered >= limit { spill() }
+    }
+
+    /// The records of `owner` (released from the spool).
+    func take(_ owner: Int) -> [HealthRecord] {
+        var entries: [Entry] = []
+        for block in blocks.removeValue(forKey: owner) ?? [] where failure == nil {
+            let chunk = [Entry](unsafeUninitializedCapacity: block.count) { buffer, initialized in
+                let bytes = UnsafeMutableRawBufferPointer(buffer)
+                var done = 0
+                while done < bytes.count {
+                    let got = pread(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(block.offset) + off_t(done))
+                    if got < 0, errno == EINTR { continue }
+                    guard got > 0 else { break }
+                    done += got
+                }
+                if done < bytes.count {
+                    failure = "the records' temporary file could not be read back (\(String(cString: strerror(errno))))"
+                    initialized = 0
+                } else {
+                    initialized = block.count
+                }
+            }
+            entries += chunk
+        }
+        if let held = buffers.removeValue(forKey: owner) {
+            buffered -= held.count
+            entries += held
+        }
+        let types = QuantityType.allCases
+        return entries.compactMap { entry in
+            guard entry.type >= 0, Int(entry.type) < types.count else { return nil }
+            return HealthRecord(
+                type: types[Int(entry.type)], value: entry.value,
+                start: Date(timeIntervalSinceReferenceDate: entry.start), end: Date(timeIntervalSinceReferenceDate: entry.end),
+                source: entry.source)
+        }
+    }
+
+    /// Writes every held record to the temporary file, one block per workout.
+    private func spill() {
+        if descriptor < 0 {
+            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-records-XXXXXX").utf8CString)
+            descriptor = template.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return -1 }
+                return mkstemp(base)
+            }
+            guard descriptor >= 0 else {
+                failure = "cannot make the records' temporary file in \(NSTemporaryDirectory()) "
+                    + "(\(String(cString: strerror(errno)))); set TMPDIR to a folder with free space"
+                return
+            }
+            // Unlinked at once: the file goes with the descriptor, also when the import is cut short.
+            template.withUnsafeBufferPointer { buffer in
+                if let base = buffer.baseAddress { _ = unlink(base) }
+            }
+        }
+        for (owner, entries) in buffers {
+            let written = entries.withUnsafeBytes { bytes -> Bool in
+                var done = 0
+                while done < bytes.count {
+                    let put = pwrite(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(size) + off_t(done))
+                    if put < 0, errno == EINTR { continue }
+                    guard put > 0 else { return false }
+                    done += put
+                }
+                return true
+            }
+            guard written else {
+                failure = "cannot write the records' temporary file in \(NSTemporaryDirectory()) "
+                    + "(\(String(cString: strerror(errno)))); free disk space there or set TMPDIR to a folder with free space"
+                return
+            }
+            blocks[owner, default: []].append((size, entries.count))
+            size += Int64(entries.count * MemoryLayout<Entry>.stride)
+        }
+        buffers = [:]
+        buffered = 0
     }
 }

@@ -3,19 +3,20 @@ import WorkoutModel
 
 /// Reads the elements of an Apple Health `export.xml` from the pull parser's events.
 ///
-/// Pass 1 (`.workouts`) keeps every `Workout` whole (its metadata, events, activities, statistics
-/// and routes: small) and counts the rest. Pass 2 (`.records`) hands each quantity `Record` of a type
-/// the engine knows to a closure, which keeps those inside a workout's window, and keeps the
-/// heart-rate recovery records: records are the bulk of an export and are never all held. Each pass
-/// has the parser skip the attributes it does not need (`skipsAttributes`: checked, never made text).
+/// A `.workouts` pass hands each `Workout` whole (its metadata, events, activities, statistics and
+/// routes) to a closure as its element ends, and counts the rest; the scanner holds one workout at a
+/// time. A `.records` pass hands each quantity `Record` of a type the engine knows to a closure, which
+/// keeps those inside a workout's window, and keeps the heart-rate recovery records: records are the
+/// bulk of an export and are never all held. Each pass has the parser skip the attributes it does not
+/// need (`skipsAttributes`: checked, never made text).
 final class HealthExportScanner {
     enum Pass { case workouts, records }
 
     let pass: Pass
-    /// Pass 2: called with each quantity record of a known type and its source name.
+    /// A `.records` pass: called with each quantity record of a known type and its source name.
     var onRecord: ((HealthRecord, String) -> Void)?
-
-    private(set) var workouts: [HealthWorkout] = []
+    /// A `.workouts` pass: called with each workout, in document order, as its element ends.
+    var onWorkout: ((HealthWorkout) -> Void)?
     private(set) var recoveries: [HealthRecoveryRecord] = []
     private(set) var records = 0
     /// Records whose value, unit or dates cannot be read (left out, counted).
@@ -225,7 +226,7 @@ final class HealthExportScanner {
                     if finished.end < finished.start, finished.damage == nil {
                         finished.damage = "the workout ends before it starts (\(finished.location))"
                     }
-                    workouts.append(finished)
+                    onWorkout?(finished)
                 }
                 workout = nil
             case "Record":

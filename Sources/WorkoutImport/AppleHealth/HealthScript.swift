@@ -337,32 +337,24 @@ struct HealthScriptBuilder {
         for event in (laps + otherEvents).sorted(by: { $0.start < $1.start }) {
             add(event.start, rank: 3, .events([event]))
         }
-        for sample in poolSamples {
-            add(sample.start, rank: 2, .samples([sample]))
-        }
-        // Samples, in time order, in batches.
-        var sampleCount = poolSamples.count
+        // Samples, in batches, each once nothing before it can still move (see `SampleTiming`).
+        var samples = poolSamples
         let source = SourceDevice(name: workout.sourceName, manufacturer: workout.deviceName == "Apple Watch" ? "Apple Inc." : nil,
             model: workout.hardware)
-        var batch: [QuantitySample] = []
-        func flush() {
-            guard let first = batch.first else { return }
-            add(first.start, rank: 2, .samples(batch))
-            batch = []
-        }
-        for kept in records.sorted(by: { $0.record.start < $1.record.start }) {
+        for kept in records {
             let record = kept.record
             guard record.start >= start, record.end <= end else { continue }
             var sampleSource = source
             if kept.sourceName != workout.sourceName { sampleSource = SourceDevice(name: kept.sourceName) }
-            batch.append(
+            samples.append(
                 QuantitySample(
                     type: record.type, quantity: Quantity(record.value, record.type.canonicalUnit), start: record.start,
                     end: record.end, source: sampleSource))
-            sampleCount += 1
-            if batch.count >= 64 || (batch.count > 0 && record.start.timeIntervalSince(batch[0].start) > 30) { flush() }
         }
-        flush()
+        let sampleCount = samples.count
+        for batch in SampleTiming.batches(samples) {
+            add(batch.time, rank: 2, .samples(batch.samples))
+        }
         // Route points.
         var routeBatch: [RoutePoint] = []
         var routeCount = 0
@@ -407,5 +399,58 @@ struct HealthScriptBuilder {
                     duration: duration ?? end.timeIntervalSince(start))
             }
         }
+    }
+}
+
+/// When the replay hands an export's samples to the engine.
+///
+/// The engine settles a stream's sample into the statistics once a later one of the stream arrives
+/// (past its reorder window), and from then on no pause, resume or activity boundary may be placed
+/// before that sample's end. A phone's records cover minutes (steps, distance), so a record can
+/// straddle a pause or an activity's end: given at its start, with the records after it, it was
+/// settled before the pause arrived and the workout was refused ("cannot pause at …"). So a sample
+/// is given only once every earlier sample of its stream (type and source) has ended: at its start,
+/// or at the latest end of those before it when they overlap it; and a batch at its last sample's
+/// time. Then every pause and boundary before those ends is already in the session when they
+/// settle, and the engine shares each record by the active time it covers in each span (a pause's
+/// share counts nowhere), as for a live recording. The records stay as the export states them (one
+/// sample each, never split), and a stream's samples still arrive in start order.
+enum SampleTiming {
+    /// `samples` in batches of at most 64 spanning at most 30 s of their times, each with the time it
+    /// is given at (never before any of its samples may be).
+    static func batches(_ samples: [QuantitySample]) -> [(time: Date, samples: [QuantitySample])] {
+        struct Stream: Hashable {
+            var type: QuantityType
+            var source: SourceDevice
+        }
+        var latestEnd: [Stream: Date] = [:]
+        // In start order (stable), each sample's earliest time: its start, or the latest end before it in its stream.
+        let ordered = samples.indices.sorted { (samples[$0].start, $0) < (samples[$1].start, $1) }
+        var timed: [(time: Date, order: Int, sample: QuantitySample)] = []
+        timed.reserveCapacity(samples.count)
+        for (order, index) in ordered.enumerated() {
+            let sample = samples[index]
+            let stream = Stream(type: sample.type, source: sample.source)
+            let earlier = latestEnd[stream]
+            timed.append((max(sample.start, earlier ?? sample.start), order, sample))
+            if earlier.map({ sample.end > $0 }) ?? true { latestEnd[stream] = sample.end }
+        }
+        // A stream's times never decrease in start order, so this keeps each stream in start order.
+        timed.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+        var batches: [(time: Date, samples: [QuantitySample])] = []
+        var batch: [QuantitySample] = []
+        var first = Date.distantPast
+        var last = Date.distantPast
+        for entry in timed {
+            if batch.isEmpty { first = entry.time }
+            batch.append(entry.sample)
+            last = entry.time
+            if batch.count >= 64 || last.timeIntervalSince(first) > 30 {
+                batches.append((last, batch))
+                batch = []
+            }
+        }
+        if !batch.isEmpty { batches.append((last, batch)) }
+        return batches
     }
 }

@@ -35,7 +35,7 @@ public enum FITFileReader: WorkoutFileReader {
                 throw .unreadable(path: path, detail: exists ? "permission denied or not a file" : "no such file")
             }
             do throws(ImportError) {
-                return try FITImportPlan(bytes: bytes, options: FITImportOptions(options))
+                return try FITImportPlan(bytes: bytes, options: options)
             } catch {
                 throw .format(path: path, error)
             }
@@ -77,29 +77,17 @@ extension FileImportResult {
 }
 
 extension FileImport {
-    /// Imports the FIT file at `path` into `store` (`FITImportOptions`: the FIT reader, whatever the
-    /// file's name); content of a format holding many workouts (an Apple Health export) is refused with
-    /// `ManyWorkoutsFileError`, which says to use `workout import`.
-    public static func run(
-        path: String, into store: WorkoutStore, options: FITImportOptions, compare: Bool = false,
+    /// Imports the FIT file at `path` into `store` with the FIT reader, whatever the file's name; content of a
+    /// format holding many workouts (an Apple Health export) is refused with `ManyWorkoutsFileError`, which
+    /// says to use `workout import`.
+    public static func runFIT(
+        path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil
     ) throws(FileImportError) -> FileImportResult {
         try refuseManyWorkouts(path: path, byName: false)
-        let neutral = ImportOptions(
-            autoSegment: options.autoSegment, salvage: options.salvage, idSalt: options.idSalt,
-            longestSpan: options.longestSpan, latestEnd: options.latestEnd)
         let results = try runAll(
-            path: path, reader: FITFileReader.self, into: store, options: neutral, compare: compare, progress: progress)
+            path: path, reader: FITFileReader.self, into: store, options: options, compare: compare, progress: progress)
         guard let first = results.first else { throw .unreadable(path: path, detail: "the file holds no workout") }
         return try first.get()
-    }
-}
-
-extension FITImportOptions {
-    /// The FIT reader's options for a format-neutral import.
-    init(_ options: ImportOptions) {
-        self.init(
-            autoSegment: options.autoSegment, salvage: options.salvage, idSalt: options.idSalt,
-            longestSpan: options.longestSpan, latestEnd: options.latestEnd)
     }
 }
