@@ -40,15 +40,11 @@ recorder='SensorRecorderTests|LiveStatusTests|RecordSpeedHuntTests|ANTStickRecor
 # (an HTTP/1.0 answer took over 10 s), so they run on their own after it, and one after the other: side by side,
 # the 13 MB import held a core while /health was timed against 20,000 connections (median 0.58 s, bound 100 ms).
 heavy='ConnectionLimitTests|ImportMemoryTests'
-# The uploader's resume tests (LiveUploaderResumeTests) run in the first pass again: a connection accepted while an
-# in-process server stopped crashed the test process once in four runs (NIO dropped it with its writer unfinished);
-# the server now closes such connections itself (AcceptedConnection, Sources/WorkoutServer/KeepAlive.swift), and
-# ServerShutdownTests stops servers in the middle of connections to pin it, so they need no retry. They run in a pass
-# of their own all the same: they wait for an uploader whose requests time out after 5 s, and in the first pass on two
-# cores its first batch was not acknowledged within a minute once (CI of 99496ee). ServerShutdownTests is back in the
-# first pass: its blocking socket reads and writes, which beside it stalled every in-process server of the first
-# pass for a minute (CI of 3333278), run on a thread of their own now (onOwnThread, Tests/WorkoutTestSupport).
-resume='LiveUploaderResumeTests'
+# The uploader's resume tests wait for an uploader whose requests time out after 5 s: in the first pass on two cores
+# its first batch was not acknowledged within a minute once (CI of 99496ee), so they run in a pass of their own.
+# ServerShutdownTests runs beside them: it opens connections as fast as a thread can while servers stop, and a
+# port it was refused on may be bound next by another suite's server in the first pass.
+resume='LiveUploaderResumeTests|ServerShutdownTests'
 swift test --skip-build --skip "$timed|$recorder|$heavy|$resume"
 swift test --skip-build --filter "$resume"
 swift test --skip-build --filter 'ConnectionLimitTests'

@@ -26,7 +26,11 @@ struct ServerShutdownTests {
             Thread.detachNewThread { [self] in
                 while !stop.load(ordering: .relaxed) {
                     // Refused once the server no longer listens: the loop goes on until told to stop.
-                    guard let socket = try? ConnectionLimitTests.connect(port, timeout: 5) else { continue }
+                    // A refused connect waits a millisecond before the next: no core spins through the stop.
+                    guard let socket = try? ConnectionLimitTests.connect(port, timeout: 5) else {
+                        usleep(1000)
+                        continue
+                    }
                     // Once nothing listens, a connect to the port may pick that very port as its own and connect
                     // to itself (TCP simultaneous open): no server's connection, left out.
                     if Self.localPort(socket) == port {
