@@ -67,14 +67,19 @@ struct RecordSessionTests {
         defer { if process.isRunning { process.terminate() } }
         try #require(await waitUntil(10) { output().contains("connected") }, "\(output())")
         try watch.write(WatchLink.hello(device: "test watch"))
-        func beat(_ tick: Int, _ bpm: UInt8) async throws {
-            try watch.write(
-                WatchLink.gatt(milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, bpm]))
-            try await Task.sleep(for: .seconds(0.2))
+        // The watch is paced on a thread of its own: the recovery window is 4 s of wall clock, and a Task.sleep on
+        // the busy cooperative pool could wake late enough for most beats to miss it.
+        try await onOwnThread {
+            func beat(_ tick: Int, _ bpm: UInt8) throws {
+                try watch.write(
+                    WatchLink.gatt(
+                        milliseconds: tick * 200, characteristic: GATT.heartRateMeasurement, payload: [0x00, bpm]))
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            for tick in 1...15 { try beat(tick, 150) }
+            try watch.write(WatchLink.button(milliseconds: 3100, .stop))
+            for tick in 16...45 where process.isRunning { try beat(tick, UInt8(150 - (tick - 15))) }
         }
-        for tick in 1...15 { try await beat(tick, 150) }
-        try watch.write(WatchLink.button(milliseconds: 3100, .stop))
-        for tick in 16...45 where process.isRunning { try await beat(tick, UInt8(150 - (tick - 15))) }
         try #require(await waitUntil(20) { !process.isRunning }, "\(output())")
         #expect(process.terminationStatus == 0, "\(output())")
         let store = try WorkoutStore(path: db)

@@ -14,7 +14,16 @@ struct GracefulStopTests {
         let fit = try SharedData.bytes("mk_big_activity")
         let upload = Task { try await server.send("POST", "/v1/workouts", token: token, body: fit) }
         // Stopped while the import is running (the request accepted, its commit not yet made).
-        let inFlight = await waitUntil(4, every: .milliseconds(2)) { server.server.uploadsInFlight.withLock { !$0.isEmpty } }
+        // Watched from a thread of its own: on the cooperative pool, busy with the other suites' servers, a poll
+        // every 2 ms could sleep through the whole import.
+        let inFlight = await onOwnThread {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if server.server.uploadsInFlight.withLock({ !$0.isEmpty }) { return true }
+                usleep(500)
+            }
+            return false
+        }
         #expect(inFlight, "the upload was never seen in flight")
         await server.server.shutdown()
         let answer = try await upload.value
