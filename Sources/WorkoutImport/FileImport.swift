@@ -65,6 +65,9 @@ public enum FileImportError: Error, Sendable, CustomStringConvertible {
 /// How files are imported, whatever their format.
 public struct ImportOptions: Sendable, Hashable {
     /// Let the session's automatic transition detection find the legs of a triathlon (FIT).
+    ///
+    /// A single-session file becomes a swim-bike-run only when its records show a triathlon recorded in one
+    /// sport (`FITImportOptions.autoSegment`); a plain run, ride or pool swim keeps its sport.
     public var autoSegment: Bool
     /// Import what precedes damage in a damaged file; off, a damaged file is refused whole.
     public var salvage: Bool
