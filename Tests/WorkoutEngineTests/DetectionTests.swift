@@ -235,6 +235,36 @@ extension DetectionTests {
         #expect(b.counters[.notCollected] == a.counters[.notCollected])
     }
 
+    /// A batch that holds a detected leg change judges the speeds after it by the new leg's sport and auto-pause
+    /// rule: the whole race in one batch, with a 30 s stop on the bike, pauses and resumes there as when fed
+    /// second by second (the speeds used to be judged by the swim's context the batch began in, and dropped).
+    @Test func speedsAfterALegChangeInTheSameBatchFollowTheNewLegsRule() throws {
+        func second(_ s: Int) -> [QuantitySample] {
+            guard (330..<600).contains(s) else { return triathlonSecond(s) }
+            return triathlonSecond(s) + [
+                QuantitySample(.cyclingSpeed, (450..<480).contains(s) ? 0 : 8, at: t(Double(s)), source: bikeSensor)
+            ]
+        }
+        func motion(_ batches: [[QuantitySample]]) throws -> [(WorkoutEventType, Date)] {
+            let session = try swimBikeRunSession(options: BuilderOptions(autoPause: .standard))
+            for batch in batches { try session.builder.add(batch) }
+            try session.stop(at: t(800))
+            let workout = try session.builder.finishWorkout()
+            #expect(
+                workout.activities.map(\.configuration.activityType)
+                    == [.swimming, .transition, .cycling, .transition, .running])
+            return workout.events.filter { $0.type == .motionPaused || $0.type == .motionResumed }.map {
+                ($0.type, $0.start)
+            }
+        }
+        let perSecond = try motion((0..<800).map(second))
+        #expect(perSecond.map(\.0) == [.motionPaused, .motionResumed])
+        #expect(perSecond.first?.1 == t(450))
+        let oneBatch = try motion([(0..<800).flatMap(second)])
+        #expect(oneBatch.map(\.0) == perSecond.map(\.0))
+        #expect(oneBatch.map(\.1) == perSecond.map(\.1))
+    }
+
     /// The next-leg collection lookahead serves automatic detection only: a swim-bike-run builder without a
     /// session (imports, tools) drops cycling power during T1 as notCollected (DESIGN §5: "in swim-bike-run
     /// the set switches with the leg").
