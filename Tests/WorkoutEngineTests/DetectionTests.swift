@@ -265,6 +265,35 @@ extension DetectionTests {
         #expect(oneBatch.map(\.1) == perSecond.map(\.1))
     }
 
+    /// A lookback too short for a window of `minimumEvidence` (10) seconds with cues after the last cue is
+    /// refused (quietWindow 1 s, lookback 3 s could never end a swim); the shortest accepted, max(1, 10) + 2 =
+    /// 12 s, still ends the swim at its last stroke and begins the bike at the ride's first cue when the cues come
+    /// every second (a 1 s transition: the window's seconds without cues count against the lookback too).
+    @Test func aLookbackTooShortForTheEvidenceIsRefusedAndTheShortestAcceptedEndsTheSwim() throws {
+        func session(quietWindow: TimeInterval, lookback: TimeInterval) throws -> WorkoutSession {
+            try WorkoutSession(
+                configuration: WorkoutConfiguration(activityType: .swimBikeRun), clock: ManualClock(t(0)),
+                options: BuilderOptions(
+                    automaticTransitions: TransitionDetectionOptions(quietWindow: quietWindow, lookback: lookback)))
+        }
+        #expect(throws: EngineError.self) { try session(quietWindow: 1, lookback: 3) }
+        #expect(throws: EngineError.self) { try session(quietWindow: 1, lookback: 11) }
+        #expect(throws: EngineError.self) { try session(quietWindow: 30, lookback: 31) }
+        let shortest = try session(quietWindow: 1, lookback: 12)
+        try shortest.start(at: t(0))
+        for second in 0..<100 {
+            try shortest.builder.add([
+                QuantitySample(.distanceSwimming, 1, at: t(Double(second)), end: t(Double(second + 1)), source: watch)
+            ])
+        }
+        for second in 101..<160 {
+            try shortest.builder.add([QuantitySample(.cyclingCadence, 85, at: t(Double(second)), source: bikeSensor)])
+        }
+        let activities = shortest.builder.activities()
+        #expect(activities.map(\.configuration.activityType) == [.swimming, .transition, .cycling])
+        #expect(activities.map(\.start) == [t(0), t(100), t(101)])
+    }
+
     /// The next-leg collection lookahead serves automatic detection only: a swim-bike-run builder without a
     /// session (imports, tools) drops cycling power during T1 as notCollected (DESIGN §5: "in swim-bike-run
     /// the set switches with the leg").
