@@ -313,7 +313,9 @@ struct TransitionDetector: Sendable {
     private mutating func windowedEnd(of flag: UInt8, legStart: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, legStart.isFinite, abs(legStart) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down)) - 1  // the current second may still fill
-        let oldest = newest - Int64(ring.count) + 3
+        // No earlier than `lookback` before the newest input: the builder's reorder window, where a boundary may
+        // still be placed.
+        let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
         while second <= newest {
             defer { second += 1 }

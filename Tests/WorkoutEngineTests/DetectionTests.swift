@@ -294,6 +294,34 @@ extension DetectionTests {
         #expect(activities.map(\.start) == [t(0), t(100), t(101)])
     }
 
+    /// A detected boundary lies within `lookback` of the newest input (the builder's reorder window), never a
+    /// few seconds before it to be moved by the builder: a swim's last stroke at 99 s, the ride's cues from
+    /// 100 s, with and without a 3 s gap in the data (smart recording) as the window completes (the end used
+    /// to lie 2 s before the window; with the gap, the swim's last cue has now left it and ends nothing).
+    @Test func aDetectedEndLiesWithinTheLookbackOfTheNewestInput() {
+        let lookback = 12.0
+        func changes(rideSeconds: [Int]) -> [(change: DetectedChange, newest: Double)] {
+            var detector = TransitionDetector(options: TransitionDetectionOptions(quietWindow: 1, lookback: lookback))
+            var found: [(change: DetectedChange, newest: Double)] = []
+            let swim = (0..<100).map {
+                QuantitySample(.distanceSwimming, 1, at: t(Double($0)), end: t(Double($0 + 1)), source: watch)
+            }
+            let ride = rideSeconds.map { QuantitySample(.cyclingCadence, 85, at: t(Double($0)), source: bikeSensor) }
+            for sample in swim + ride {
+                detector.observe(sample, value: sample.quantity.value, legStart: seconds(t(0)))
+                found = detector.decide(leg: 0, legStart: seconds(t(0))).map { ($0, detector.now) }
+                if !found.isEmpty { break }  // the first decision (the session would begin T1 there)
+            }
+            return found
+        }
+        let dense = changes(rideSeconds: Array(100..<130))
+        #expect(dense.map(\.change) == [.beginLeg(1, at: seconds(t(100)))])
+        for (change, newest) in dense + changes(rideSeconds: Array(100..<111) + Array(114..<130)) {
+            guard case .beginLeg(_, let at) = change else { continue }
+            #expect(at >= newest - lookback, "\(change) decided at \(newest)")
+        }
+    }
+
     /// The next-leg collection lookahead serves automatic detection only: a swim-bike-run builder without a
     /// session (imports, tools) drops cycling power during T1 as notCollected (DESIGN §5: "in swim-bike-run
     /// the set switches with the leg").
