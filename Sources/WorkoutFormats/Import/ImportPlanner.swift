@@ -105,7 +105,7 @@ struct ImportPlanner {
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()
         strokesFromCadence =
-            (options.autoSegment || legs.indices.contains { types($0)?.strokes == true })
+            (typesRecordsByThemselves || legs.indices.contains { types($0)?.strokes == true })
             && !records.contains { $0.record.totalCycles != nil }
         // The record steps are most of a large file's steps (a sample batch and a route point a record): they are
         // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
@@ -441,6 +441,12 @@ struct ImportPlanner {
             configuration = WorkoutConfiguration(activityType: .other)
         }
     }
+
+    /// Whether records are typed by what they carry (`ownTypes`), not by their session's sport: with automatic
+    /// segmentation of a swim-bike-run plan only. A single session kept as it is (a plain run, ride or pool swim
+    /// imported with `--auto-segment`) is typed by its sport, as without the flag: a slow walk opening a run is
+    /// no swim.
+    var typesRecordsByThemselves: Bool { options.autoSegment && configuration.activityType == .swimBikeRun }
 
     /// Seconds of swim-typed records a single session needs to be planned as a triathlon (`recordedAsOneSport`):
     /// the shortest triathlon swims (super-sprint, 200–400 m) take 4 minutes and more.
