@@ -22,7 +22,12 @@ struct ImportCommand: ParsableCommand {
 
     @Argument(help: ArgumentHelp("A .fit file, a folder of them, or an Apple Health export.", valueName: "path"))
     var path: String
-    @Flag(help: "Let the engine detect a triathlon's legs instead of using the file's sessions.")
+    @Flag(
+        help: """
+            Let the engine detect a triathlon's legs instead of using the file's sessions. A single session \
+            becomes a swim-bike-run only if it is running, generic or multisport and its records show both \
+            swimming and riding; a plain run, ride or pool swim keeps its sport.
+            """)
     var autoSegment = false
     @Flag(help: "Print our figures next to the device's, per session and lap; a folder ends with the agreement summary.")
     var compare = false

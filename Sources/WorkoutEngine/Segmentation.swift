@@ -74,6 +74,10 @@ public struct TransitionDetectionOptions: Sendable, Hashable, Codable {
     /// a swim or a ride ends.
     public var quietWindow: TimeInterval = 60
     /// How far back a detected boundary may be placed; becomes the builder's minimum reorder window.
+    ///
+    /// At least `max(quietWindow, 10) + 2` seconds (`validate`), and the window after a sport's last cue,
+    /// seconds without cues (a transition) included, must fit in it: with 300 s a transition of up to about
+    /// 288 s (lookback − 12 s) without cues is found; a shorter lookback misses longer ones.
     public var lookback: TimeInterval = 300
 
     public init(enabled: Bool = true, quietWindow: TimeInterval = 60, lookback: TimeInterval = 300) {
@@ -82,13 +86,18 @@ public struct TransitionDetectionOptions: Sendable, Hashable, Codable {
         self.lookback = lookback
     }
 
+    /// Checks the options: a window after a cue spans at least `quietWindow` seconds and
+    /// `TransitionDetector.minimumEvidence` seconds with a cue, and must fit in `lookback` with the
+    /// second still filling and the one it began in: `lookback >= max(quietWindow, 10) + 2`
+    /// (whole seconds), else a swim or a ride could never end.
     func validate() throws(EngineError) {
-        guard quietWindow.isFinite, quietWindow > 0, lookback.isFinite, lookback >= quietWindow + 2,
-            lookback <= 600
+        let window = Swift.max(quietWindow, Double(TransitionDetector.minimumEvidence)).rounded(.up)
+        guard quietWindow.isFinite, quietWindow > 0, lookback.isFinite, lookback >= window + 2, lookback <= 600
         else {
             throw .invalidOption(
-                "transition detection needs quietWindow > 0 and lookback >= quietWindow + 2 s (at most 600 s), "
-                    + "got \(quietWindow) s and \(lookback) s")
+                "transition detection needs quietWindow > 0 and lookback >= max(quietWindow, "
+                    + "\(TransitionDetector.minimumEvidence) s of cues) + 2 s, at most 600 s (a shorter lookback "
+                    + "can never end a swim or a ride); got quietWindow \(quietWindow) s and lookback \(lookback) s")
         }
     }
 }
@@ -304,7 +313,9 @@ struct TransitionDetector: Sendable {
     private mutating func windowedEnd(of flag: UInt8, legStart: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, legStart.isFinite, abs(legStart) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down)) - 1  // the current second may still fill
-        let oldest = newest - Int64(ring.count) + 3
+        // No earlier than `lookback` before the newest input: the builder's reorder window, where a boundary may
+        // still be placed.
+        let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
         while second <= newest {
             defer { second += 1 }

@@ -79,8 +79,12 @@ extension RecordingCore {
             let start = seconds(sample.start)
             guard start >= builder.workoutStart, seconds(sample.end) <= end else { continue }
             if transitions != nil, start >= judged + 1 {
+                // The speeds so far belong to the leg under way: judged by its rule before a leg change, and
+                // the rest of the batch by the new leg's sport and rule.
+                detectMotion(speeds, rule: context.rule)
+                speeds.removeAll(keepingCapacity: true)
                 detectLegs()
-                context.legStart = currentContext().legStart
+                context = currentContext()
                 judged = start.rounded(.down)
             }
             switch sample.type {

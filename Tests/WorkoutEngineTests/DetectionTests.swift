@@ -235,6 +235,93 @@ extension DetectionTests {
         #expect(b.counters[.notCollected] == a.counters[.notCollected])
     }
 
+    /// A batch that holds a detected leg change judges the speeds after it by the new leg's sport and auto-pause
+    /// rule: the whole race in one batch, with a 30 s stop on the bike, pauses and resumes there as when fed
+    /// second by second (the speeds used to be judged by the swim's context the batch began in, and dropped).
+    @Test func speedsAfterALegChangeInTheSameBatchFollowTheNewLegsRule() throws {
+        func second(_ s: Int) -> [QuantitySample] {
+            guard (330..<600).contains(s) else { return triathlonSecond(s) }
+            return triathlonSecond(s) + [
+                QuantitySample(.cyclingSpeed, (450..<480).contains(s) ? 0 : 8, at: t(Double(s)), source: bikeSensor)
+            ]
+        }
+        func motion(_ batches: [[QuantitySample]]) throws -> [(WorkoutEventType, Date)] {
+            let session = try swimBikeRunSession(options: BuilderOptions(autoPause: .standard))
+            for batch in batches { try session.builder.add(batch) }
+            try session.stop(at: t(800))
+            let workout = try session.builder.finishWorkout()
+            #expect(
+                workout.activities.map(\.configuration.activityType)
+                    == [.swimming, .transition, .cycling, .transition, .running])
+            return workout.events.filter { $0.type == .motionPaused || $0.type == .motionResumed }.map {
+                ($0.type, $0.start)
+            }
+        }
+        let perSecond = try motion((0..<800).map(second))
+        #expect(perSecond.map(\.0) == [.motionPaused, .motionResumed])
+        #expect(perSecond.first?.1 == t(450))
+        let oneBatch = try motion([(0..<800).flatMap(second)])
+        #expect(oneBatch.map(\.0) == perSecond.map(\.0))
+        #expect(oneBatch.map(\.1) == perSecond.map(\.1))
+    }
+
+    /// A lookback too short for a window of `minimumEvidence` (10) seconds with cues after the last cue is
+    /// refused (quietWindow 1 s, lookback 3 s could never end a swim); the shortest accepted, max(1, 10) + 2 =
+    /// 12 s, still ends the swim at its last stroke and begins the bike at the ride's first cue when the cues come
+    /// every second (a 1 s transition: the window's seconds without cues count against the lookback too).
+    @Test func aLookbackTooShortForTheEvidenceIsRefusedAndTheShortestAcceptedEndsTheSwim() throws {
+        func session(quietWindow: TimeInterval, lookback: TimeInterval) throws -> WorkoutSession {
+            try WorkoutSession(
+                configuration: WorkoutConfiguration(activityType: .swimBikeRun), clock: ManualClock(t(0)),
+                options: BuilderOptions(
+                    automaticTransitions: TransitionDetectionOptions(quietWindow: quietWindow, lookback: lookback)))
+        }
+        #expect(throws: EngineError.self) { try session(quietWindow: 1, lookback: 3) }
+        #expect(throws: EngineError.self) { try session(quietWindow: 1, lookback: 11) }
+        #expect(throws: EngineError.self) { try session(quietWindow: 30, lookback: 31) }
+        let shortest = try session(quietWindow: 1, lookback: 12)
+        try shortest.start(at: t(0))
+        for second in 0..<100 {
+            try shortest.builder.add([
+                QuantitySample(.distanceSwimming, 1, at: t(Double(second)), end: t(Double(second + 1)), source: watch)
+            ])
+        }
+        for second in 101..<160 {
+            try shortest.builder.add([QuantitySample(.cyclingCadence, 85, at: t(Double(second)), source: bikeSensor)])
+        }
+        let activities = shortest.builder.activities()
+        #expect(activities.map(\.configuration.activityType) == [.swimming, .transition, .cycling])
+        #expect(activities.map(\.start) == [t(0), t(100), t(101)])
+    }
+
+    /// A detected boundary lies within `lookback` of the newest input (the builder's reorder window), never a
+    /// few seconds before it to be moved by the builder: a swim's last stroke at 99 s, the ride's cues from
+    /// 100 s, with and without a 3 s gap in the data (smart recording) as the window completes (the end used
+    /// to lie 2 s before the window; with the gap, the swim's last cue has now left it and ends nothing).
+    @Test func aDetectedEndLiesWithinTheLookbackOfTheNewestInput() {
+        let lookback = 12.0
+        func changes(rideSeconds: [Int]) -> [(change: DetectedChange, newest: Double)] {
+            var detector = TransitionDetector(options: TransitionDetectionOptions(quietWindow: 1, lookback: lookback))
+            var found: [(change: DetectedChange, newest: Double)] = []
+            let swim = (0..<100).map {
+                QuantitySample(.distanceSwimming, 1, at: t(Double($0)), end: t(Double($0 + 1)), source: watch)
+            }
+            let ride = rideSeconds.map { QuantitySample(.cyclingCadence, 85, at: t(Double($0)), source: bikeSensor) }
+            for sample in swim + ride {
+                detector.observe(sample, value: sample.quantity.value, legStart: seconds(t(0)))
+                found = detector.decide(leg: 0, legStart: seconds(t(0))).map { ($0, detector.now) }
+                if !found.isEmpty { break }  // the first decision (the session would begin T1 there)
+            }
+            return found
+        }
+        let dense = changes(rideSeconds: Array(100..<130))
+        #expect(dense.map(\.change) == [.beginLeg(1, at: seconds(t(100)))])
+        for (change, newest) in dense + changes(rideSeconds: Array(100..<111) + Array(114..<130)) {
+            guard case .beginLeg(_, let at) = change else { continue }
+            #expect(at >= newest - lookback, "\(change) decided at \(newest)")
+        }
+    }
+
     /// The next-leg collection lookahead serves automatic detection only: a swim-bike-run builder without a
     /// session (imports, tools) drops cycling power during T1 as notCollected (DESIGN §5: "in swim-bike-run
     /// the set switches with the leg").

@@ -250,6 +250,33 @@ extension MultisportSegmentationTests {
     }
 }
 
+extension MultisportSegmentationTests {
+    /// `--auto-segment` plans a single session as a triathlon only on the records' evidence: a plain run, ride
+    /// and pool swim (single-sport recordings, their sports and pools from ../shared/data/README.md) keep their
+    /// sport, pool and lap length and have no legs, as without it.
+    @Test(arguments: [
+        ("al2_920xt-run", WorkoutActivityType.running, SwimmingLocationType.unknown, nil as Double?),
+        ("al2_310xt-bike", .cycling, .unknown, nil),
+        ("al2_920xt-lap-swim", .swimming, .pool, 50),
+        ("mk_sdk_activity_poolswim_with_hr", .swimming, .pool, 25),
+    ])
+    func aSingleSportFileKeepsItsSportWithAutoSegment(
+        name: String, sport: WorkoutActivityType, pool: SwimmingLocationType, lapLength: Double?
+    ) async throws {
+        let result = try await ImportedFiles.shared.result(name, autoSegment: true)
+        let configuration = result.workout.configuration
+        #expect(configuration.activityType == sport)
+        #expect(configuration.swimmingLocationType == pool)
+        #expect(configuration.lapLength == lapLength.map { Quantity($0, .meter) })
+        // One activity is the workout itself (no legs), as the import without automatic segmentation makes it.
+        #expect(result.workout.activities.isEmpty)
+        let plain = try await ImportedFiles.shared.result(name).workout
+        #expect(configuration == plain.configuration)
+        // Typed by its sport, as without the flag (not record by record: a slow walk opening a run is no swim).
+        #expect(result.workout.statistics == plain.statistics)
+    }
+}
+
 /// Automatic segmentation types a record with a stroke rate in `cadence` as a swim only while the
 /// swim that opens the file goes on: never a slow walk in T1, a slow crank on the bike or a
 /// runner's slow records.

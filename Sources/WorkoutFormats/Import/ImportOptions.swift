@@ -5,6 +5,10 @@ import Foundation
 public struct ImportOptions: Sendable, Hashable {
     /// Let the session's automatic transition detection find the legs of a triathlon instead of
     /// changing legs at the file's session boundaries (FIT).
+    ///
+    /// A file of one session is planned as a swim-bike-run only when it is a triathlon recorded in one sport
+    /// (sport running, generic or multisport, its records showing both swimming and riding); any other single
+    /// session (a plain run, ride or pool swim) keeps its own sport, pool and lap length.
     public var autoSegment: Bool
     /// Import what precedes damage in a damaged file (on by default): the workout is flagged
     /// (`ImportMetadataKey.damage`) and the damage reported as an anomaly with its byte offset. Off,

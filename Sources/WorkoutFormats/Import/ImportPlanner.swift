@@ -96,7 +96,7 @@ struct ImportPlanner {
     mutating func plan() throws(ImportError) {
         let records = sortedRecords()
         try planLegs(records)
-        try planConfiguration()
+        try planConfiguration(records)
         planLegSteps()
         planLengths()
         planPauses(records)
@@ -105,7 +105,7 @@ struct ImportPlanner {
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()
         strokesFromCadence =
-            (options.autoSegment || legs.indices.contains { types($0)?.strokes == true })
+            (typesRecordsByThemselves || legs.indices.contains { types($0)?.strokes == true })
             && !records.contains { $0.record.totalCycles != nil }
         // The record steps are most of a large file's steps (a sample batch and a route point a record): they are
         // counted here, not kept, and made again one record at a time as the replay reaches them (`RecordSteps`),
@@ -412,12 +412,13 @@ struct ImportPlanner {
         }
     }
 
-    mutating func planConfiguration() throws(ImportError) {
+    mutating func planConfiguration(_ records: SortedRecords) throws(ImportError) {
         workoutStart = legStarts.first ?? 0
         workoutEnd = legEnds.last ?? workoutStart
-        // One session with automatic segmentation: a triathlon recorded in one sport (a watch left in running
-        // mode throughout), whose legs the detector finds.
-        if legs.count == 1, !options.autoSegment {
+        // One session keeps its own configuration, unless automatic segmentation is asked for and the session is
+        // a triathlon recorded in one sport (a watch left in running mode throughout), whose legs the detector
+        // finds: `recordedAsOneSport`.
+        if legs.count == 1, !(options.autoSegment && recordedAsOneSport(records)) {
             configuration = legs[0].configuration
             return
         }
@@ -439,6 +440,59 @@ struct ImportPlanner {
             if options.autoSegment { throw .notATriathlon(sports: legs.map { FITProfile.Sport.name($0.sport) }) }
             configuration = WorkoutConfiguration(activityType: .other)
         }
+    }
+
+    /// Whether records are typed by what they carry (`ownTypes`), not by their session's sport: with automatic
+    /// segmentation of a swim-bike-run plan only. A single session kept as it is (a plain run, ride or pool swim
+    /// imported with `--auto-segment`) is typed by its sport, as without the flag: a slow walk opening a run is
+    /// no swim.
+    var typesRecordsByThemselves: Bool { options.autoSegment && configuration.activityType == .swimBikeRun }
+
+    /// Seconds of swim-typed records a single session needs to be planned as a triathlon (`recordedAsOneSport`):
+    /// the shortest triathlon swims (super-sprint, 200–400 m) take 4 minutes and more.
+    static let triathlonSwimEvidence = 120.0
+    /// Seconds of records with riding cues a single session needs to be planned as a triathlon: the shortest
+    /// triathlon rides (super-sprint, 5–10 km) take 10 minutes and more; a run's GPS glitches make seconds.
+    static let triathlonRideEvidence = 300.0
+    /// The longest gap (s) between records counted as evidence of the later record's type.
+    static let evidenceGap = 10.0
+
+    /// Whether the file's one session is a triathlon recorded in one sport: its sport is running, generic or
+    /// multisport (a watch left in running mode, or one that names no sport), and its records, typed by what they
+    /// carry themselves (`ownTypes`, as the record pass types them), show both `triathlonSwimEvidence` seconds of
+    /// swimming and `triathlonRideEvidence` seconds of riding cues (a crank turn or a speed no one holds on foot,
+    /// or power without a stride). A plain run, ride, walk or pool swim imported with automatic segmentation
+    /// keeps its sport and configuration. (Asked only for one session with automatic segmentation.)
+    func recordedAsOneSport(_ records: SortedRecords) -> Bool {
+        guard let leg = legs.first,
+            [FITProfile.Sport.running, FITProfile.Sport.generic, FITProfile.Sport.multisport].contains(leg.sport)
+                || leg.sport == nil
+        else { return false }
+        var swim = OpeningSwim()
+        var onFoot: Bool?
+        var previousCycles: Double?
+        var previousTime: Double?
+        var swimming = 0.0
+        var riding = 0.0
+        for (time, record) in records {
+            let types = Self.ownTypes(
+                record, previousCycles: previousCycles, swimGoesOn: swim.goesOn, swimMode: swim.swimMode,
+                lastOnFoot: &onFoot)
+            swim.advance(record, at: time, typedSwimming: types.strokes)
+            if let cycles = record.totalCycles { previousCycles = Double(cycles) }
+            let seconds = previousTime.map { min(max(time - $0, 0), Self.evidenceGap) } ?? 0
+            previousTime = time
+            if types.strokes {
+                swimming += seconds
+            } else if types.distance == .distanceCycling,
+                record.power != nil || (record.cadence ?? 0) > 0
+                    || (record.speed ?? 0) > Self.fastestOnFoot
+            {
+                riding += seconds
+            }
+            if swimming >= Self.triathlonSwimEvidence, riding >= Self.triathlonRideEvidence { return true }
+        }
+        return false
     }
 
     mutating func planLegSteps() {

@@ -392,7 +392,7 @@ extension ImportPlanner {
         // With automatic segmentation the leg's sport is hidden: a record is typed by what it
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
         let own =
-            options.autoSegment
+            typesRecordsByThemselves
             ? Self.ownTypes(
                 record, previousCycles: recordPass.cycles.reference, swimGoesOn: recordPass.swim.goesOn,
                 swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
