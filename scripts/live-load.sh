@@ -10,14 +10,15 @@
 # `kill -9`'d and started again at two thirds (of the run's clock: a restart still recovering then, `pg_ctl`
 # waiting, does not move the kill); sessions resume (live-load.py counts what was lost or doubled).
 # --fault-in-recovery: instead, at a third of the run, PostgreSQL is stopped with `-m immediate`, the server
-# `kill -9`'d and started again while PostgreSQL is down, and PostgreSQL started 5 s later (its crash recovery
-# then runs under the new server's load).
+# `kill -9`'d and PostgreSQL started again at once, not waited for, while the server is started again (it is
+# restarted until it stays up: its crash recovery runs under the new server's load).
 # --sqlite: the server's per-athlete SQLite stores instead of PostgreSQL (no PostgreSQL restart then).
 # --statements: PostgreSQL's pg_stat_statements (planning tracked) is on; its top statements are printed.
 # --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT;
 # not with --fault).
 # WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
-# WORKOUT_LOAD_LOG=path keeps a copy of the server's log there.
+# WORKOUT_LOAD_LOG=path keeps a copy of the server's log there (with --fault and --fault-in-recovery, by default
+# /tmp/workout-fault-serve-TIME.log: a fault run's log is the evidence of what went wrong).
 # Prints live-load.py's figures, the machine's load average during the run, and the server's and
 # PostgreSQL's CPU time.
 set -uo pipefail
@@ -117,7 +118,7 @@ began=$(date +%s)
 sleep_until() { local left=$(( began + $1 - $(date +%s) )); [ "$left" -gt 0 ] && sleep "$left"; return 0; }
 # kill -9 the server and start it again. It does not start while PostgreSQL cannot be reached (it exits:
 # "cannot connect"; PostgreSQL still in crash recovery, say), so it is started again until it stays up, as a
-# supervisor would, for up to 10 minutes.
+# supervisor would: up to 600 attempts, each start_server's own wait plus a second.
 kill_and_restart_server() {
   kill -9 "$server"
   wait "$server" 2>/dev/null
@@ -203,5 +204,6 @@ if [ "$statements" = 1 ]; then
 fi
 [ -s "$data/serve.log" ] && { echo "server log (last lines):"; tail -5 "$data/serve.log"; }
 # WORKOUT_LOAD_LOG=path keeps the whole server log (the data folder is removed).
-[ -n "${WORKOUT_LOAD_LOG:-}" ] && cp "$data/serve.log" "$WORKOUT_LOAD_LOG"
+if [ -z "${WORKOUT_LOAD_LOG:-}" ] && [ "$fault" != 0 ]; then WORKOUT_LOAD_LOG="/tmp/workout-fault-serve-$(date -u +%Y%m%dT%H%M%S).log"; fi
+[ -n "${WORKOUT_LOAD_LOG:-}" ] && cp "$data/serve.log" "$WORKOUT_LOAD_LOG" && echo "server log kept: $WORKOUT_LOAD_LOG"
 rm -rf "$data"
