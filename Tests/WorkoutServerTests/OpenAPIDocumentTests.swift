@@ -282,18 +282,7 @@ struct OpenAPIDocumentTests {
         // hang-up then always finds it unanswered (never done before the hang-up is seen).
         let key = "athlete:\(athlete.id)"
         let release = Flag()
-        let holders = (0..<Offload.storeThreadsPerRequester).map { _ in
-            Task {
-                try? await Offload.run(
-                    on: Offload.store, key: key,
-                    { () throws(APIError) in
-                        let deadline = ContinuousClock.now + .seconds(120)
-                        while !release.isSet, ContinuousClock.now < deadline {
-                            Thread.sleep(forTimeInterval: 0.002)
-                        }
-                    }, refusal: { .unavailable("refused") })
-            }
-        }
+        let holders = holdStoreThreads(key: key, until: release)
         defer { release.set() }
         #expect(await waitUntil(30, every: .milliseconds(10)) { Offload.store.load(of: key) == holders.count })
         let session = UUID().uuidString

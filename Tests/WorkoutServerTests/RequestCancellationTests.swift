@@ -13,16 +13,7 @@ struct RequestCancellationTests {
         let release = Flag()
         defer { release.set() }
         // The key's share of the store threads held: its next call waits in the queue.
-        let holders = (0..<Offload.storeThreadsPerRequester).map { _ in
-            Task {
-                try? await Offload.run(
-                    on: Offload.store, key: key,
-                    { () throws(APIError) in
-                        let deadline = ContinuousClock.now + .seconds(120)
-                        while !release.isSet, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.002) }
-                    }, refusal: { .unavailable("refused") })
-            }
-        }
+        let holders = holdStoreThreads(key: key, until: release)
         #expect(await waitUntil(30, every: .milliseconds(5)) { Offload.store.load(of: key) == holders.count })
         let ran = Flag()
         let answered = Flag()
@@ -48,5 +39,21 @@ struct RequestCancellationTests {
         #expect(await request.value == .cancelled)
         for holder in holders { await holder.value }
         #expect(!ran.isSet, "the cancelled request's work ran")
+    }
+}
+
+/// Holds every store thread `key` may take (its share of `Offload.store`) until `release` is set (at most two
+/// minutes), so that the key's next store work waits in the queue. Wait for `Offload.store.load(of: key)` to reach
+/// the holders' count before relying on it.
+func holdStoreThreads(key: String, until release: Flag) -> [Task<Void, Never>] {
+    (0..<Offload.storeThreadsPerRequester).map { _ in
+        Task {
+            try? await Offload.run(
+                on: Offload.store, key: key,
+                { () throws(APIError) in
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while !release.isSet, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.002) }
+                }, refusal: { .unavailable("refused") })
+        }
     }
 }
