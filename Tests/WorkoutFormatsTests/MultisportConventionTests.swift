@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WorkoutEngine
-import WorkoutFormats
+@testable import WorkoutFormats
 import WorkoutModel
 import WorkoutReplay
 
@@ -175,6 +175,27 @@ struct MultisportConventionTests {
             let ours = try #require(row.ours.distance)
             #expect(abs(ours - total) <= 0.005 * total, "session \(row.number): \(ours) vs \(total)")
         }
+    }
+
+    /// Kona's swim: the device's maximum, 112 bpm, is no reading of the file. Its records read 110 at
+    /// 3683–3684 s and 115 at 3688 s (T1's start second, where the swim's 3688.6 s end; the device's
+    /// T1 starts there), nothing between, and no strap beat: `--compare` says so. A value a record
+    /// does read (110, 115) is not explained away, and the 965's T2 distance, which its records
+    /// stop 4.5 s short of, is.
+    @Test func aFigureNoMessageHoldsIsExplainedFromTheFile() async throws {
+        let name = "sl_20181013_kona_ironman"
+        let file = try FITDecoder.decode([UInt8](try SharedData.data(name)))
+        let swim = try #require(file.sessions.min { ($0.startTime ?? 0) < ($1.startTime ?? 0) })
+        let reason = try #require(FITComparison.maximumNotInFile(file, swim, maximum: 112))
+        #expect(reason.contains("reads 112 bpm"), "\(reason)")
+        #expect(FITComparison.maximumNotInFile(file, swim, maximum: 110) == nil)
+        #expect(FITComparison.maximumNotInFile(file, swim, maximum: 115) == nil)
+        let result = try await ImportedFiles.shared.result(name)
+        #expect(result.comparison?.notInFile.map { "\($0.session) \($0.check)" } == ["1 max HR"])
+        let pool = try await ImportedFiles.shared.result("gdb_22638574127_ACTIVITY")
+        let distance = try #require(pool.comparison?.notInFile.first { $0.check == "distance" })
+        #expect(distance.session == 4)
+        #expect(distance.reason.contains("6559.80 m, 4.5 s before the session's end"), "\(distance.reason)")
     }
 
     /// A device closes a leg with its distance counter as its last once-a-second update left it,
