@@ -58,13 +58,17 @@ struct DeviceConventionTests {
                 "tl_ObertrumTriathlon 3: max HR", "tl_TestTriathlon 1: max HR",
                 // A transition's distance the records do not show: a 965's records stop 4.5 s before T2's end.
                 "gdb_22638574127_ACTIVITY 4: distance",
+                // A transition's distance the records do reach, between whole seconds: cutting where the records
+                // reach the device's stated total would make our figure the device's by construction.
+                "cs_track_cs_1451 2: distance",
             ],
             "\(disagreements)")
-        // Each of them is a figure of the device that no message of its file holds, and says why.
-        for disagreement in disagreements {
+        // Each of them but the 935's T1 distance is a figure of the device that no message of its file holds,
+        // and says why.
+        for disagreement in disagreements where disagreement.file != "cs_track_cs_1451" || disagreement.session != 2 {
             #expect(disagreement.notInFile != nil, "\(disagreement.file) \(disagreement.session ?? 0): \(disagreement.field)")
         }
-        #expect(summary.disagreementsNotInFile == disagreements.count)
+        #expect(summary.disagreementsNotInFile == disagreements.count - 1)
         #expect(summary.checks.first { $0.name == "sessions" }?.agree == 44)
         #expect(summary.damagedFiles == ["fp_strava-android-app"])
         for check in summary.checks where ["sport", "elapsed", "timer", "SWOLF", "active lengths"].contains(check.name) {

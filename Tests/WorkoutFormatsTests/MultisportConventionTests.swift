@@ -139,44 +139,6 @@ struct MultisportConventionTests {
         }
     }
 
-    /// The device's sessions tile its counter: each leg's total is the counter where the next leg
-    /// starts less the totals stated before it. The 935's swim states 1488.3 m, which its records
-    /// pass between 1485 s (1486.34 m) and T1's start second (1492.52 m at 1490 s), and its T1
-    /// 323.72 m ends at 1812.02 m (1811.67 m at 1903 s, 1812.40 m at 1904 s): cut at either whole
-    /// second around the change, T1 comes out 319.1–321.1 m (more than 0.5 % short); cut where the
-    /// records reach the totals stated so far, every leg agrees within 0.5 %.
-    @Test func aLegsCounterEndsWhereTheRecordsReachTheTotalsStatedSoFar() async throws {
-        let name = "cs_track_cs_1451"
-        let file = try FITDecoder.decode([UInt8](try SharedData.data(name)))
-        let start = Double(try #require(file.sessions.compactMap(\.startTime).min()))
-        let readings = file.records.compactMap { record -> (Double, Double)? in
-            guard let time = record.timestamp, let distance = record.distance else { return nil }
-            return (Double(time) - start, distance)
-        }
-        /// The records' distance at `second` (on the line between the records around it).
-        func distance(at second: Double) throws -> Double {
-            let after = try #require(readings.firstIndex { $0.0 >= second })
-            let (t1, d1) = readings[after]
-            guard t1 > second, after > 0 else { return d1 }
-            let (t0, d0) = readings[after - 1]
-            return d0 + (d1 - d0) * (second - t0) / (t1 - t0)
-        }
-        let device = try sessions(name)
-        let stated = try #require(device[1].double("total_distance"))
-        for (swimEnd, transitionEnd) in [(1489.0, 1903.0), (1490, 1904), (1489, 1904), (1490, 1903)] {
-            let candidate = try distance(at: transitionEnd) - distance(at: swimEnd)
-            #expect(abs(candidate - stated) > 0.005 * stated, "\(swimEnd)–\(transitionEnd): \(candidate)")
-        }
-        let result = try await ImportedFiles.shared.result(name)
-        let rows = try #require(result.comparison?.rows.filter { $0.kind == .session }.sorted { $0.number < $1.number })
-        try #require(rows.count == device.count)
-        for (row, session) in zip(rows, device) {
-            let total = try #require(session.double("total_distance"))
-            let ours = try #require(row.ours.distance)
-            #expect(abs(ours - total) <= 0.005 * total, "session \(row.number): \(ours) vs \(total)")
-        }
-    }
-
     /// Kona's swim: the device's maximum, 112 bpm, is no reading of the file. Its records read 110 at
     /// 3683–3684 s and 115 at 3688 s (T1's start second, where the swim's 3688.6 s end; the device's
     /// T1 starts there), nothing between, and no strap beat: `--compare` says so. A value a record

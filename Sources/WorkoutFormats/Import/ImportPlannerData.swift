@@ -762,56 +762,8 @@ extension ImportPlanner {
                 let atExact = Self.counterValue(records, at: exact, value),
                 let atEarly = Self.counterValue(records, at: early, value)
             else { continue }
-            // Where the counter reaches the total the legs so far state, on the records around the change.
-            if let crossing = Self.counterCrossing(records, reaching: start + stated, around: early, exact, value),
-                crossing >= legStarts[index - 1], crossing > counterStarts[index - 1]
-            {
-                counterStarts[index] = crossing
-                continue
-            }
             if abs(atEarly - start - stated) < abs(atExact - start - stated) { counterStarts[index] = early }
         }
-    }
-
-    /// Where a cumulative counter reaches `target` on the straight line between the records around a
-    /// leg change: from the last record carrying it at or before `early` to the first at or after
-    /// `exact` (within 64 records); nil when it does not reach it there (already past it at `early`,
-    /// or short of it at `exact`).
-    static func counterCrossing(
-        _ records: SortedRecords, reaching target: Double, around early: Double, _ exact: Double,
-        _ value: (FITRecord) -> Double?
-    ) -> Double? {
-        guard target.isFinite else { return nil }
-        // The first record after `early`.
-        var low = 0
-        var high = records.count
-        while low < high {
-            let mid = (low + high) / 2
-            if records[mid].time <= early { low = mid + 1 } else { high = mid }
-        }
-        let window = 64
-        var previous: (time: Double, value: Double)?
-        var position = low - 1
-        while previous == nil, position >= max(0, low - window) {
-            if let reading = value(records[position].record), reading.isFinite {
-                previous = (records[position].time, reading)
-            }
-            position -= 1
-        }
-        guard var previous, previous.value <= target else { return nil }
-        position = low
-        while position < min(records.count, low + window) {
-            let (time, record) = records[position]
-            position += 1
-            guard let reading = value(record), reading.isFinite else { continue }
-            if reading >= target {
-                guard reading > previous.value, time > previous.time else { return previous.time }
-                return previous.time + (time - previous.time) * (target - previous.value) / (reading - previous.value)
-            }
-            if time >= exact || reading < previous.value { return nil }
-            previous = (time, reading)
-        }
-        return nil
     }
 
     /// A cumulative counter's value at `time` as the records show it: on the straight line between
