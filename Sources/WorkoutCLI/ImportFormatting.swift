@@ -45,6 +45,13 @@ extension Format {
             for item in disagreements {
                 let session = item.session.map { " session \($0)" } ?? ""
                 lines.append("  \(item.file)\(session): \(item.field) \(item.ours)/\(item.device)")
+                if let reason = item.notInFile { lines.append("    not in the file: \(reason)") }
+            }
+            let notInFile = summary.disagreementsNotInFile
+            if notInFile > 0 {
+                lines.append(
+                    "\(notInFile) of the \(disagreements.count) disagreements are device figures no message of the file "
+                        + "holds (docs/device-conventions-round2.md)")
             }
         }
         if !summary.damagedFiles.isEmpty {

@@ -31,10 +31,10 @@ struct DeviceConventionTests {
     /// The acceptance figure: on all 44 files every check agrees, but for the two files whose
     /// summaries the README shows cannot come from their own records (the Strava file's summary,
     /// written before the damage, and the Bryton file's records that never move), and for what the
-    /// multisport files' records cannot show (docs/device-conventions-round2.md): maxima the
-    /// smart-recorded records never reach, short transitions' distances a metre or three off the
-    /// device's own counter, and a 935's T1 heart rate where the strap's stored beats and its wrist
-    /// readings disagree.
+    /// multisport files' records cannot show (docs/device-conventions-round2.md): four maxima that
+    /// no record or strap beat reads (smart recording writes only some of the device's
+    /// once-a-second values) and a 965's T2 distance its records stop short of. Every one of these
+    /// says why (`FITComparison.notInFile`), from the file.
     @Test func everyRecordingAgreesWithItsDeviceOnEveryCheck() async throws {
         try #require(Self.allNames.count == 44)
         // The files imported side by side first (both cores), then summed up in order.
@@ -56,13 +56,19 @@ struct DeviceConventionTests {
                 // Maxima between smart-recorded records.
                 "cs_track_cs_1451 4: max HR", "sl_20181013_kona_ironman 1: max HR",
                 "tl_ObertrumTriathlon 3: max HR", "tl_TestTriathlon 1: max HR",
-                // T1 where the strap's stored beats and the records' (wrist) readings differ.
-                "cs_track_cs_1451 2: avg HR",
-                // Transitions' distances the records do not show: a 935's swim ends 4 m short of the
-                // record after it, a 965's records stop 4.5 s before T2's end.
-                "cs_track_cs_1451 2: distance", "gdb_22638574127_ACTIVITY 4: distance",
+                // A transition's distance the records do not show: a 965's records stop 4.5 s before T2's end.
+                "gdb_22638574127_ACTIVITY 4: distance",
+                // A transition's distance the records do reach, between whole seconds: cutting where the records
+                // reach the device's stated total would make our figure the device's by construction.
+                "cs_track_cs_1451 2: distance",
             ],
             "\(disagreements)")
+        // Each of them but the 935's T1 distance is a figure of the device that no message of its file holds,
+        // and says why.
+        for disagreement in disagreements where disagreement.file != "cs_track_cs_1451" || disagreement.session != 2 {
+            #expect(disagreement.notInFile != nil, "\(disagreement.file) \(disagreement.session ?? 0): \(disagreement.field)")
+        }
+        #expect(summary.disagreementsNotInFile == disagreements.count - 1)
         #expect(summary.checks.first { $0.name == "sessions" }?.agree == 44)
         #expect(summary.damagedFiles == ["fp_strava-android-app"])
         for check in summary.checks where ["sport", "elapsed", "timer", "SWOLF", "active lengths"].contains(check.name) {

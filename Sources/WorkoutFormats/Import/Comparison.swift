@@ -2,6 +2,16 @@ import Foundation
 import WorkoutEngine
 import WorkoutModel
 
+/// A device's session figure that no message of its file holds: no import could give it.
+public struct FigureNotInFile: Sendable, Hashable, Codable {
+    /// 1-based session number.
+    public var session: Int
+    /// The fidelity check (`FidelitySummary.checkNames`).
+    public var check: String
+    /// The evidence, from the file.
+    public var reason: String
+}
+
 /// The figures compared for a session or a lap, ours or the device's.
 public struct ComparedFigures: Sendable, Hashable, Codable {
     public var averageHeartRate: Double?
@@ -43,11 +53,15 @@ public struct ComparisonRow: Sendable, Hashable, Codable {
 /// laps map by time: a pool swim's laps to our swim sets, other laps to our lap events.
 public struct FITComparison: Sendable, Hashable, Codable {
     public var rows: [ComparisonRow]
+    /// Session figures of the device that no message of the file holds, so that no import can give
+    /// them (`FigureNotInFile`); computed only where ours disagree.
+    public var notInFile: [FigureNotInFile] = []
 
     /// Compares `workout` (imported from `plan`) with the device's summaries; `samples` are the
     /// workout's saved samples (for lap and swimming figures, computed by the engine).
     public init(plan: FITImportPlan, workout: Workout, samples: [QuantitySample]) {
         var rows: [ComparisonRow] = []
+        var notInFile: [FigureNotInFile] = []
         let inactive = Self.inactiveSpans(workout.events, end: workout.end)
         // Readings of the heart-rate recovery window (after the end) are not exercise.
         let heartRate = samples.filter { $0.type == .heartRate && !$0.isHeartRateRecoveryReading }
@@ -99,6 +113,17 @@ public struct FITComparison: Sendable, Hashable, Codable {
             var device = Self.figures(session)
             if session.sport == FITProfile.Sport.swimming, (session.numLengths ?? 0) > 0 {
                 device.swimmingHeartRate = session.avgHeartRate.map(Double.init)
+            }
+            if let maximum = device.maximumHeartRate, let ourMaximum = ours.maximumHeartRate, ourMaximum < maximum,
+                let reason = Self.maximumNotInFile(plan.file, session, maximum: maximum)
+            {
+                notInFile.append(FigureNotInFile(session: index + 1, check: "max HR", reason: reason))
+            }
+            if let distance = device.distance, distance > 0, let ourDistance = ours.distance,
+                ourDistance < distance * (1 - FidelitySummary.distanceTolerance),
+                let reason = Self.distanceNotInFile(plan.file, sessions: plan.sessions, index: index)
+            {
+                notInFile.append(FigureNotInFile(session: index + 1, check: "distance", reason: reason))
             }
             rows.append(
                 ComparisonRow(
@@ -172,6 +197,67 @@ public struct FITComparison: Sendable, Hashable, Codable {
                     device: Self.figures(lap), ours: ours))
         }
         self.rows = rows
+        self.notInFile = notInFile
+    }
+
+    /// Why the device's maximum heart rate of `session` cannot come from the file, if it cannot: no
+    /// record and no strap beat within a second of the session reads it. (A watch's maximum is of
+    /// its own once-a-second values; smart recording writes only some of them.)
+    static func maximumNotInFile(_ file: FITFile, _ session: FITSummary, maximum: Double) -> String? {
+        guard let startTime = session.startTime, let elapsed = session.totalElapsedTime else { return nil }
+        let start = Double(startTime) - 1
+        let end = Double(startTime) + elapsed + 1
+        var previous: Double?
+        var widestGap = 0.0
+        var readings = 0
+        for record in file.records {
+            guard let timestamp = record.timestamp.map(Double.init), timestamp >= start, timestamp <= end else {
+                continue
+            }
+            if let previous { widestGap = max(widestGap, timestamp - previous) }
+            previous = timestamp
+            guard let heartRate = record.heartRate else { continue }
+            if Double(heartRate) == maximum { return nil }
+            readings += 1
+        }
+        for beat in file.heartBeats where beat.time >= start && beat.time <= end {
+            if Double(beat.bpm) == maximum { return nil }
+            readings += 1
+        }
+        guard readings > 0 else { return nil }
+        return "none of the \(readings) heart-rate readings of records and strap beats within a second of the session "
+            + "reads \(Int(maximum)) bpm (records up to \(Int(widestGap.rounded())) s apart: the device's "
+            + "once-a-second values between them are not in the file)"
+    }
+
+    /// Why the device's distance of session `index` cannot come from the file, if it cannot: the
+    /// sessions tile the records' distance counter, and no record reaches the total the sessions
+    /// state up to this one's end (within the check's tolerance) while the counter never goes back.
+    static func distanceNotInFile(_ file: FITFile, sessions: [FITSummary], index: Int) -> String? {
+        var stated = 0.0
+        for session in sessions[...index] {
+            guard let distance = session.totalDistance, distance.isFinite, distance >= 0 else { return nil }
+            stated += distance
+        }
+        let own = sessions[index].totalDistance ?? 0
+        var last: (time: UInt32, distance: Double)?
+        var highest = -Double.infinity
+        for record in file.records {
+            guard let distance = record.distance, distance.isFinite, let timestamp = record.timestamp else { continue }
+            // A counter that restarts may have reached the total before: nothing to say then.
+            if distance < highest - 1 { return nil }
+            highest = max(highest, distance)
+            last = (timestamp, distance)
+        }
+        guard let last, highest < stated - own * FidelitySummary.distanceTolerance else { return nil }
+        var reason = String(
+            format: "no record's distance reaches the %.2f m the device's sessions state up to this one's end "
+                + "(the records' last: %.2f m", stated, highest)
+        if let startTime = sessions[index].startTime, let elapsed = sessions[index].totalElapsedTime {
+            let before = Double(startTime) + elapsed - Double(last.time)
+            if before > 0 { reason += String(format: ", %.1f s before the session's end", before) }
+        }
+        return reason + ")"
     }
 
     static let distanceTypes: [QuantityType] = [.distanceSwimming, .distanceCycling, .distanceWalkingRunning]

@@ -26,7 +26,13 @@ public struct FidelitySummary: Sendable, Hashable, Codable {
         public var field: String
         public var ours: String
         public var device: String
+        /// Why no import could agree, when the file holds no message supporting the device's figure
+        /// (`FITComparison.notInFile`).
+        public var notInFile: String?
     }
+
+    /// Distance agrees within this fraction of the device's.
+    public static let distanceTolerance = 0.005
 
     /// The checks in a fixed order.
     public var checks: [Check]
@@ -69,6 +75,21 @@ public struct FidelitySummary: Sendable, Hashable, Codable {
                 ours: ourType.map { "\($0)" } ?? "-", device: "\(deviceType) (\(row.sport))")
             checkFigures(file, row, skippingMissing: false)
         }
+        for figure in comparison.notInFile {
+            for index in checks.indices where checks[index].name == figure.check {
+                for item in checks[index].disagreements.indices
+                where checks[index].disagreements[item].file == file
+                    && checks[index].disagreements[item].session == figure.session
+                {
+                    checks[index].disagreements[item].notInFile = figure.reason
+                }
+            }
+        }
+    }
+
+    /// Disagreements whose device figure no message of its file holds (`Disagreement.notInFile`).
+    public var disagreementsNotInFile: Int {
+        checks.reduce(0) { $0 + $1.disagreements.filter { $0.notInFile != nil }.count }
     }
 
     /// Adds one workout compared by its rows alone (a format whose file states no sessions apart from
@@ -97,7 +118,7 @@ public struct FidelitySummary: Sendable, Hashable, Codable {
             check("max HR", ours.maximumHeartRate, value) { abs($0 - value) < 0.5 }
         }
         if let value = device.distance, value > 0 {
-            check("distance", ours.distance, value) { abs($0 - value) <= 0.005 * value }
+            check("distance", ours.distance, value) { abs($0 - value) <= Self.distanceTolerance * value }
         }
         if let value = device.elapsed {
             check("elapsed", ours.elapsed, value) { abs($0 - value) <= 1 }

@@ -25,6 +25,9 @@ public struct ImportAnomaly: Sendable, Hashable, CustomStringConvertible {
         case recordsWithoutTimestamp
         /// Heart beats of `hr` messages with no time reference (dropped).
         case unanchoredHeartBeats
+        /// Heart beats of `hr` messages where a record read another sensor out of the water (not imported:
+        /// the device's figures follow that reading there).
+        case heartBeatsBesideOtherSensor
         /// No session message: the workout spans the records.
         case noSessions
         /// Bytes after the last FIT file that are not another FIT file.

@@ -25,7 +25,6 @@ struct ImportPlanner {
     var pausedSpans: [(start: Double, end: Double)] = []
     var anomalies: [ImportAnomaly] = []
     let device: SourceDevice
-    let strap: SourceDevice
     var sequence = 0
     var sampleCount = 0
     var routePointCount = 0
@@ -51,6 +50,11 @@ struct ImportPlanner {
     /// The strap's stored beats' times (`hr` messages), sorted: what the record pass merges the records' heart rate
     /// with (set before the record pass begins).
     var recordBeatTimes: [Double] = []
+    /// Records whose own heart-rate reading stands beside the strap's beats (another sensor, out of the water:
+    /// `planHeartRateSources`), by time, and where each holds (to the next record with heart rate) with its
+    /// reading, and whether the strap's beats take over there.
+    var otherSensorRecords: Set<Double> = []
+    var otherSensorSpans: [(start: Double, end: Double, value: Double, strapFollows: Bool)] = []
     /// Whether the record pass takes a swim's strokes from the stroke rate in `cadence` (a leg counts strokes and no
     /// record carries `total_cycles`; set before the record pass begins).
     var strokesFromCadence = false
@@ -88,9 +92,6 @@ struct ImportPlanner {
         let serial = id?.serialNumber.map { String($0) }
         device = SourceDevice(
             name: name.isEmpty ? "FIT device" : name, manufacturer: manufacturer, model: model, identifier: serial)
-        strap = SourceDevice(
-            name: (name.isEmpty ? "FIT device" : name) + " heart-rate strap", manufacturer: manufacturer,
-            identifier: serial.map { $0 + "/hr" })
     }
 
     mutating func plan() throws(ImportError) {
@@ -104,6 +105,7 @@ struct ImportPlanner {
         // What the record pass needs of all the records and beats, worked out once before it begins (the
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()
+        planHeartRateSources(records)
         strokesFromCadence =
             (typesRecordsByThemselves || legs.indices.contains { types($0)?.strokes == true })
             && !records.contains { $0.record.totalCycles != nil }

@@ -339,7 +339,8 @@ extension ImportPlanner {
     /// interval as Garmin's SDK merges them (`merge_heart_rates`): a record whose interval since the
     /// record before it (at least its own second) holds a beat takes the strap's beats; every other
     /// record keeps its own reading. A swim strap's memory covers the swim and a little around it,
-    /// the records every leg: no leg loses the heart rate the device kept.
+    /// the records every leg: no leg loses the heart rate the device kept. Out of the water, a
+    /// record reading another sensor than the strap keeps its reading (`planHeartRateSources`).
     mutating func planRecord(at recordTime: Double, _ record: FITRecord) {
         // The pass's state is changed in place (copying its counters out and back, names and all, cost every
         // record a dozen copies).
@@ -359,7 +360,8 @@ extension ImportPlanner {
             guard nextBeat < beatTimes.count else { return false }
             return beatTimes[nextBeat] <= to || (nextBeat > 0 && beatTimes[nextBeat - 1] > from - Self.strapCarry)
         }
-        let heartRateFromRecords = beatTimes.isEmpty || !strapCovers(intervalStart, recordTime)
+        let heartRateFromRecords =
+            beatTimes.isEmpty || !strapCovers(intervalStart, recordTime) || otherSensorRecords.contains(recordTime)
         // FIT timestamps are whole seconds while a session's end has milliseconds: a record
         // less than a second after a session's end (the workout's, or a leg's followed by a gap)
         // is the one the device wrote as its timer stopped (its values count in the session),
@@ -866,23 +868,81 @@ extension ImportPlanner {
 
     // MARK: heart beats
 
+    /// Beats further than this (bpm) from a record's reading say the record read another sensor: a record of
+    /// the strap itself lies within 6 bpm of its last beat (689 records of five files), a wrist reading beside
+    /// it 39–100 bpm away (docs/device-conventions-round2.md).
+    static let otherSensorDifference = 20
+
+    /// Which records read another sensor than the strap whose stored beats (`hr` messages) cover them.
+    ///
+    /// A watch replaces a swim's live heart rate with the strap's memory (the wrist reads badly
+    /// underwater), but out of the water its figures follow its live reading: where a record's reading
+    /// differs from the strap's last beat (within the SDK's 5 s carry) by more than
+    /// `otherSensorDifference`, the watch was reading another sensor (the wrist, before the strap
+    /// reconnected): that record keeps its reading, and it holds to the next record with heart rate,
+    /// where the strap's beats are left out. Where the records are the strap's own readings, its beats
+    /// stay (its once-a-second values between smart-recorded records). Sets `otherSensorRecords` and
+    /// `otherSensorSpans`; import only.
+    mutating func planHeartRateSources(_ records: SortedRecords) {
+        guard !recordBeatTimes.isEmpty else { return }
+        let beats = file.heartBeats.sorted { $0.time < $1.time }
+        var next = 0
+        var open: (start: Double, value: Double)?
+        for position in records.indices {
+            let (time, record) = records[position]
+            guard let heartRate = record.heartRate else { continue }
+            while next < beats.count, beats[next].time <= time { next += 1 }
+            let strapNear = next > 0 && time - beats[next - 1].time <= Self.strapCarry
+            let other =
+                strapNear && abs(Int(heartRate) - Int(beats[next - 1].bpm)) > Self.otherSensorDifference
+                && leg(at: time).map { legs[$0].sport != FITProfile.Sport.swimming } == true
+            if let (start, value) = open {
+                otherSensorSpans.append((start, time, value, strapNear && !other))
+                open = nil
+            }
+            guard other else { continue }
+            otherSensorRecords.insert(time)
+            open = (time, Double(heartRate))
+        }
+        if let (start, value) = open { otherSensorSpans.append((start, max(start, workoutEnd), value, false)) }
+    }
+
     /// Heart beats of `hr` messages (a swim strap's memory) merged into the timeline by time, a
     /// second's beats delivered together as a live strap would.
+    ///
+    /// They join the records' heart rate as one stream of the device (Garmin's SDK merges them into
+    /// the records' `heart_rate`): the engine counts two sources of one type side by side, so a
+    /// strap's stream beside the records' would count both where they meet. Beats where a record
+    /// read another sensor (`planHeartRateSources`) are left out and counted.
     mutating func planHeartBeats() {
         guard !file.heartBeats.isEmpty else { return }
         let beats = file.heartBeats.sorted { $0.time < $1.time }
         var batch: [QuantitySample] = []
         var batchSecond = -Double.infinity
         var before = 0
+        var besideOtherSensor = 0
+        var span = 0
+        let spans = otherSensorSpans
         func flush(_ planner: inout ImportPlanner, _ batch: inout [QuantitySample]) {
             guard let last = batch.last else { return }
             planner.sampleCount += batch.count
             planner.add(.samples(batch), at: FITTime.seconds(last.start), rank: .data)
             batch.removeAll()
         }
+        // The other sensor's reading holds to the strap's first beat after it: a repeat of it there, so that
+        // the straight line of smart recording does not run from one sensor's reading to the other's.
+        var stepBack: (end: Double, value: Double)?
         for beat in beats {
+            while span < spans.count, spans[span].end <= beat.time {
+                stepBack = spans[span].strapFollows ? (spans[span].end, spans[span].value) : nil
+                span += 1
+            }
+            if span < spans.count, spans[span].start <= beat.time {
+                besideOtherSensor += 1
+                continue
+            }
             let date = FITTime.date(beat.time)
-            let sample = QuantitySample(.heartRate, Double(beat.bpm), at: date, source: strap)
+            let sample = QuantitySample(.heartRate, Double(beat.bpm), at: date, source: device)
             if beat.time < workoutStart {
                 before += 1
             } else if beat.time > workoutEnd {
@@ -893,10 +953,21 @@ extension ImportPlanner {
                     flush(&self, &batch)
                     batchSecond = second
                 }
+                if let (end, value) = stepBack, beat.time - end <= Self.strapCarry {
+                    batch.append(QuantitySample(.heartRate, value, at: date, source: device))
+                }
+                stepBack = nil
                 batch.append(sample)
             }
         }
         flush(&self, &batch)
+        if besideOtherSensor > 0 {
+            anomalies.append(
+                ImportAnomaly(
+                    .heartBeatsBesideOtherSensor,
+                    "\(plural(besideOtherSensor, "heart beat")) of hr messages lie where the records read another sensor "
+                        + "out of the water (the device's figures follow the records there) and were not imported"))
+        }
         if before > 0 {
             anomalies.append(
                 ImportAnomaly(
