@@ -196,6 +196,7 @@ public struct FITImportPlan: Sendable {
         builderOptions.openWaterSWOLF = garmin ? Self.openWaterSWOLF(of: file.fileIDs.first) : nil
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
+        builderOptions.legs = planner.legSequence
         self.builderOptions = builderOptions
         start = FITTime.date(planner.workoutStart)
         end = FITTime.date(planner.workoutEnd)
