@@ -269,6 +269,8 @@ struct TransitionDetector: Sendable {
     /// The window being counted after a cue (its second), how far, and its counts so far.
     var pending: (second: Int64, probe: Int64, same: Int, other: Int)?
     var unchangedLegStart = -Double.infinity
+    /// A run's window being counted after a step (`windowedRunEnd`): its second, how far, and its counts so far.
+    var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -285,6 +287,7 @@ struct TransitionDetector: Sendable {
     mutating func legBegan(at t: Seconds) {
         judgedUntil = -Double.infinity
         pending = nil
+        pendingRun = nil
     }
 
     /// The slot of `second`, emptied when it held an older second; nil when `second` is older than the ring.
@@ -547,6 +550,10 @@ struct TransitionDetector: Sendable {
             var other = 0
             var quiet = 0
             var probe = second + 1
+            // Counted on from where the last call stopped (each call would count the same seconds again).
+            if let pendingRun, pendingRun.second == second {
+                (same, other, quiet, probe) = (pendingRun.same, pendingRun.other, pendingRun.quiet, pendingRun.probe)
+            }
             var complete = false
             while probe <= newest, probe - second < Int64(ring.count) - 3 {
                 if let next = cues(probe) {
@@ -565,10 +572,15 @@ struct TransitionDetector: Sendable {
                 probe += 1
             }
             if !complete {
-                if probe > newest { return nil }
+                if probe > newest {
+                    pendingRun = (second, probe, same, other, quiet)
+                    return nil
+                }
+                pendingRun = nil
                 judgedUntil = end
                 continue
             }
+            pendingRun = nil
             guard Double(same) <= Self.largestShare * Double(same + other + quiet) else {
                 judgedUntil = end
                 continue
