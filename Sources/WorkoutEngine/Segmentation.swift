@@ -271,6 +271,8 @@ struct TransitionDetector: Sendable {
     var unchangedLegStart = -Double.infinity
     /// A run's window being counted after a step (`windowedRunEnd`): its second, how far, and its counts so far.
     var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
+    /// The newest instant with a swim's or a ride's cue: a run's window can end only after one.
+    var latestSwimOrRide = -Double.infinity
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -364,6 +366,7 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func swim(_ end: Seconds) {
         sawSwim = true
+        if end > latestSwimOrRide { latestSwimOrRide = end }
         guard let index = slot(end) else { return }
         ring[index].flags |= Self.swim
         ring[index].swimEnd = Swift.max(ring[index].swimEnd, end)
@@ -371,6 +374,7 @@ struct TransitionDetector: Sendable {
 
     @inline(__always)
     private mutating func ride(_ start: Seconds, _ end: Seconds) {
+        if end > latestSwimOrRide { latestSwimOrRide = end }
         if let index = slot(end) {
             ring[index].flags |= Self.ride
             ring[index].rideEnd = Swift.max(ring[index].rideEnd, end)
@@ -538,6 +542,8 @@ struct TransitionDetector: Sendable {
     /// seconds outnumber the others' (stillness included) most.
     private mutating func windowedRunEnd(legStart: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, legStart.isFinite, abs(legStart) < 1e15 else { return nil }
+        // No swim or ride since the leg began or the last judged step: no window can show another sport yet.
+        guard latestSwimOrRide > Swift.max(judgedUntil, legStart) else { return nil }
         let newest = Int64(now.rounded(.down)) - 1
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
