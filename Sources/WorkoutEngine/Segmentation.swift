@@ -547,6 +547,8 @@ struct TransitionDetector: Sendable {
         let newest = Int64(now.rounded(.down)) - 1
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
+        // The window of a step judged out of reach, slid on to the next step (its counts less the seconds between).
+        var carry: (from: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
         while second <= newest {
             defer { second += 1 }
             guard let entry = cues(second), Self.isOnFoot(entry.flags) else { continue }
@@ -559,7 +561,23 @@ struct TransitionDetector: Sendable {
             // Counted on from where the last call stopped (each call would count the same seconds again).
             if let pendingRun, pendingRun.second == second {
                 (same, other, quiet, probe) = (pendingRun.same, pendingRun.other, pendingRun.quiet, pendingRun.probe)
+            } else if let carried = carry, carried.probe > second + 1 {
+                (same, other, quiet, probe) = (carried.same, carried.other, carried.quiet, carried.probe)
+                var dropped = carried.from + 1
+                while dropped <= second {
+                    if let old = cues(dropped) {
+                        if Self.isOnFoot(old.flags) {
+                            same -= 1
+                        } else if old.flags & (Self.swim | Self.ride) != 0 {
+                            other -= 1
+                        } else if Self.isStill(old.flags) {
+                            quiet -= 1
+                        }
+                    }
+                    dropped += 1
+                }
             }
+            carry = nil
             var complete = false
             while probe <= newest, probe - second < Int64(ring.count) - 3 {
                 if let next = cues(probe) {
@@ -584,6 +602,7 @@ struct TransitionDetector: Sendable {
                 }
                 pendingRun = nil
                 judgedUntil = end
+                carry = (second, probe, same, other, quiet)
                 continue
             }
             pendingRun = nil
