@@ -12,8 +12,8 @@ struct ImportCommand: ParsableCommand {
         discussion: """
             Replays a FIT activity file (or every .fit file of a folder) through the same path as a \
             recording: session, builder, journal, store, on a virtual clock. Legs change at the file's \
-            session boundaries, or with --auto-segment the engine's transition detection finds them in \
-            a triathlon. Every statistic is recomputed from the samples; --compare prints ours next to \
+            session boundaries, or with --auto-segment the engine's transition detection finds them, \
+            and their sports, in any multisport. Every statistic is recomputed from the samples; --compare prints ours next to \
             the device's own per session and lap. Anomalies found in the file are listed. The same file \
             is imported once (the workout's id derives from its bytes). An Apple Health export \
             (export.zip, its unzipped folder or export.xml) imports every workout in it, each once \
@@ -24,7 +24,8 @@ struct ImportCommand: ParsableCommand {
     var path: String
     @Flag(
         help: """
-            Let the engine detect a triathlon's legs instead of using the file's sessions. A single session \
+            Let the engine detect a multisport's legs and their sports (a triathlon, a duathlon, a pool \
+            swim-run-swim) instead of using the file's sessions. A single session \
             becomes a swim-bike-run only if it is running, generic or multisport and its records show both \
             swimming and riding; a plain run, ride or pool swim keeps its sport.
             """)

@@ -140,8 +140,16 @@ struct BuilderCore: Sendable {
     var routePointCount = 0
     var recordsChanges: Bool
     var outbox: [RecordingChange] = []
+    /// The legs of a multisport session in order (`BuilderOptions.plannedLegs(for:)`); a detected plan
+    /// (`openPlan`) grows as its legs are found.
+    var plan: [WorkoutConfiguration] = []
+    /// Whether the plan is found from the sensors (`LegSequence.detected`): it grows with each leg begun.
+    var openPlan = false
     /// With automatic transitions: the masks of the planned legs.
     var planMasks: [UInt64] = []
+    /// With automatic transitions in a detected plan: what a leg of any sport collects (the next leg's
+    /// types are not known before it is found).
+    var openLookahead: UInt64 = 0
     /// While a session detects transitions: the next planned leg's mask. The open last activity also
     /// collects those types, so the first seconds of a leg that is detected after the fact (T1, T2)
     /// are kept and attributed to it once its boundary exists. 0 otherwise.
@@ -165,9 +173,15 @@ struct BuilderCore: Sendable {
         excludesRests = options.averagesExcludeRests
         openWaterSWOLF = options.openWaterSWOLF
         reorderWindow = options.effectiveReorderWindow(for: configuration)
-        let plan = configuration.plannedLegs
-        if options.automaticTransitions.enabled, !plan.isEmpty {
+        plan = options.plannedLegs(for: configuration)
+        openPlan = options.legs == .detected
+        if options.automaticTransitions.enabled, options.hasPlan(for: configuration) {
             planMasks = plan.map { options.dataSource.mask(for: $0) }
+            if openPlan {
+                // The next leg of a detected plan may be any sport: the open leg collects them all.
+                openLookahead = ([WorkoutActivityType.transition] + LegSequence.sports.sorted { $0.rawValue < $1.rawValue })
+                    .reduce(0) { $0 | options.dataSource.mask(for: WorkoutConfiguration(activityType: $1)) }
+            }
         }
         policy = options.invalidInput
         dataSource = options.dataSource

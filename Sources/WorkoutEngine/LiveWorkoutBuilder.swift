@@ -270,8 +270,16 @@ extension RecordingCore {
         let activity = try builder.addActivity(
             id: id, configuration: configuration, start: start, end: end, metadata: metadata)
         if machine != nil {
-            let plan = builder.configuration.plannedLegs
-            if !plan.isEmpty {
+            let plan = builder.plan
+            if builder.openPlan {
+                // A detected plan grows with each leg begun (the detector's, or a journal's replayed).
+                let next = (legIndex ?? -1) + 1
+                if next == plan.count {
+                    builder.plan.append(configuration)
+                    builder.planMasks.append(builder.dataSource.mask(for: configuration))
+                }
+                legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: builder.plan, beginning: configuration)
+            } else if !plan.isEmpty {
                 legIndex = RecordingCore.nextLegIndex(after: legIndex, plan: plan, beginning: configuration)
             }
         }

@@ -106,6 +106,11 @@ public struct BuilderOptions: Sendable {
     public var autoPause: AutoPauseSettings?
     /// Heart-rate recovery after stop (on by default). Sessions only.
     public var heartRateRecovery = HeartRateRecoveryOptions()
+    /// The legs of a multisport session when they are not the configuration's own plan (nil, the default:
+    /// swimBikeRun plans swim, T1, bike, T2, run; other types plan none): a race format the caller states
+    /// (`LegSequence.stated`: a duathlon is running, cycling, running, a transition between two), or legs found
+    /// from the sensors as they come (`LegSequence.detected`). Sessions only; journaled with the other options.
+    public var legs: LegSequence?
 
     public init(
         holdCap: TimeInterval = 5, reorderWindow: TimeInterval = 2, invalidInput: InvalidInputPolicy = .dropAndCount,
@@ -113,8 +118,9 @@ public struct BuilderOptions: Sendable {
         workoutID: UUID? = nil, automaticTransitions: TransitionDetectionOptions = TransitionDetectionOptions(),
         autoPause: AutoPauseSettings? = nil, heartRateRecovery: HeartRateRecoveryOptions = HeartRateRecoveryOptions(),
         interpolation: ReadingInterpolation = .hold, averagesExcludeRests: Bool = false,
-        openWaterSWOLF: OpenWaterSWOLF? = nil
+        openWaterSWOLF: OpenWaterSWOLF? = nil, legs: LegSequence? = nil
     ) {
+        self.legs = legs
         self.openWaterSWOLF = openWaterSWOLF
         self.interpolation = interpolation
         self.averagesExcludeRests = averagesExcludeRests
@@ -132,13 +138,28 @@ public struct BuilderOptions: Sendable {
     /// The reorder window the builder uses for `configuration` (see `reorderWindow`).
     func effectiveReorderWindow(for configuration: WorkoutConfiguration) -> TimeInterval {
         var window = reorderWindow
-        if automaticTransitions.enabled, !configuration.plannedLegs.isEmpty {
+        if automaticTransitions.enabled, hasPlan(for: configuration) {
             window = Swift.max(window, automaticTransitions.lookback)
         }
         if let autoPause, let hold = autoPause.rules.values.map(\.holdTime).max() {
             window = Swift.max(window, hold + 2)
         }
         return window
+    }
+
+    /// The planned legs a session with `configuration` begins with: the stated sequence's, the configuration's
+    /// own (`WorkoutConfiguration.plannedLegs`), or none yet for a detected sequence.
+    func plannedLegs(for configuration: WorkoutConfiguration) -> [WorkoutConfiguration] {
+        switch legs {
+        case nil: configuration.plannedLegs
+        case .stated(let sports): LegSequence.legs(sports, in: configuration)
+        case .detected: []
+        }
+    }
+
+    /// Whether a session with `configuration` is a multisport (a plan, stated or to be detected).
+    func hasPlan(for configuration: WorkoutConfiguration) -> Bool {
+        legs == .detected || !plannedLegs(for: configuration).isEmpty
     }
 
     func validate() throws(EngineError) {
@@ -149,6 +170,7 @@ public struct BuilderOptions: Sendable {
             throw .invalidOption("reorderWindow must be a finite number of seconds >= 0, got \(reorderWindow)")
         }
         try automaticTransitions.validate()
+        try legs?.validate()
         try autoPause?.validate()
         try heartRateRecovery.validate()
     }

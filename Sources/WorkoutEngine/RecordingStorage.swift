@@ -26,8 +26,9 @@ struct RecordingCore: Sendable {
     init(machine: SessionStateMachine, builder: BuilderCore, options: BuilderOptions) {
         self.machine = machine
         self.builder = builder
-        if options.automaticTransitions.enabled, !builder.configuration.plannedLegs.isEmpty {
-            transitions = TransitionDetector(options: options.automaticTransitions)
+        if options.automaticTransitions.enabled, options.hasPlan(for: builder.configuration) {
+            transitions = TransitionDetector(
+                options: options.automaticTransitions, general: options.legs != nil)
         }
         autoPauseSettings = options.autoPause
         if options.heartRateRecovery.enabled { recovery = RecoveryCollector(options: options.heartRateRecovery) }

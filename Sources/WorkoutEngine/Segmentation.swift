@@ -102,10 +102,64 @@ public struct TransitionDetectionOptions: Sendable, Hashable, Codable {
     }
 }
 
+/// The legs of a multisport session (`BuilderOptions.legs`): a sequence of sports with a transition between
+/// two, stated by the caller or found from the sensors.
+public enum LegSequence: Sendable, Hashable, Codable {
+    /// The sports in the order they are raced (swimming, cycling, running), a transition between two: a race
+    /// format the athlete states (a duathlon is `[.running, .cycling, .running]`, a pool swim-run-swim
+    /// `[.swimming, .running, .swimming]`). The lap button and the detector move along it as along a
+    /// triathlon's plan.
+    case stated([WorkoutActivityType])
+    /// Found from the sensors: the first leg is the sport the first window of cues shows, each leg ends as a
+    /// window shows another sport (a run also once it stands still before it), and a transition lies between
+    /// two legs. The plan grows as the legs are found (`WorkoutSession.plannedLegs`).
+    case detected
+
+    /// The sports a leg can be: what the transition detector has cues for.
+    public static let sports: Set<WorkoutActivityType> = [.swimming, .cycling, .running]
+
+    /// The planned legs of `sports` raced in `configuration` (its locations; a swim takes its swimming location
+    /// and lap length, as a triathlon's does), a transition between two.
+    public static func legs(_ sports: [WorkoutActivityType], in configuration: WorkoutConfiguration)
+        -> [WorkoutConfiguration]
+    {
+        var legs: [WorkoutConfiguration] = []
+        for (index, sport) in sports.enumerated() {
+            if index > 0 { legs.append(WorkoutConfiguration(activityType: .transition, locationType: configuration.locationType)) }
+            legs.append(leg(sport, in: configuration))
+        }
+        return legs
+    }
+
+    /// One leg of `sport` raced in `configuration` (see `legs(_:in:)`).
+    public static func leg(_ sport: WorkoutActivityType, in configuration: WorkoutConfiguration) -> WorkoutConfiguration {
+        guard sport == .swimming else {
+            return WorkoutConfiguration(activityType: sport, locationType: configuration.locationType)
+        }
+        return WorkoutConfiguration(
+            activityType: .swimming,
+            locationType: configuration.swimmingLocationType == .pool ? .indoor : configuration.locationType,
+            swimmingLocationType: configuration.swimmingLocationType, lapLength: configuration.lapLength)
+    }
+
+    func validate() throws(EngineError) {
+        guard case .stated(let sports) = self else { return }
+        guard sports.count >= 2, sports.allSatisfy(Self.sports.contains),
+            zip(sports, sports.dropFirst()).allSatisfy({ $0 != $1 })
+        else {
+            throw .invalidOption(
+                "a stated leg sequence needs two or more sports of swimming, cycling and running, no sport twice in a "
+                    + "row (a transition lies between two legs); got \(sports.map(\.rawValue))")
+        }
+    }
+}
+
 /// What a detector asks the session to do.
 enum DetectedChange: Sendable, Hashable {
     /// Begin planned leg `leg` at the instant.
     case beginLeg(Int, at: Seconds)
+    /// Begin a leg of the sport (or a transition) at the instant, appending it to a detected plan.
+    case beginSport(WorkoutActivityType, at: Seconds)
     case motionPaused(at: Seconds)
     case motionResumed(at: Seconds)
 }
@@ -169,11 +223,30 @@ struct TransitionDetector: Sendable {
         var rideEnd = -Double.infinity
         var rideStart = Double.infinity
         var runStart = Double.infinity
+        /// (A leg sequence's detector only: `general`.)
+        var runEnd = -Double.infinity
+        var swimStart = Double.infinity
     }
     static let swim: UInt8 = 1
     static let ride: UInt8 = 2
     static let run: UInt8 = 4
     static let foot: UInt8 = 8
+    /// Standing still (a leg sequence's detector only): a speed under `slowestOnFoot`, counted only in a second
+    /// without a sport's cue.
+    static let still: UInt8 = 16
+    /// Moving at an on-foot speed by GPS alone (a leg sequence's detector only): no sport (a bike moves so too).
+    static let gpsFoot: UInt8 = 32
+    /// On foot at a running pace, `runningPace` and more (a leg sequence's detector only): where a run begins
+    /// (a walk through a transition zone is no run yet).
+    static let pace: UInt8 = 64
+    /// The cues of any sport.
+    static let sports: UInt8 = swim | ride | run | foot
+    /// The slowest running pace (m/s): slower on foot is walking (through a transition zone).
+    static let runningPace = 2.0
+    /// Seconds of standing still (no sport's cue between) that make a stop in a transition zone.
+    static let stillStretch = 10.0
+    /// The slowest speed (m/s) that is moving on foot.
+    static let slowestOnFoot = 0.5
     /// Seconds with a cue a window needs before it decides.
     static let minimumEvidence = 10
     /// The largest share of a window's seconds with a cue that may still show the current sport.
@@ -196,9 +269,19 @@ struct TransitionDetector: Sendable {
     /// The window being counted after a cue (its second), how far, and its counts so far.
     var pending: (second: Int64, probe: Int64, same: Int, other: Int)?
     var unchangedLegStart = -Double.infinity
+    /// A run's window being counted after a step (`windowedRunEnd`): its second, how far, and its counts so far.
+    var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
+    /// The newest instant with a swim's or a ride's cue: a run's window can end only after one.
+    var latestSwimOrRide = -Double.infinity
 
-    init(options: TransitionDetectionOptions) {
+    /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
+    /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
+    /// still, and GPS speed apart from the feet (`decide(plan:open:leg:legStart:)`).
+    let general: Bool
+
+    init(options: TransitionDetectionOptions, general: Bool = false) {
         self.options = options
+        self.general = general
         ring = Array(repeating: CueSecond(), count: Int(options.lookback.rounded(.up)) + 4)
     }
 
@@ -206,6 +289,7 @@ struct TransitionDetector: Sendable {
     mutating func legBegan(at t: Seconds) {
         judgedUntil = -Double.infinity
         pending = nil
+        pendingRun = nil
     }
 
     /// The slot of `second`, emptied when it held an older second; nil when `second` is older than the ring.
@@ -237,23 +321,42 @@ struct TransitionDetector: Sendable {
         let duration = end - start
         switch sample.type {
         case .distanceSwimming, .swimmingStrokeCount:
-            if value > 0 { swim(end) }
+            if value > 0 {
+                swim(end)
+                // (A leg sequence counts every second of the span swum: smart recording leaves an open-water
+                // swim's records a minute apart.)
+                if general { swimBegan(start, until: end) }
+            }
         case .cyclingSpeed:
-            if value >= Self.slowestRide { ride(start, end) }
+            if value >= Self.slowestRide {
+                ride(start, end)
+            } else if general, value < Self.slowestOnFoot {
+                mark(Self.still, at: start)
+            }
         case .cyclingCadence, .cyclingPower:
             if value > 0 { ride(start, end) }
         case .distanceCycling:
-            if duration > 0, value / duration >= Self.slowestRide { ride(start, end) }
+            if duration > 0, value / duration >= Self.slowestRide {
+                ride(start, end)
+            } else if general, duration > 0, value / duration < Self.slowestOnFoot {
+                mark(Self.still, at: end)
+            }
         case .runningCadence, .runningPower, .runningStrideLength:
             if value > 0 { run(start) }
         case .runningSpeed:
             if value >= 0.5 {
                 run(start)
                 mark(Self.foot, at: start)
+                if general, value >= Self.runningPace { mark(Self.pace, at: start) }
+            } else if general {
+                mark(Self.still, at: start)
             }
         case .distanceWalkingRunning:
             if duration > 0, value / duration >= 0.5, value / duration <= Self.fastestOnFoot {
                 mark(Self.foot, at: end)
+                if general { footEnds(end, pace: value / duration >= Self.runningPace) }
+            } else if general, duration > 0, value / duration < Self.slowestOnFoot {
+                mark(Self.still, at: end)
             }
         default:
             break
@@ -263,6 +366,7 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func swim(_ end: Seconds) {
         sawSwim = true
+        if end > latestSwimOrRide { latestSwimOrRide = end }
         guard let index = slot(end) else { return }
         ring[index].flags |= Self.swim
         ring[index].swimEnd = Swift.max(ring[index].swimEnd, end)
@@ -270,6 +374,7 @@ struct TransitionDetector: Sendable {
 
     @inline(__always)
     private mutating func ride(_ start: Seconds, _ end: Seconds) {
+        if end > latestSwimOrRide { latestSwimOrRide = end }
         if let index = slot(end) {
             ring[index].flags |= Self.ride
             ring[index].rideEnd = Swift.max(ring[index].rideEnd, end)
@@ -285,18 +390,49 @@ struct TransitionDetector: Sendable {
         guard let index = slot(start) else { return }
         ring[index].flags |= Self.run
         ring[index].runStart = Swift.min(ring[index].runStart, start)
+        if general { ring[index].runEnd = Swift.max(ring[index].runEnd, start) }
+    }
+
+    /// On foot until `end` (a leg sequence's run ends at its last step; at a running pace it may begin there).
+    @inline(__always)
+    private mutating func footEnds(_ end: Seconds, pace: Bool) {
+        guard let index = slot(end) else { return }
+        ring[index].runEnd = Swift.max(ring[index].runEnd, end)
+        if pace {
+            ring[index].flags |= Self.pace
+            ring[index].runStart = Swift.min(ring[index].runStart, end)
+        }
+    }
+
+    /// A swim from `start` until its end cue (a leg sequence's swim begins at its first length's start, and
+    /// every second of a length is swimming).
+    @inline(__always)
+    private mutating func swimBegan(_ start: Seconds, until end: Seconds? = nil) {
+        guard let index = slot(start) else { return }
+        ring[index].flags |= Self.swim
+        ring[index].swimStart = Swift.min(ring[index].swimStart, start)
+        guard let end, end - start < Double(ring.count) else { return }
+        var t = start.rounded(.down) + 1
+        while t < end {
+            mark(Self.swim, at: t)
+            t += 1
+        }
     }
 
     mutating func observe(route point: RoutePoint) {
         let t = seconds(point.date)
         if t > now { now = t }
-        if let speed = point.speed, speed >= 1.2, speed <= Self.fastestOnFoot { mark(Self.foot, at: t) }
+        if let speed = point.speed, speed >= 1.2, speed <= Self.fastestOnFoot {
+            mark(general ? Self.gpsFoot : Self.foot, at: t)
+        }
+        if general, let speed = point.speed, speed >= 0, speed < Self.slowestOnFoot { mark(Self.still, at: t) }
     }
 
     mutating func observe(length event: WorkoutEvent) {
         guard let length = PoolLength(event), length.kind != .rest else { return }
         let end = seconds(event.end)
         swim(end)
+        if general { swimBegan(seconds(event.start), until: end) }
         if end > now { now = end }
     }
 
@@ -331,7 +467,8 @@ struct TransitionDetector: Sendable {
             }
             var complete = false
             while probe <= newest, probe - second < Int64(ring.count) - 3 {
-                if let next = cues(probe), next.flags != 0 {
+                // Standing still (a leg sequence's cue) says nothing about a swim's or a ride's end.
+                if let next = cues(probe), next.flags & ~Self.still != 0 {
                     if next.flags & flag != 0 { same += 1 } else { other += 1 }
                 }
                 if Double(probe - second) >= options.quietWindow, same + other >= Self.minimumEvidence {
@@ -360,7 +497,7 @@ struct TransitionDetector: Sendable {
                 var bestScore = 0
                 var index = second + 1
                 while index <= probe {
-                    if let next = cues(index), next.flags != 0 {
+                    if let next = cues(index), next.flags & ~Self.still != 0 {
                         if next.flags & flag != 0 {
                             score += 1
                             if score > bestScore {
@@ -380,19 +517,390 @@ struct TransitionDetector: Sendable {
         return nil
     }
 
-    /// The first cue of `flag` (ride or run) at or after `from`, among the seconds the ring holds.
+    /// The first cue of `flag` (ride, run, or in a leg sequence swim and on foot) at or after `from`, among the seconds the ring holds.
     private func firstStart(of flag: UInt8, from: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down))
         var second = Swift.max(Int64(from.rounded(.down)), newest - Int64(ring.count) + 1)
         while second <= newest {
             if let entry = cues(second), entry.flags & flag != 0 {
-                let start = flag == Self.ride ? entry.rideStart : entry.runStart
-                if start >= from { return start }
+                let start = flag == Self.ride ? entry.rideStart : flag == Self.swim ? entry.swimStart : entry.runStart
+                // (A second holding only the end of a longer cue has no start of it.)
+                if start >= from, start.isFinite { return start }
             }
             second += 1
         }
         return nil
+    }
+
+    /// The end of a run in a leg sequence (`general`) begun at `legStart`: its last cue (a step, on foot) after
+    /// which a window of at least `quietWindow` seconds, reaching `minimumEvidence` seconds with another sport's
+    /// cues (a ride, a swim), holds at most a fifth of run seconds among its seconds with cues, standing still
+    /// counted among them; nil while none does. A run stops in its transition before the next sport shows (the
+    /// athlete stands at the rack): the stillness places the end, the next sport confirms it; a stop at a drink
+    /// station or a red light with more running after it ends nothing. The end is the cue up to which the run's
+    /// seconds outnumber the others' (stillness included) most.
+    private mutating func windowedRunEnd(legStart: Seconds) -> Seconds? {
+        guard now.isFinite, abs(now) < 1e15, legStart.isFinite, abs(legStart) < 1e15 else { return nil }
+        // No swim or ride since the leg began or the last judged step: no window can show another sport yet.
+        guard latestSwimOrRide > Swift.max(judgedUntil, legStart) else { return nil }
+        let newest = Int64(now.rounded(.down)) - 1
+        let oldest = Int64((now - options.lookback).rounded(.up))
+        var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
+        // The window of a step judged out of reach, slid on to the next step (its counts less the seconds between).
+        var carry: (from: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
+        while second <= newest {
+            defer { second += 1 }
+            guard let entry = cues(second), Self.isOnFoot(entry.flags) else { continue }
+            let end = entry.runEnd
+            guard end > legStart, end > judgedUntil else { continue }
+            var same = 0
+            var other = 0
+            var quiet = 0
+            var probe = second + 1
+            // Counted on from where the last call stopped (each call would count the same seconds again).
+            if let pendingRun, pendingRun.second == second {
+                (same, other, quiet, probe) = (pendingRun.same, pendingRun.other, pendingRun.quiet, pendingRun.probe)
+            } else if let carried = carry, carried.probe > second + 1 {
+                (same, other, quiet, probe) = (carried.same, carried.other, carried.quiet, carried.probe)
+                var dropped = carried.from + 1
+                while dropped <= second {
+                    if let old = cues(dropped) {
+                        if Self.isOnFoot(old.flags) {
+                            same -= 1
+                        } else if old.flags & (Self.swim | Self.ride) != 0 {
+                            other -= 1
+                        } else if Self.isStill(old.flags) {
+                            quiet -= 1
+                        }
+                    }
+                    dropped += 1
+                }
+            }
+            carry = nil
+            var complete = false
+            while probe <= newest, probe - second < Int64(ring.count) - 3 {
+                if let next = cues(probe) {
+                    if Self.isOnFoot(next.flags) {
+                        same += 1
+                    } else if next.flags & (Self.swim | Self.ride) != 0 {
+                        other += 1
+                    } else if Self.isStill(next.flags) {
+                        quiet += 1
+                    }
+                }
+                if Double(probe - second) >= options.quietWindow, other >= Self.minimumEvidence {
+                    complete = true
+                    break
+                }
+                probe += 1
+            }
+            if !complete {
+                if probe > newest {
+                    pendingRun = (second, probe, same, other, quiet)
+                    return nil
+                }
+                pendingRun = nil
+                judgedUntil = end
+                carry = (second, probe, same, other, quiet)
+                continue
+            }
+            pendingRun = nil
+            guard Double(same) <= Self.largestShare * Double(same + other + quiet) else {
+                judgedUntil = end
+                continue
+            }
+            var best = end
+            var score = 0
+            var bestScore = 0
+            var index = second + 1
+            while index <= probe {
+                if let next = cues(index) {
+                    if Self.isOnFoot(next.flags) {
+                        score += 1
+                        if score > bestScore {
+                            bestScore = score
+                            best = Swift.max(best, next.runEnd)
+                        }
+                    } else if next.flags & (Self.swim | Self.ride) != 0 || Self.isStill(next.flags) {
+                        score -= 1
+                    }
+                }
+                index += 1
+            }
+            return best
+        }
+        return nil
+    }
+
+    /// The sport a window of cues holds, from `from` on: from a second with a sport's cue, the next
+    /// `minimumEvidence` seconds with sports' cues (the ring's reach), at least four fifths of them one sport's
+    /// (swim, ride, or on foot); slid on second by second. Returns that sport's flag and its first cue at or after
+    /// the window's start (a swim's first length's start, a ride's first turn, a run's first step); nil while no
+    /// window does.
+    private func dominantSport(from: Seconds, excluding: UInt8 = 0, span: Int64 = 0) -> (flag: UInt8, start: Seconds)? {
+        guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
+        let newest = Int64(now.rounded(.down)) - 1
+        var second = Swift.max(Int64(from.rounded(.down)), Int64(now.rounded(.down)) - Int64(ring.count) + 4)
+        let sports: [UInt8] = [Self.swim, Self.ride, Self.run | Self.foot]
+        while second <= newest {
+            defer { second += 1 }
+            guard let entry = cues(second), Self.hasSport(entry.flags) else { continue }
+            var counts = [0, 0, 0]
+            var total = 0
+            var probe = second
+            while probe <= newest, total < Self.minimumEvidence || probe - second < span {
+                if let next = cues(probe), Self.hasSport(next.flags) {
+                    total += 1
+                    if next.flags & Self.swim != 0 { counts[0] += 1 }
+                    if next.flags & Self.ride != 0 { counts[1] += 1 }
+                    if Self.isOnFoot(next.flags) { counts[2] += 1 }
+                }
+                probe += 1
+            }
+            guard total >= Self.minimumEvidence, probe - second >= span else { return nil }
+            for (index, flag) in sports.enumerated()
+            where flag & excluding == 0 && Double(counts[index]) >= (1 - Self.largestShare) * Double(total) {
+                guard let start = firstStart(of: Self.startFlag(flag), from: Swift.max(from, Double(second))) else {
+                    continue
+                }
+                return (flag, start)
+            }
+        }
+        return nil
+    }
+
+    /// The leg changes the cues call for in a leg sequence (`general`): the plan's legs so far (`open`: found
+    /// from the sensors, growing), the current leg (nil before the first of a detected plan) and its start (the
+    /// workout's before the first).
+    ///
+    /// A sport's leg ends as a window shows another sport (`windowedEnd`; a run: `windowedRunEnd`) and a
+    /// transition begins there; the next sport begins at its first cue after that (a stated plan's next sport;
+    /// a detected plan's, the sport a window of cues then holds: `dominantSport`). A detected plan's first leg is
+    /// the sport its first window holds, from the workout's start. A stated plan's last leg never ends.
+    mutating func decide(plan: [WorkoutConfiguration], open: Bool, leg: Int?, legStart: Seconds) -> [DetectedChange] {
+        let second = now.isFinite && abs(now) < 1e15 ? Int64(now.rounded(.down)) : Int64.min
+        if second == unchangedSecond, legStart == unchangedLegStart { return [] }
+        let changes = generalChanges(plan: plan, open: open, leg: leg, legStart: legStart)
+        if changes.isEmpty { (unchangedSecond, unchangedLegStart) = (second, legStart) }
+        return changes
+    }
+
+    private mutating func generalChanges(plan: [WorkoutConfiguration], open: Bool, leg: Int?, legStart: Seconds)
+        -> [DetectedChange]
+    {
+        guard let leg, leg < plan.count else {
+            guard open, let (flag, _) = dominantSport(from: legStart) else { return [] }
+            return [.beginSport(Self.sport(flag), at: legStart)]
+        }
+        let type = plan[leg].activityType
+        if type == .transition {
+            if open {
+                // Not the sport before the transition again (the athlete runs out beside the bike).
+                let before = leg > 0 ? Self.flag(plan[leg - 1].activityType) : nil
+                guard let (flag, start) = nextStart(from: legStart, previous: before), start > legStart else {
+                    return []
+                }
+                return [.beginSport(Self.sport(flag), at: start)]
+            }
+            guard leg + 1 < plan.count, let flag = Self.flag(plan[leg + 1].activityType),
+                let start = start(of: flag, from: legStart), start > legStart
+            else { return [] }
+            return [.beginLeg(leg + 1, at: start)]
+        }
+        guard let flag = Self.flag(type), open || leg + 1 < plan.count else { return [] }
+        let end: Seconds
+        if flag == Self.swim || flag == Self.ride {
+            guard let found = windowedEnd(of: flag, legStart: legStart) else { return [] }
+            end = found
+        } else {
+            guard let found = windowedRunEnd(legStart: legStart) else { return [] }
+            end = runEndBeforeStops(found, legStart: legStart)
+        }
+        if open {
+            var changes: [DetectedChange] = [.beginSport(.transition, at: end)]
+            if let (next, start) = nextStart(from: end, previous: flag), start > end {
+                changes.append(.beginSport(Self.sport(next), at: start))
+            }
+            return changes
+        }
+        guard plan[leg + 1].activityType == .transition else { return [.beginLeg(leg + 1, at: end)] }
+        var changes: [DetectedChange] = [.beginLeg(leg + 1, at: end)]
+        if leg + 2 < plan.count, let next = Self.flag(plan[leg + 2].activityType),
+            let start = start(of: next, from: end), start > end
+        {
+            changes.append(.beginLeg(leg + 2, at: start))
+        }
+        return changes
+    }
+
+    /// Where a leg of `flag`'s sport begins from `from` on: its first cue (`startFlag`), a run's after the stops
+    /// of its transition zone (`runStartAfterStops`); nil while not known.
+    private func start(of flag: UInt8, from: Seconds) -> Seconds? {
+        guard let first = firstStart(of: Self.startFlag(flag), from: from) else { return nil }
+        return flag & (Self.run | Self.foot) != 0 ? runStartAfterStops(first) : first
+    }
+
+    /// The sport a detected plan goes on with from `from` after the sport `previous` (`dominantSport`, never
+    /// `previous` again) and where it begins (`start(of:from:)`).
+    ///
+    /// Out of the water an athlete runs to the transition area (the device's T1 holds it): on foot after a
+    /// swim is a run only once, within `lookback - quietWindow` (240 s) of its first step, neither another
+    /// sport's window (the bike, held half a window) nor a stop (the rack: a Forerunner 935 stood 4.5 minutes
+    /// after running 110 s from the water) follows; after a stop it is looked at again. nil while not known.
+    private func nextStart(from: Seconds, previous: UInt8?) -> (flag: UInt8, start: Seconds)? {
+        var from = from
+        let confirmation = options.lookback - options.quietWindow
+        let held = Int64(options.quietWindow / 2)
+        for _ in 0..<8 {
+            guard let (flag, first) = dominantSport(from: from, excluding: previous ?? 0) else { return nil }
+            guard flag & (Self.run | Self.foot) != 0 else { return (flag, first) }
+            guard let start = runStartAfterStops(first) else { return nil }
+            guard previous == Self.swim else { return (flag, start) }
+            if let (other, otherStart) = dominantSport(
+                from: start, excluding: Self.swim | Self.run | Self.foot, span: held),
+                otherStart <= start + confirmation
+            {
+                return (other, otherStart)
+            }
+            var wait = false
+            let second = Int64(start.rounded(.down))
+            if let stopEnd = stop(after: second + 1, upTo: second + Int64(confirmation), wait: &wait) {
+                from = Double(stopEnd)
+                continue
+            }
+            guard !wait, now >= start + confirmation + Double(held) else { return nil }
+            return (flag, start)
+        }
+        return nil
+    }
+
+    /// Whether a second's cues are on foot in a leg sequence: a step, or a foot cue that standing still (a GPS
+    /// speed of 0 beside a drifting distance) does not contradict.
+    @inline(__always)
+    static func isOnFoot(_ flags: UInt8) -> Bool {
+        flags & run != 0 || (flags & foot != 0 && flags & still == 0)
+    }
+
+    /// Whether a second's cues are standing still, no sport's.
+    @inline(__always)
+    static func isStill(_ flags: UInt8) -> Bool { flags & still != 0 && flags & (swim | ride | run) == 0 }
+
+    /// Whether a second holds a sport's cue (in a leg sequence).
+    @inline(__always)
+    static func hasSport(_ flags: UInt8) -> Bool { flags & (swim | ride) != 0 || isOnFoot(flags) }
+
+    /// The start second of a stop (`stillStretch` seconds standing, no sport's cue between) among the seconds
+    /// `from` down to `to` (scanned backwards, the ring's reach); nil when none.
+    private func stop(before from: Int64, downTo to: Int64) -> Int64? {
+        var stretchEnd: Int64?
+        var stretchStart: Int64?
+        var second = from
+        let floor = Swift.max(to, Int64(now.rounded(.down)) - Int64(ring.count) + 4)
+        while second >= floor {
+            if let entry = cues(second) {
+                if Self.isStill(entry.flags) {
+                    if stretchEnd == nil { stretchEnd = second }
+                    stretchStart = second
+                } else if Self.hasSport(entry.flags) {
+                    if let end = stretchEnd, let start = stretchStart, Double(end - start) >= Self.stillStretch {
+                        return start
+                    }
+                    (stretchEnd, stretchStart) = (nil, nil)
+                }
+            }
+            second -= 1
+        }
+        if let end = stretchEnd, let start = stretchStart, Double(end - start) >= Self.stillStretch { return start }
+        return nil
+    }
+
+    /// The last second of a stop (`stillStretch` seconds standing) that begins among the seconds `from` to
+    /// `to`; nil when none. `wait` is set when the stop or the seconds to scan run past the newest input.
+    private func stop(after from: Int64, upTo to: Int64, wait: inout Bool) -> Int64? {
+        let newest = Int64(now.rounded(.down)) - 1
+        var stretchStart: Int64?
+        var stretchEnd: Int64?
+        var second = from
+        while second <= newest {
+            if let entry = cues(second) {
+                if Self.isStill(entry.flags) {
+                    if stretchStart == nil {
+                        if second > to { return nil }
+                        stretchStart = second
+                    }
+                    stretchEnd = second
+                } else if Self.hasSport(entry.flags) {
+                    if let start = stretchStart, let end = stretchEnd, Double(end - start) >= Self.stillStretch {
+                        return end
+                    }
+                    (stretchStart, stretchEnd) = (nil, nil)
+                    if second > to { return nil }
+                }
+            }
+            second += 1
+        }
+        wait = true
+        return nil
+    }
+
+    /// A run's end moved back over its transition zone: while a stop lies within twice `quietWindow` before
+    /// the end, the run ends at its last step before the stop (the athlete ran in, stood at the rack, then ran
+    /// out beside the bike: the device's transition begins as the athlete enters the zone).
+    private func runEndBeforeStops(_ end: Seconds, legStart: Seconds) -> Seconds {
+        var end = end
+        for _ in 0..<8 {
+            let last = Int64(end.rounded(.down))
+            guard let start = stop(before: last - 1, downTo: last - Int64(2 * options.quietWindow)) else { return end }
+            var second = start - 1
+            var earlier: Seconds?
+            let floor = Swift.max(Int64(legStart.rounded(.down)), Int64(now.rounded(.down)) - Int64(ring.count) + 4)
+            while second >= floor {
+                if let entry = cues(second), Self.isOnFoot(entry.flags) {
+                    earlier = entry.runEnd.isFinite ? entry.runEnd : Double(second)
+                    break
+                }
+                second -= 1
+            }
+            guard let earlier, earlier > legStart else { return end }
+            end = earlier
+        }
+        return end
+    }
+
+    /// A run's start moved on over its transition zone: when a stop begins within half a `quietWindow` after
+    /// the first step, the run begins at its first step (or running pace) after the stop (the first "steps"
+    /// were the bike rolling in or a walk to the rack: a fenix 6S duathlon's bike at 5 m/s without a cadence,
+    /// then 2 minutes standing). nil while the seconds to look at have not all come. A stop later than that is
+    /// the run's own (an aid station 50–90 s into a triathlon's run: Forerunner 935, Kona): the run began.
+    /// (One stop: the step after it begins the run at once, so that a timer stop soon after, which settles the
+    /// data before it, does not push the start past itself.)
+    private func runStartAfterStops(_ start: Seconds) -> Seconds? {
+        let first = Int64(start.rounded(.down))
+        var wait = false
+        let horizon = first + Int64(options.quietWindow / 2)
+        guard let stopEnd = stop(after: first + 1, upTo: horizon, wait: &wait) else { return wait ? nil : start }
+        return firstStart(of: Self.run | Self.pace, from: Double(stopEnd))
+    }
+
+    /// The cues a sport's leg begins with: a run with a step or at a running pace (`pace`), not a walk.
+    static func startFlag(_ flag: UInt8) -> UInt8 {
+        flag & (run | foot) != 0 ? run | pace : flag
+    }
+
+    /// The cue flag of a sport's leg (on foot for a run); nil for a transition or another type.
+    static func flag(_ type: WorkoutActivityType) -> UInt8? {
+        switch type {
+        case .swimming: swim
+        case .cycling: ride
+        case .running, .walking: run | foot
+        default: nil
+        }
+    }
+
+    /// The sport of a cue flag (`flag(_:)`).
+    static func sport(_ flag: UInt8) -> WorkoutActivityType {
+        flag == swim ? .swimming : flag == ride ? .cycling : .running
     }
 
     /// The leg changes the cues call for, given the current planned leg (0 swim … 4 run).

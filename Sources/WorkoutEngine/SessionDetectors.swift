@@ -126,6 +126,16 @@ extension RecordingCore {
     }
 
     private mutating func decideTransitions() -> [DetectedChange] {
+        if transitions?.general == true, machine?.state == .running || machine?.state == .paused {
+            // A leg sequence (stated or detected): before a detected plan's first leg, from the workout's start.
+            var legStart = builder.workoutStart
+            if legIndex != nil {
+                guard let current = builder.currentActivityIndex else { return [] }
+                legStart = builder.activities[current].start
+            }
+            return transitions?.decide(
+                plan: builder.plan, open: builder.openPlan, leg: legIndex, legStart: legStart) ?? []
+        }
         guard transitions != nil, let leg = legIndex, let current = builder.currentActivityIndex,
             machine?.state == .running || machine?.state == .paused
         else { return [] }
@@ -136,6 +146,7 @@ extension RecordingCore {
         for change in changes {
             switch change {
             case .beginLeg(let leg, let at): beginDetectedLeg(leg, at: at)
+            case .beginSport(let type, let at): beginDetectedSport(type, at: at)
             case .motionPaused(let at): addMotionEvent(.motionPaused, at: at)
             case .motionResumed(let at): addMotionEvent(.motionResumed, at: at)
             }
@@ -160,7 +171,7 @@ extension RecordingCore {
 
     /// Ends the current leg and begins planned leg `leg` at `t` (or the earliest instant allowed).
     private mutating func beginDetectedLeg(_ leg: Int, at t: Seconds) {
-        let plan = builder.configuration.plannedLegs
+        let plan = builder.plan
         guard leg < plan.count, let current = builder.currentActivityIndex, leg > (legIndex ?? -1) else { return }
         var time = placeable(t)
         let currentStart = builder.activities[current].start
@@ -176,6 +187,29 @@ extension RecordingCore {
             return
         }
         trial.legIndex = leg
+        trial.transitions?.legBegan(at: time)
+        trial.syncLookahead()
+        self = trial
+    }
+
+    /// Begins a leg of `type` found in a detected plan at `t` (or the earliest instant allowed), ending the
+    /// current one: the plan grows by it (`addActivity`).
+    private mutating func beginDetectedSport(_ type: WorkoutActivityType, at t: Seconds) {
+        guard builder.openPlan else { return }
+        var time = placeable(t)
+        if let current = builder.currentActivityIndex {
+            let currentStart = builder.activities[current].start
+            if time <= currentStart { time = currentStart + 0.001 }
+        }
+        var trial = self
+        do {
+            _ = try trial.beginNewActivity(
+                configuration: LegSequence.leg(type, in: builder.configuration), at: date(time),
+                metadata: [MetadataKey.detectedBy: .string("automatic")], call: .advanceLeg)
+        } catch {
+            detectorFailures += 1
+            return
+        }
         trial.transitions?.legBegan(at: time)
         trial.syncLookahead()
         self = trial

@@ -42,7 +42,8 @@ public final class WorkoutSession: Sendable {
     public var endDate: Date? { storage.read { $0.machine?.endDate } }
     public var endReason: SessionEndReason? { storage.read { $0.machine?.endReason } }
     /// The planned legs of a multisport configuration (empty for single sports).
-    public var plannedLegs: [WorkoutConfiguration] { configuration.plannedLegs }
+    /// A detected plan (`LegSequence.detected`) holds the legs found so far.
+    public var plannedLegs: [WorkoutConfiguration] { storage.read { $0.builder.plan } }
     /// Index in `plannedLegs` of the current leg, once the plan runs.
     public var currentLegIndex: Int? { storage.read { $0.legIndex } }
 
@@ -116,7 +117,7 @@ public final class WorkoutSession: Sendable {
     public func advanceToNextLeg(at date: Date? = nil) throws(EngineError) -> WorkoutActivity {
         let at = now(date)
         return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
-            let plan = core.builder.configuration.plannedLegs
+            let plan = core.builder.plan
             let next = (core.legIndex ?? -1) + 1
             guard next < plan.count else { throw .noNextLeg(core.builder.configuration.activityType) }
             core.transitions = nil
@@ -186,7 +187,7 @@ extension RecordingCore {
         switch call {
         case .start(let at):
             if builder.state == .notStarted { try builder.beginCollection(at: at) }
-            let plan = builder.configuration.plannedLegs
+            let plan = builder.plan
             if let first = plan.first, builder.activities.isEmpty, builder.state == .collecting {
                 _ = try addActivity(id: builder.nextID(), configuration: first, start: at, end: nil, metadata: [:])
             }
@@ -224,7 +225,9 @@ extension RecordingCore {
     /// Sets the builder's next-leg collection mask: only while transitions are being detected.
     mutating func syncLookahead() {
         let masks = builder.planMasks
-        if transitions != nil, let leg = legIndex, leg + 1 < masks.count {
+        if transitions != nil, builder.openPlan {
+            builder.lookaheadMask = builder.openLookahead
+        } else if transitions != nil, let leg = legIndex, leg + 1 < masks.count {
             // The transition and the sport after it: a windowed decision places both in the past.
             builder.lookaheadMask = masks[leg + 1] | (leg + 2 < masks.count ? masks[leg + 2] : 0)
         } else {

@@ -19,6 +19,8 @@ struct JournalOptions: Codable, Sendable {
     var interpolation: ReadingInterpolation?
     var averagesExcludeRests: Bool?
     var openWaterSWOLF: OpenWaterSWOLF?
+    /// A multisport's leg sequence when not its configuration's plan (absent: the configuration's).
+    var legs: LegSequence?
 
     init(_ options: BuilderOptions) {
         holdCap = options.holdCap
@@ -32,6 +34,7 @@ struct JournalOptions: Codable, Sendable {
         interpolation = options.interpolation
         averagesExcludeRests = options.averagesExcludeRests
         openWaterSWOLF = options.openWaterSWOLF
+        legs = options.legs
     }
 
     func builderOptions(workoutID: UUID) -> BuilderOptions {
@@ -42,7 +45,7 @@ struct JournalOptions: Codable, Sendable {
             automaticTransitions: automaticTransitions ?? TransitionDetectionOptions(enabled: false),
             autoPause: autoPause, heartRateRecovery: heartRateRecovery ?? HeartRateRecoveryOptions(),
             interpolation: interpolation ?? .hold, averagesExcludeRests: averagesExcludeRests ?? false,
-            openWaterSWOLF: openWaterSWOLF)
+            openWaterSWOLF: openWaterSWOLF, legs: legs)
     }
 }
 

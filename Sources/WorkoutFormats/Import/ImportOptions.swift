@@ -3,8 +3,8 @@ import Foundation
 /// How a file is imported, whatever its format: the one set of options every reader takes (the FIT
 /// reader's `FITImportPlan`, the Apple Health reader). A reader ignores what its format has no use for.
 public struct ImportOptions: Sendable, Hashable {
-    /// Let the session's automatic transition detection find the legs of a triathlon instead of
-    /// changing legs at the file's session boundaries (FIT).
+    /// Let the session's automatic transition detection find the legs of a multisport, and their sports
+    /// (`LegSequence.detected`), instead of changing legs at the file's session boundaries (FIT).
     ///
     /// A file of one session is planned as a swim-bike-run only when it is a triathlon recorded in one sport
     /// (sport running, generic or multisport, its records showing both swimming and riding); any other single

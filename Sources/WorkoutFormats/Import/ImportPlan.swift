@@ -54,8 +54,6 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     case decoding(FITError)
     /// The file decodes but holds nothing to build a workout from.
     case nothingToImport(String)
-    /// `--auto-segment` asks for swim-bike-run detection on a file that is not a triathlon.
-    case notATriathlon(sports: [String])
     /// The file's times are outside what the import was told to take (`ImportOptions.longestSpan`, `latestEnd`).
     case outsideLimits(String)
 
@@ -64,9 +62,6 @@ public enum ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .outsideLimits(let detail): detail
         case .decoding(let error): error.description
         case .nothingToImport(let detail): "nothing to import: \(detail)"
-        case .notATriathlon(let sports):
-            "automatic segmentation needs a swim-bike-run file (swimming, transition, cycling, transition, running); "
-                + "this file's sessions are \(sports.joined(separator: ", ")); import it without --auto-segment"
         }
     }
 }
@@ -199,6 +194,7 @@ public struct FITImportPlan: Sendable {
         builderOptions.openWaterSWOLF = garmin ? Self.openWaterSWOLF(of: file.fileIDs.first) : nil
         // Explicit legs: the file says where they change, the detector stays off.
         builderOptions.automaticTransitions.enabled = options.autoSegment
+        builderOptions.legs = planner.legSequence
         self.builderOptions = builderOptions
         start = FITTime.date(planner.workoutStart)
         end = FITTime.date(planner.workoutEnd)

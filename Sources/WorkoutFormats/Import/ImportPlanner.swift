@@ -438,17 +438,30 @@ struct ImportPlanner {
                 swimmingLocationType: swim.swimmingLocationType, lapLength: swim.lapLength)
             let plan = configuration.plannedLegs
             for index in legs.indices { legs[index].configuration = plan[index] }
+        } else if options.autoSegment {
+            // Any other multisport (a duathlon, a pool swim-run-swim): the legs are found from the sensors, the
+            // workout keeps the file's swimming location and pool (its equipment, not its sports).
+            let swim = legs.first { $0.configuration.activityType == .swimming }?.configuration
+            let outdoor = legs.contains { $0.configuration.locationType == .outdoor }
+            configuration = WorkoutConfiguration(
+                activityType: .other, locationType: outdoor ? .outdoor : .unknown,
+                swimmingLocationType: swim?.swimmingLocationType ?? .unknown, lapLength: swim?.lapLength)
         } else {
-            if options.autoSegment { throw .notATriathlon(sports: legs.map { FITProfile.Sport.name($0.sport) }) }
             configuration = WorkoutConfiguration(activityType: .other)
         }
+        // With automatic segmentation the sequence of sports is the sensors' to say, not the file's sessions'.
+        if options.autoSegment { legSequence = .detected }
     }
+
+    /// The leg sequence the session is given (`BuilderOptions.legs`): detected with automatic segmentation of a
+    /// multisport file (several sessions, or a triathlon recorded as one), else nil (the file's sessions say).
+    var legSequence: LegSequence?
 
     /// Whether records are typed by what they carry (`ownTypes`), not by their session's sport: with automatic
     /// segmentation of a swim-bike-run plan only. A single session kept as it is (a plain run, ride or pool swim
     /// imported with `--auto-segment`) is typed by its sport, as without the flag: a slow walk opening a run is
     /// no swim.
-    var typesRecordsByThemselves: Bool { options.autoSegment && configuration.activityType == .swimBikeRun }
+    var typesRecordsByThemselves: Bool { options.autoSegment && legSequence != nil }
 
     /// Seconds of swim-typed records a single session needs to be planned as a triathlon (`recordedAsOneSport`):
     /// the shortest triathlon swims (super-sprint, 200–400 m) take 4 minutes and more.

@@ -587,6 +587,9 @@ extension ImportPlanner {
         return step >= expected * 0.6 && step <= expected * 1.4
     }
 
+    /// Speed (m/s) from which a cadence of 0 says the wrist is not stepping (`ownTypes`): slower, a standing
+    /// athlete's watch reads 0 as well.
+    static let slowestStride = 2.0
     /// The longest step (m) of running dynamics: a sprinter's; longer is no step.
     static let longestStep = 2.0
     /// Speed (m/s) under which a moving record is at a swimmer's pace (open-water swims: 0.6–1.3 m/s), slower than
@@ -716,7 +719,10 @@ extension ImportPlanner {
             return LegTypes(.running, pool: false)
         }
         if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
-        var types = LegTypes(record.cadence != nil && onFoot != false ? .walking : .cycling, pool: false)
+        // A cadence of 0 while moving is no stride: a wrist on the handlebar, or pushing the bike through a
+        // transition zone (a Forerunner 945: 2.2–3.3 m/s with a cadence of 0 for 50 s, then the rack).
+        let strides = record.cadence.map { $0 > 0 || (record.speed ?? 0) < Self.slowestStride } ?? false
+        var types = LegTypes(strides && onFoot != false ? .walking : .cycling, pool: false)
         types.cadence = nil
         types.speed = nil
         types.stride = nil
