@@ -21,8 +21,17 @@ swift build --build-tests
 # The API documentation of the catalogued products (DocC catalogs under Sources/*/Documentation.docc):
 # a symbol or article link that no longer resolves, or any other DocC warning, fails the run. Built from the
 # debug build just made (what `swift package generate-documentation` does, without its seven package builds:
-# 15 s instead of 78 s; CONTRIBUTING.md, "The test command and its passes").
-scripts/check-docs.sh 2>&1 | sed '/^$/d' | tail -n 25
+# 15 s instead of 78 s; CONTRIBUTING.md, "The test command and its passes"). On success its last lines; on
+# failure its first ones (the first warning is the cause, and DocC's summary at the end would push it out).
+docs_log=$(mktemp)
+if ! scripts/check-docs.sh >"$docs_log" 2>&1; then
+  sed '/^$/d' "$docs_log" | head -n 40 || true
+  echo "check-docs failed ($(grep -c . "$docs_log") lines of output; the first 40 above)" >&2
+  rm -f "$docs_log"
+  exit 1
+fi
+sed '/^$/d' "$docs_log" | tail -n 25
+rm -f "$docs_log"
 # Tests that run processes against the wall clock (a simulator at 50x real time on pseudo-terminals,
 # the libserialport probe) run on their own afterwards: sharing two cores with the heavy suites
 # would starve them and turn timing into failures.
