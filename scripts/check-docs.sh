@@ -8,7 +8,8 @@
 # builds (its snippet tool, each target, each symbol graph, each planning the whole package: about 65 s of a
 # 78 s run on the loaded 2-core machine): the symbol graphs are extracted from the built modules with the compiler's own flags
 # (the C module maps a module imports), with the plugin's options (public symbols, synthesized members,
-# extension blocks), then `docc convert` runs on each catalog as the plugin runs it.
+# extension blocks, no inherited doc comments: `-skip-inherited-docs`, as SwiftPM extracts them for the plugin),
+# then `docc convert` runs on each catalog as the plugin runs it.
 # With no debug build, it falls back to the plugin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ PY
     mapfile -t flags <<<"$flags"
     mkdir -p "$work/$target"
     "$bin/swift-symbolgraph-extract" -module-name "$target" -I "$modules" "${flags[@]}" \
-        -minimum-access-level public -emit-extension-block-symbols -output-dir "$work/$target"
+        -minimum-access-level public -emit-extension-block-symbols -skip-inherited-docs -output-dir "$work/$target"
     "$bin/docc" convert "Sources/$target/Documentation.docc" --fallback-display-name "$target" \
         --fallback-bundle-identifier "$target" --additional-symbol-graph-dir "$work/$target" \
         --output-path "$work/$target.doccarchive" --warnings-as-errors

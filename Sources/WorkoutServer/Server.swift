@@ -452,12 +452,20 @@ public final class WorkoutServer: Sendable {
                 // Not salvaged (unlike `workout import`): a damaged upload is most likely a transfer cut short,
                 // and the client still has the whole file to send again.
                 return .success(try FileImport.runFIT(path: path, into: store, options: importOptions))
-            } catch .alreadyImported(_, let id)
-                where (try? store.workout(id: id)) == nil && (try? directory.sessionOwner(id)) == .some(nil) && alone()
-            {
+            } catch .alreadyImported(let file, let id) {
                 // The file's id is held by a journal that is no live session's while no other upload of the athlete
                 // is in flight: an import cut short (the server stopped mid-upload). It is discarded and the file
                 // imported again (before, every later upload of the file answered 404 "vanished").
+                // A store or directory that cannot say answers 503 (try again), never a guess either way.
+                let saved: Workout?
+                do throws(StoreError) { saved = try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+                let owner: UUID?
+                do {
+                    owner = try directory.sessionOwner(id)
+                } catch {
+                    throw .unavailable("the server directory did not answer; try again", detail: "\(error)")
+                }
+                guard saved == nil, owner == nil, alone() else { return .failure(.alreadyImported(path: file, workout: id)) }
                 do throws(StoreError) {
                     try store.recoverActiveSession(id: id, commitInterval: 0)?.discard()
                 } catch {
@@ -781,9 +789,14 @@ public final class WorkoutServer: Sendable {
         return try json(Ack(ack: result.ack, duplicate: result.duplicate))
     }
 
-    /// The saved workout `id` of `store`, nil when there is none or the store cannot say now (off the request's thread).
+    /// The saved workout `id` of `store`, nil when there is none (off the request's thread).
+    ///
+    /// A store that cannot answer throws (503 `unavailable`, or `query_timeout`) as every other store read does:
+    /// answering 404 then would tell a client whose session is saved, or still journaled, that it is gone.
     static func savedWorkout(id: UUID, in store: WorkoutStore) async throws(APIError) -> Workout? {
-        try await Offload.run { () throws(APIError) -> Workout? in try? store.workout(id: id) }
+        try await Offload.run { () throws(APIError) -> Workout? in
+            do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
+        }
     }
 
     func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

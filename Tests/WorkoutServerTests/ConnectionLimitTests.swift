@@ -75,10 +75,17 @@ struct ConnectionLimitTests {
             }
         }
         guard result == 0 else {
+            let code = errno
             close(socket)
-            throw TestFailure("connect: errno \(errno)")
+            throw ConnectFailure(code: code)
         }
         return socket
+    }
+
+    /// A `connect` that failed, with its errno (`ECONNREFUSED`: nothing listens on the port).
+    struct ConnectFailure: Error, CustomStringConvertible {
+        let code: Int32
+        var description: String { "connect: errno \(code)" }
     }
 
     static func send(_ socket: Int32, _ text: String) {

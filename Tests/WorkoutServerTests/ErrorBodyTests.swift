@@ -80,6 +80,60 @@ struct ErrorBodyTests {
         await server.stop()
     }
 
+    /// Renames the workouts' table of the server's store for `athlete` (a botched migration, say): every read of a
+    /// saved workout fails while the journal's tables still answer.
+    static func renameWorkoutTable(_ server: TestServer, athlete: Athlete) async throws {
+        if let url = server.postgresURL {
+            _ = try TestPostgres.psql(url, "ALTER TABLE workout RENAME TO workout_away")
+            return
+        }
+        // Another connection to the athlete's SQLite file, as an administrator's would be (Python's sqlite3).
+        let path = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        let status = try await onOwnThread { () throws -> Int32 in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", "-c",
+                "import sqlite3, sys; sqlite3.connect(sys.argv[1], isolation_level=None)"
+                    + ".execute('ALTER TABLE workout RENAME TO workout_away')",
+                path,
+            ]
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        try #require(status == 0, "python3 could not rename the table in \(path)")
+    }
+
+    @Test(
+        "a saved session whose store cannot be read answers 503, not 404 (finish, and a batch sent again)",
+        arguments: Backend.available)
+    func aSavedSessionWhoseStoreCannotBeReadAnswers503Not404(_ backend: Backend) async throws {
+        let lines = LogLines()
+        let server = try await Self.start(backend, lines: lines)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "ria")
+        let session = UUID().uuidString
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        var first = heartRateBatch(seq: 1, start: start, count: 3, startSession: true)
+        first["items"] = (first["items"] as? [[String: Any]] ?? []) + [
+            ["kind": "stop", "at": iso(start.addingTimeInterval(5))], ["kind": "end", "at": iso(start.addingTimeInterval(5))],
+        ]
+        #expect(try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, first).json["ack"] as? Int == 1)
+        let saved = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        try #require(saved.status == 200, "\(saved.status) \(saved.text)")
+        try await Self.renameWorkoutTable(server, athlete: athlete)
+        // The session is saved, but the store cannot say so now: "try again", not "no such session" (a client
+        // told 404 would give up on a session it recorded).
+        let finish = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        Self.check(finish, lines: lines, detail: "workout")
+        let second = heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 3, first: 130)
+        let batch = try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, second)
+        Self.check(batch, lines: lines, detail: "workout")
+        await server.stop()
+    }
+
     @Test func everyAnswerCarriesARequestID() async throws {
         let server = try await TestServer.start()
         defer { server.remove() }

@@ -12,7 +12,9 @@ struct GracefulStopTests {
         let server = try await TestServer.start(folder: folder)
         let token = try server.directory.addAthlete(name: "yan").token
         let fit = try SharedData.bytes("mk_big_activity")
-        let upload = Task { try await server.send("POST", "/v1/workouts", token: token, body: fit) }
+        // Waited for as long as the import takes: in the first pass on two busy cores it took about a minute (debug
+        // build), and URLSession's default of 60 s answered "timed out" in its place.
+        let upload = Task { try await server.send("POST", "/v1/workouts", token: token, body: fit, timeout: 600) }
         // Stopped while the import is running (the request accepted, its commit not yet made).
         // Watched from a thread of its own: on the cooperative pool, busy with the other suites' servers, a poll
         // every 2 ms could sleep through the whole import.

@@ -13,8 +13,11 @@ import Testing
 /// unfinished), once in four runs of the uploader's resume tests, whose uploader reconnects across the stop.
 @Suite("server shutdown", .serialized)
 struct ServerShutdownTests {
-    /// Opens loopback connections to `port` one after the other, as fast as it can, until `stop` is set; keeps
-    /// every one it opened.
+    /// Opens loopback connections to `port` one after the other, as fast as it can, until one is refused (the
+    /// server no longer listens) or `stop` is set; keeps every one it opened.
+    ///
+    /// It stops at the first refusal: the port is free from then on, and a server of another suite running beside
+    /// this one may bind it next (it was flooded once, when the connector went on until told to stop).
     final class Connector: Sendable {
         let port: UInt16
         let stop = Atomic<Bool>(false)
@@ -25,9 +28,13 @@ struct ServerShutdownTests {
             self.port = port
             Thread.detachNewThread { [self] in
                 while !stop.load(ordering: .relaxed) {
-                    // Refused once the server no longer listens: the loop goes on until told to stop.
-                    // A refused connect waits a millisecond before the next: no core spins through the stop.
-                    guard let socket = try? ConnectionLimitTests.connect(port, timeout: 5) else {
+                    let socket: Int32
+                    do {
+                        socket = try ConnectionLimitTests.connect(port, timeout: 5)
+                    } catch let failure as ConnectionLimitTests.ConnectFailure where failure.code == ECONNREFUSED {
+                        break
+                    } catch {
+                        // Not answered in time (a full backlog): the next try a millisecond later.
                         usleep(1000)
                         continue
                     }

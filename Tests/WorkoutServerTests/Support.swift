@@ -95,19 +95,28 @@ final class TestServer: Sendable {
     func remove() { try? FileManager.default.removeItem(atPath: folder) }
 
     /// Sends a request; `token` nil sends no Authorization header; a body goes as `contentType`
-    /// (application/octet-stream by default, a FIT upload's).
+    /// (application/octet-stream by default, a FIT upload's); `timeout`: the longest wait for the answer, seconds.
     func send(
         _ method: String, _ path: String, token: String?, body: Data? = nil, authorization: String? = nil,
-        contentType: String = "application/octet-stream"
+        contentType: String = "application/octet-stream", timeout: TimeInterval = 60
     ) async throws -> Answer {
         guard let url = URL(string: base + path) else { throw TestFailure("bad test URL \(path)") }
-        var request = URLRequest(url: url)
+        var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.httpBody = body
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
         if body != nil { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        // Another time-out than URLSession's default on a session of its own (the shared one's configuration says 60 s).
+        var session = URLSession.shared
+        if timeout != 60 {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = timeout
+            configuration.timeoutIntervalForResource = max(timeout, configuration.timeoutIntervalForResource)
+            session = URLSession(configuration: configuration)
+        }
+        defer { if session !== URLSession.shared { session.finishTasksAndInvalidate() } }
+        let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestFailure("no HTTP response for \(path)") }
         return Answer(
             status: http.statusCode, body: data, requestID: http.value(forHTTPHeaderField: "X-Request-Id"),
