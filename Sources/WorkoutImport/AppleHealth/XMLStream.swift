@@ -342,6 +342,8 @@ public final class XMLPullParser {
     }
 
     private func skipSpace() throws(XMLStreamError) {
+        // No white space here (between an attribute's name, its '=' and its value, as a rule): nothing to run over.
+        if start < end, !Self.isSpace(buffer[start]) { return }
         while true {
             let count = try run("white space", partial: true, Self.isSpace)
             consume(count)
