@@ -258,6 +258,49 @@ struct AppleHealthReadingTests {
         #expect(points.map(\.longitude) == [13.6, 13.4])
     }
 
+    /// Route files are read once and their points spooled per workout: each workout gets the points in its window
+    /// (ends included) from every file, in time order, the same whether they stayed in memory or went through the
+    /// temporary file; a point in no window is counted as left out.
+    @Test func eachWorkoutTakesTheRoutePointsInItsWindowFromMemoryOrTheTemporaryFile() throws {
+        func gpx(_ seconds: [Int]) -> [UInt8] {
+            let points = seconds.map { second in
+                String(format: "<trkpt lon=\"13.%d\" lat=\"52.5\"><ele>%d</ele><time>2020-01-01T10:%02d:%02dZ</time></trkpt>",
+                    second, second, second / 60, second % 60)
+            }
+            return Array(("<gpx version=\"1.1\"><trk><trkseg>" + points.joined() + "</trkseg></trk></gpx>").utf8)
+        }
+        // Two workouts, 10:00–10:10 and 10:05–10:20; a file across both, one inside the second, one point after both.
+        let files = [gpx([0, 60, 300, 599, 600, 601]), gpx([900, 1200, 1201])]
+        let bytes = Self.export(
+            Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:10:00 +0000", minutes: 10)
+                + Self.workout("2020-01-01 10:05:00 +0000", "2020-01-01 10:20:00 +0000", minutes: 15))
+        func routes(spoolLimit: Int) throws -> (points: [[Int]], leftOut: Int) {
+            var points: [[Int]] = []
+            var leftOut = -1
+            try HealthExportReading.read(
+                entry: "export.xml", xml: { Self.reader(bytes) }, routes: files.map { file in { Self.reader(file) } },
+                spoolLimit: spoolLimit,
+                each: { outcome in
+                    guard case .success(let workout) = outcome else { return }
+                    var seconds: [Int] = []
+                    for step in workout.script.steps {
+                        if case .route(let route) = step.step {
+                            seconds += route.compactMap { $0.altitude.map { Int($0) } }
+                        }
+                    }
+                    points.append(seconds)
+                },
+                counted: { leftOut = $0.routePointsLeftOut })
+            return (points, leftOut)
+        }
+        let inMemory = try routes(spoolLimit: 1 << 18)
+        #expect(inMemory.points == [[0, 60, 300, 599, 600], [300, 599, 600, 601, 900, 1200]])
+        #expect(inMemory.leftOut == 1)
+        let spooled = try routes(spoolLimit: 2)
+        #expect(spooled.points == inMemory.points)
+        #expect(spooled.leftOut == inMemory.leftOut)
+    }
+
     // MARK: The parser's length limit
 
     /// A value longer than 16 MiB (16 777 216 bytes) once decoded is an error, kept or only checked.

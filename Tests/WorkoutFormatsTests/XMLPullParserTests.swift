@@ -82,6 +82,56 @@ struct XMLPullParserTests {
         #expect(Self.parse(spaced).error?.position.line == 3)
     }
 
+    /// A skipped tag read in one go (the one-sweep check over the buffer) and in pieces of one byte (the byte loop)
+    /// gives the same events, or the same error at the same place, as reading its attributes: for tags that sweep
+    /// takes (entities, line ends in values, non-ASCII values) and the ones it leaves to the loop.
+    @Test func aSkippedTagIsCheckedAsTheByteLoopChecksIt() throws {
+        let many = (0..<40).map { " a\($0)=\"\($0)\"" }.joined()
+        let tags = [
+            #"<R type="x" device="&lt;&lt;HKDevice&gt;, name:Watch&gt;" value='1 &amp; &quot;2&apos;'/>"#,
+            "<R a=\"line\nend\ttab\" b = 'Ryan’s Watch' >\n</R>",
+            "<R\ta=\"1\"\r\nb=\"2\"/>",
+            "<R\(many)/>",
+            #"<R a="1" b="2" a="3"/>"#,
+            "<R a=\"1\" é=\"2\" e\u{301}=\"3\"/>",
+            #"<R a="&#x41;" b="&unknown;"/>"#,
+            #"<R a="1 < 2"/>"#,
+            "<R a=\"\u{0B}\"/>",
+            #"<R a="1"b="2"/>"#,
+            #"<R a=1/>"#,
+            #"<R a/>"#,
+            #"<R 1a="1"/>"#,
+            #"<R a="1" / >"#,
+            #"<R a="1""#,
+        ]
+        for tag in tags {
+            let input = Array("<HealthData>\n \(tag)\n</HealthData>\n".utf8)
+            let kept = Self.parse(input)
+            #expect(Self.parse(input, skipping: true) == Self.withoutAttributes(kept), "\(tag)")
+            #expect(Self.parse(input, piece: 1, skipping: true) == Self.withoutAttributes(kept), "\(tag)")
+        }
+    }
+
+    @Test func anAttributeLeftOutIsCheckedButNotGiven() throws {
+        /// Each start tag as `name a=v …`.
+        func parse(_ text: String) throws -> [String] {
+            let parser = XMLPullParser(bytes: Array(text.utf8))
+            parser.skipsAttribute = { element, attribute in element == "R" && attribute == "device" }
+            var starts: [String] = []
+            while let event = try parser.next() {
+                if case .start(let name, let attributes) = event {
+                    starts.append(([name] + attributes.map { "\($0.name)=\($0.value)" }).joined(separator: " "))
+                }
+            }
+            return starts
+        }
+        let starts = try parse(#"<D device="d"><R type="x" device="&lt;W&gt;" value="1"/></D>"#)
+        #expect(starts == ["D device=d", "R type=x value=1"])
+        // Left out, it still counts as present (a second one is an error) and is still checked.
+        #expect(throws: XMLStreamError.self) { try parse(#"<R device="a" device="b"/>"#) }
+        #expect(throws: XMLStreamError.self) { try parse(#"<R device="&nope;"/>"#) }
+    }
+
     @Test func aValueLongerThanTheTokenLimitIsRefusedNotHeld() throws {
         var bytes = Array("<HealthData><Record value=\"".utf8)
         bytes += [UInt8](repeating: UInt8(ascii: "7"), count: XMLPullParser.tokenLimit + 10)

@@ -6,21 +6,27 @@ import WorkoutModel
 enum HealthGPX {
     /// `2025-09-26T17:00:18Z` (optionally with fractional seconds or an offset).
     static func time(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var trimmed = trimming(text)
         guard trimmed.utf8.count >= 20 else { return nil }
-        // The form Apple writes (`2025-09-26T17:00:18Z`) read directly: a formatter per point is slow.
+        // The form Apple writes (`2025-09-26T17:00:18Z`) read directly from its bytes: a formatter per point is slow.
+        // An impossible date in this form (2025-02-31) is refused here, not handed on to be rolled over.
         if trimmed.utf8.count == 20, trimmed.utf8.last == UInt8(ascii: "Z") {
-            var compact = Array(trimmed.utf8)
-            guard compact[10] == UInt8(ascii: "T") else { return nil }
-            compact[10] = UInt8(ascii: " ")
-            compact.removeLast()
-            // An impossible date in this form (2025-02-31) is refused here, not handed on to be rolled over.
-            return HealthDate.parse(String(decoding: compact, as: UTF8.self) + " +0000")
+            return trimmed.withUTF8 { HealthDate.parseUTC($0) }
         }
         let formatter = ISO8601DateFormatter()
         if let date = formatter.date(from: trimmed) { return date }
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: trimmed)
+    }
+
+    /// `text` without the white space and line ends around it (as `trimmingCharacters(in: .whitespacesAndNewlines)`,
+    /// which is only called when the text starts or ends with anything but a printable ASCII character).
+    static func trimming(_ text: String) -> String {
+        let utf8 = text.utf8
+        if let first = utf8.first, let last = utf8.last, first > 0x20, first < 0x7F, last > 0x20, last < 0x7F {
+            return text
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The points of a GPX file (read through `read`) in time order; `keep` filters them as they are read.
@@ -51,7 +57,7 @@ enum HealthGPX {
                 current = nil
                 guard let date = fields["time"].flatMap(time), keep(date) else { continue }
                 func number(_ key: String) -> Double? {
-                    fields[key].flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.flatMap {
+                    fields[key].flatMap { Double(trimming($0)) }.flatMap {
                         $0.isFinite ? $0 : nil
                     }
                 }

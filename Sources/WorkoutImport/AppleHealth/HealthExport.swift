@@ -46,12 +46,38 @@ enum HealthDate {
         return nil
     }
 
+    /// A GPX time in the form Apple writes, `2025-09-26T17:00:18Z` (UTC), from its bytes; nil when it is not one
+    /// or not a date.
+    static func parseUTC(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard utf8.count == 20, utf8[4] == 0x2D, utf8[7] == 0x2D, utf8[10] == UInt8(ascii: "T"), utf8[13] == 0x3A,
+            utf8[16] == 0x3A, utf8[19] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let byte = utf8[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10), let h = number(11..<13),
+            let mi = number(14..<16), let s = number(17..<19)
+        else { return nil }
+        return make((y, mo, d, h, mi, s, 0), offset: 0)
+    }
+
     private static func make(_ f: (Int, Int, Int, Int, Int, Int, Int), offset: Int) -> Date? {
         let (year, month, day, hour, minute, second, _) = f
         // A day past its month's end (2025-02-31) or a 60th second is no date: refused, never rolled over.
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...monthDays[month - 1]).contains(day), hour < 24, minute < 60, second < 60,
+        let monthDays: Int
+        switch month {
+        case 2: monthDays = leap ? 29 : 28
+        case 4, 6, 9, 11: monthDays = 30
+        default: monthDays = 31
+        }
+        guard (1...12).contains(month), (1...monthDays).contains(day), hour < 24, minute < 60, second < 60,
             (1900...2200).contains(year), abs(offset) <= 18 * 3600
         else { return nil }
         // Days from the civil date (Howard Hinnant's algorithm).

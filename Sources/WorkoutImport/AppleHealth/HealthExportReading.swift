@@ -150,6 +150,9 @@ enum HealthExportReading {
         parser.skipsAttributes = { [unowned scanner] element, parent in
             scanner.skipsAttributes(of: element, in: parent)
         }
+        parser.skipsAttribute = { [unowned scanner] element, attribute in
+            scanner.skipsAttribute(attribute, of: element)
+        }
         do {
             while let event = try parser.next() {
                 scanner.handle(event, at: parser.position)
@@ -284,16 +287,19 @@ enum HealthExportReading {
                 counts.recoveriesLeftOut += 1
             }
         }
-        // Routes: every GPX file's time span, then each workout takes the points in its window.
-        var gpx: [(open: Open, first: Date, last: Date)] = []
+        // Routes: every GPX file read once, each point spooled for the workouts whose window holds its time (the
+        // files in their order, each file's points in time order), where pass 3 takes them.
+        let routePoints = HealthRouteSpool(limit: max(1, spoolLimit / 2))
         for open in routes {
-            guard let read = open(), let points = try? HealthGPX.points(read: read), let firstPoint = points.first,
-                let lastPoint = points.last
-            else { continue }
+            guard let read = open(), let points = try? HealthGPX.points(read: read), !points.isEmpty else { continue }
             counts.routeFiles += 1
-            gpx.append((open, firstPoint.date, lastPoint.date))
-            counts.routePointsLeftOut += points.filter { containing($0.date, $0.date).isEmpty }.count
+            for point in points {
+                let owners = containing(point.date, point.date)
+                if owners.isEmpty { counts.routePointsLeftOut += 1 }
+                for owner in owners { routePoints.append(point, to: owner) }
+            }
         }
+        if let failure = routePoints.failure { throw .temporaryStorage(detail: failure) }
         // Pass 3: each workout, handed over as its element ends.
         let third = HealthExportScanner(pass: .workouts)
         var index = 0
@@ -321,10 +327,7 @@ enum HealthExportReading {
                     return
                 }
                 var route: [RoutePoint] = workout.routes.flatMap(\.locations)
-                for file in gpx where file.last >= workout.start && file.first <= workout.end {
-                    guard let read = file.open() else { continue }
-                    route += (try? HealthGPX.points(read: read) { $0 >= workout.start && $0 <= workout.end }) ?? []
-                }
+                route += routePoints.take(index)
                 route.sort { $0.date < $1.date }
                 var kept: [KeptRecord] = []
                 for record in spool.take(index) {
@@ -351,7 +354,7 @@ enum HealthExportReading {
             _ = try scan(entry: entry, xml, third)
             third.onWorkout = nil
         }
-        if let failure = spool.failure { throw .temporaryStorage(detail: failure) }
+        if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
     }
 
@@ -391,7 +394,7 @@ struct HealthSourceKey: Hashable, Sendable {
 /// whatever the export's size. `take` gives a workout's records in the order they were appended.
 final class HealthRecordSpool {
     /// One record as spooled: 32 bytes of plain values.
-    private struct Entry {
+    private struct Entry: BitwiseCopyable {
         var start: Double
         var end: Double
         var value: Double
@@ -399,39 +402,116 @@ final class HealthRecordSpool {
         var source: Int32
     }
 
+    private let spool: HealthSpool<Entry>
+    /// Why the temporary file could not be written or read (the import is refused with it).
+    var failure: String? { spool.failure }
+
+    /// Records held in memory before they go to the file: 8 MiB.
+    static let defaultLimit = 1 << 18
+
+    init(limit: Int = defaultLimit) {
+        spool = HealthSpool(limit: limit, what: "records")
+    }
+
+    func append(_ record: HealthRecord, to owner: Int) {
+        spool.append(
+            Entry(
+                start: record.start.timeIntervalSinceReferenceDate, end: record.end.timeIntervalSinceReferenceDate,
+                value: record.value, type: Int32(record.type.index), source: record.source),
+            to: owner)
+    }
+
+    /// The records of `owner` (released from the spool).
+    func take(_ owner: Int) -> [HealthRecord] {
+        let types = QuantityType.allCases
+        return spool.take(owner).compactMap { entry in
+            guard entry.type >= 0, Int(entry.type) < types.count else { return nil }
+            return HealthRecord(
+                type: types[Int(entry.type)], value: entry.value,
+                start: Date(timeIntervalSinceReferenceDate: entry.start), end: Date(timeIntervalSinceReferenceDate: entry.end),
+                source: entry.source)
+        }
+    }
+}
+
+/// The GPX route points kept for each workout between the routes' one read and the workout's replay (as
+/// `HealthRecordSpool`: in memory up to `limit` points, then in a temporary file), so that each route file is read
+/// once, not again for every workout its time span touches. `take` gives a workout's points in the order they were
+/// appended.
+final class HealthRouteSpool {
+    /// One point as spooled: 56 bytes, a missing value as NaN (the GPX reader keeps finite values only).
+    private struct Entry: BitwiseCopyable {
+        var date: Double
+        var latitude: Double
+        var longitude: Double
+        var altitude: Double
+        var speed: Double
+        var course: Double
+        var horizontalAccuracy: Double
+    }
+
+    private let spool: HealthSpool<Entry>
+    /// Why the temporary file could not be written or read (the import is refused with it).
+    var failure: String? { spool.failure }
+
+    init(limit: Int) {
+        spool = HealthSpool(limit: limit, what: "route points")
+    }
+
+    func append(_ point: RoutePoint, to owner: Int) {
+        spool.append(
+            Entry(
+                date: point.date.timeIntervalSinceReferenceDate, latitude: point.latitude, longitude: point.longitude,
+                altitude: point.altitude ?? .nan, speed: point.speed ?? .nan, course: point.course ?? .nan,
+                horizontalAccuracy: point.horizontalAccuracy ?? .nan),
+            to: owner)
+    }
+
+    /// The points of `owner` (released from the spool).
+    func take(_ owner: Int) -> [RoutePoint] {
+        func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
+        return spool.take(owner).map { entry in
+            RoutePoint(
+                date: Date(timeIntervalSinceReferenceDate: entry.date), latitude: entry.latitude,
+                longitude: entry.longitude, altitude: optional(entry.altitude), speed: optional(entry.speed),
+                course: optional(entry.course), horizontalAccuracy: optional(entry.horizontalAccuracy))
+        }
+    }
+}
+
+/// Plain values kept per workout: in memory up to `limit` of them, beyond that in blocks in a temporary file (in
+/// `TMPDIR`, unlinked as soon as it is made, so nothing is left behind even when the import is cut short).
+final class HealthSpool<Entry: BitwiseCopyable> {
     private let limit: Int
+    /// What is spooled, for the errors (`records`).
+    private let what: String
     private var buffers: [Int: [Entry]] = [:]
     private var buffered = 0
-    /// Per workout, its blocks in the file (byte offset, records).
+    /// Per workout, its blocks in the file (byte offset, entries).
     private var blocks: [Int: [(offset: Int64, count: Int)]] = [:]
     private var descriptor: Int32 = -1
     private var size: Int64 = 0
     /// Why the temporary file could not be written or read (the import is refused with it).
     private(set) var failure: String?
 
-    /// Records held in memory before they go to the file: 8 MiB.
-    static let defaultLimit = 1 << 18
-
-    init(limit: Int = defaultLimit) {
+    init(limit: Int, what: String) {
         self.limit = max(1, limit)
+        self.what = what
     }
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    func append(_ record: HealthRecord, to owner: Int) {
+    func append(_ entry: Entry, to owner: Int) {
         guard failure == nil else { return }
-        buffers[owner, default: []].append(
-            Entry(
-                start: record.start.timeIntervalSinceReferenceDate, end: record.end.timeIntervalSinceReferenceDate,
-                value: record.value, type: Int32(record.type.index), source: record.source))
+        buffers[owner, default: []].append(entry)
         buffered += 1
         if buffered >= limit { spill() }
     }
 
-    /// The records of `owner` (released from the spool).
-    func take(_ owner: Int) -> [HealthRecord] {
+    /// The entries of `owner` (released from the spool).
+    func take(_ owner: Int) -> [Entry] {
         var entries: [Entry] = []
         for block in blocks.removeValue(forKey: owner) ?? [] where failure == nil {
             let chunk = [Entry](unsafeUninitializedCapacity: block.count) { buffer, initialized in
@@ -444,7 +524,7 @@ final class HealthRecordSpool {
                     done += got
                 }
                 if done < bytes.count {
-                    failure = "the records' temporary file could not be read back (\(String(cString: strerror(errno))))"
+                    failure = "the \(what)' temporary file could not be read back (\(String(cString: strerror(errno))))"
                     initialized = 0
                 } else {
                     initialized = block.count
@@ -456,26 +536,19 @@ final class HealthRecordSpool {
             buffered -= held.count
             entries += held
         }
-        let types = QuantityType.allCases
-        return entries.compactMap { entry in
-            guard entry.type >= 0, Int(entry.type) < types.count else { return nil }
-            return HealthRecord(
-                type: types[Int(entry.type)], value: entry.value,
-                start: Date(timeIntervalSinceReferenceDate: entry.start), end: Date(timeIntervalSinceReferenceDate: entry.end),
-                source: entry.source)
-        }
+        return entries
     }
 
-    /// Writes every held record to the temporary file, one block per workout.
+    /// Writes every held entry to the temporary file, one block per workout.
     private func spill() {
         if descriptor < 0 {
-            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-records-XXXXXX").utf8CString)
+            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-spool-XXXXXX").utf8CString)
             descriptor = template.withUnsafeMutableBufferPointer { buffer in
                 guard let base = buffer.baseAddress else { return -1 }
                 return mkstemp(base)
             }
             guard descriptor >= 0 else {
-                failure = "cannot make the records' temporary file in \(NSTemporaryDirectory()) "
+                failure = "cannot make the \(what)' temporary file in \(NSTemporaryDirectory()) "
                     + "(\(String(cString: strerror(errno)))); set TMPDIR to a folder with free space"
                 return
             }
@@ -496,7 +569,7 @@ final class HealthRecordSpool {
                 return true
             }
             guard written else {
-                failure = "cannot write the records' temporary file in \(NSTemporaryDirectory()) "
+                failure = "cannot write the \(what)' temporary file in \(NSTemporaryDirectory()) "
                     + "(\(String(cString: strerror(errno)))); free disk space there or set TMPDIR to a folder with free space"
                 return
             }

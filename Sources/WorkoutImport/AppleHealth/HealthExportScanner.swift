@@ -54,6 +54,14 @@ final class HealthExportScanner {
         }
     }
 
+    /// Whether this pass needs nothing of the attribute `attribute` of `element` (whose attributes are read): a
+    /// records pass reads of a record only its type, unit, value, dates and source (its `device`, `creationDate`
+    /// and `sourceVersion`, the longest, are checked only).
+    func skipsAttribute(_ attribute: String, of element: String) -> Bool {
+        pass == .records && element == "Record"
+            && (attribute == "device" || attribute == "creationDate" || attribute == "sourceVersion")
+    }
+
     private static func value(_ attributes: [XMLAttribute], _ name: String) -> String? {
         for attribute in attributes where attribute.name == name { return attribute.value }
         return nil

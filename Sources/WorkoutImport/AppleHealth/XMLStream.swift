@@ -75,6 +75,9 @@ public final class XMLPullParser {
     /// true reads them for well-formedness only and gives the start event no attributes (no text is
     /// made of them: a pass that needs nothing of an element costs little more than finding its end).
     public var skipsAttributes: ((_ element: String, _ parent: String?) -> Bool)?
+    /// Asked, for an element whose attributes are read (`skipsAttributes` false), with each attribute's name: true
+    /// checks that attribute only and leaves it out of the start event (no text is made of it).
+    public var skipsAttribute: ((_ element: String, _ attribute: String) -> Bool)?
     /// The longest name, attribute value or character data run held whole (longer is an error, so a
     /// hostile document cannot make the parser hold more).
     public static let tokenLimit = 16 << 20
@@ -339,6 +342,8 @@ public final class XMLPullParser {
     }
 
     private func skipSpace() throws(XMLStreamError) {
+        // No white space here (between an attribute's name, its '=' and its value, as a rule): nothing to run over.
+        if start < end, !Self.isSpace(buffer[start]) { return }
         while true {
             let count = try run("white space", partial: true, Self.isSpace)
             consume(count)
@@ -368,7 +373,15 @@ public final class XMLPullParser {
         }
         let element = try name("an element")
         let keep = !(skipsAttributes?(element, stack.last) ?? false)
+        if !keep, let closing = skippedTagLength() {
+            // The whole tag is in the buffer and plain: checked in one sweep, the same as the loop below.
+            consume(closing.length)
+            sawRoot = true
+            if closing.selfClosing { pendingEnd = element } else { stack.append(element) }
+            return .start(name: element, attributes: [])
+        }
         var attributes: [XMLAttribute] = []
+        if keep { attributes.reserveCapacity(8) }
         // Names of attributes read but not kept (for the duplicate check).
         var names: [String] = []
         while true {
@@ -403,17 +416,119 @@ public final class XMLPullParser {
                 throw failure("the value of '\(attribute)' in <\(element)> is not quoted")
             }
             advance()
-            let value = try decodedText(until: quote, inAttribute: true, keep: keep)
+            let keepsValue = keep && !(skipsAttribute?(element, attribute) ?? false)
+            let value = try decodedText(until: quote, inAttribute: true, keep: keepsValue)
             advance()  // closing quote
             if attributes.contains(where: { $0.name == attribute }) || names.contains(attribute) {
                 throw failure("the attribute '\(attribute)' appears twice in <\(element)>")
             }
-            if keep {
+            if keepsValue {
                 attributes.append(XMLAttribute(name: attribute, value: value))
             } else {
                 names.append(attribute)
             }
         }
+    }
+
+    /// The rest of a start tag whose attributes are skipped (from `start`, after the element's name, through its
+    /// `>`), when it is all in the buffer and its attributes are plain: ASCII names, values without an entity, `<`
+    /// or a control character other than tab, line feed and carriage return. Nil otherwise (nothing consumed):
+    /// the byte-by-byte loop of `startTag` reads it then, with its errors and their positions. What this accepts
+    /// that loop accepts too, the same way: the export's record tags are read here at a few instructions a byte.
+    private func skippedTagLength() -> (length: Int, selfClosing: Bool)? {
+        let from = start
+        let to = end
+        guard to - from < Self.tokenLimit else { return nil }
+        // Each attribute name's range, for the duplicate check (ASCII only, so bytes compare as text does); a tag
+        // with more attributes than this is read by the loop.
+        let most = 32
+        return withUnsafeTemporaryAllocation(of: (from: Int, count: Int).self, capacity: most) { names in
+            buffer.withUnsafeBufferPointer { pointer in Self.skippedTagLength(pointer, from: from, to: to, names: names) }
+        }
+    }
+
+    /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read.
+    private static func skippedTagLength(
+        _ pointer: UnsafeBufferPointer<UInt8>, from: Int, to: Int, names: UnsafeMutableBufferPointer<(from: Int, count: Int)>
+    ) -> (length: Int, selfClosing: Bool)? {
+        var named = 0
+        var index = from
+        while true {
+            var hadSpace = false
+            while index < to, Self.isSpace(pointer[index]) {
+                index += 1
+                hadSpace = true
+            }
+            guard index < to else { return nil }
+            let byte = pointer[index]
+            if byte == UInt8(ascii: ">") { return (index + 1 - from, false) }
+            if byte == UInt8(ascii: "/") {
+                guard index + 1 < to, pointer[index + 1] == UInt8(ascii: ">") else { return nil }
+                return (index + 2 - from, true)
+            }
+            guard hadSpace else { return nil }
+            // The attribute's name: name bytes, ASCII, not starting with a digit, '-' or '.'.
+            let nameFrom = index
+            while index < to, Self.isNameByte(pointer[index]) {
+                guard pointer[index] < 0x80 else { return nil }
+                index += 1
+            }
+            let nameCount = index - nameFrom
+            guard nameCount > 0, index < to else { return nil }
+            let first = pointer[nameFrom]
+            guard !(first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")), first != UInt8(ascii: "-"),
+                first != UInt8(ascii: ".")
+            else { return nil }
+            while index < to, Self.isSpace(pointer[index]) { index += 1 }
+            guard index < to, pointer[index] == UInt8(ascii: "=") else { return nil }
+            index += 1
+            while index < to, Self.isSpace(pointer[index]) { index += 1 }
+            guard index < to else { return nil }
+            let quote = pointer[index]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
+            index += 1
+            while index < to {
+                let byte = pointer[index]
+                if byte == quote { break }
+                if byte == UInt8(ascii: "&") {
+                    // One of the five predefined entities (`&lt;` in every device attribute); any other: the loop.
+                    guard let length = predefinedEntityLength(pointer, at: index, to: to) else { return nil }
+                    index += length
+                    continue
+                }
+                guard byte != UInt8(ascii: "<"), byte >= 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+                else { return nil }
+                index += 1
+            }
+            guard index < to else { return nil }
+            index += 1  // the closing quote
+            for name in names[0..<named] where name.count == nameCount {
+                var same = true
+                for offset in 0..<nameCount where pointer[name.from + offset] != pointer[nameFrom + offset] {
+                    same = false
+                    break
+                }
+                if same { return nil }
+            }
+            guard named < names.count else { return nil }
+            names[named] = (nameFrom, nameCount)
+            named += 1
+        }
+    }
+
+    /// The length of `&lt;`, `&gt;`, `&amp;`, `&quot;` or `&apos;` at `index` (all before `to`); nil for anything else.
+    private static func predefinedEntityLength(_ pointer: UnsafeBufferPointer<UInt8>, at index: Int, to: Int) -> Int? {
+        func matches(_ literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            guard index + 1 + count <= to else { return false }
+            let bytes = literal.utf8Start
+            for offset in 0..<count where pointer[index + 1 + offset] != bytes[offset] { return false }
+            return true
+        }
+        for literal: StaticString in ["lt;", "gt;", "amp;", "quot;", "apos;"] where matches(literal) {
+            return 1 + literal.utf8CodeUnitCount
+        }
+        return nil
     }
 
     private func endTag() throws(XMLStreamError) -> XMLEvent {
