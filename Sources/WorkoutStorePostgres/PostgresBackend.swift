@@ -672,8 +672,8 @@ final class PostgresBackend: StoreBackend {
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
         // The commit's chunks and journal entries go in one statement (`appendSQL`): one round trip and one
         // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
-        // session's commit (nothing closing) is that statement alone, without BEGIN and COMMIT (a single
-        // statement is its own transaction).
+        // session's commit (nothing closing) is that statement alone, between a BEGIN and a COMMIT handed to the
+        // connection with it (`single`): it counts as done only when the COMMIT answered that it committed.
         if commit.closing == nil, !isTeam {
             let found = try pool.transaction(single: true) { t in try appendedRow(t.run(appendSQL(commit))) }
             guard found != nil else { throw .sessionNotFound(commit.session) }
