@@ -675,12 +675,12 @@ final class PostgresBackend: StoreBackend {
         // session's commit (nothing closing) is that statement alone, between a BEGIN and a COMMIT handed to the
         // connection with it (`single`): it counts as done only when the COMMIT answered that it committed.
         if commit.closing == nil, !isTeam {
-            let found = try pool.transaction(single: true) { t in try appendedRow(t.run(appendSQL(commit))) }
+            let found = try pool.transaction(single: true) { t in try append(t, commit) }
             guard found != nil else { throw .sessionNotFound(commit.session) }
             return
         }
         try write { t in
-            guard let row = try appendedRow(t.run(appendSQL(commit))) else {
+            guard let row = try append(t, commit) else {
                 throw StoreError.sessionNotFound(commit.session)
             }
             switch commit.closing {
@@ -751,6 +751,16 @@ final class PostgresBackend: StoreBackend {
         texts(entries.map(\.payload))
         sql.text = "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
         return sql
+    }
+
+    /// Runs `appendSQL(commit)`: the session's workout row, nil when the session's journal is gone. Entries that
+    /// do not continue the stored journal are refused by the database (migration 5): `journalOutOfStep`.
+    private func append(_ t: Transaction, _ commit: JournalCommit) throws -> Int64? {
+        do {
+            return try appendedRow(t.run(appendSQL(commit)))
+        } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
+            throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
+        }
     }
 
     /// The workout row `appendSQL` answered, nil when the session's journal is gone.
