@@ -283,8 +283,12 @@ final class ConnectionPool: Sendable {
     /// With `single`, `body` runs one statement. A read runs alone, without BEGIN and COMMIT (two round trips
     /// fewer); a write runs between BEGIN and COMMIT handed to the connection with it (`Transaction.runCommitted`):
     /// it returns only once PostgreSQL answered that it committed.
+    ///
+    /// With `snapshot` (a read of several statements that must agree, a journal's session, changes and chunks), the
+    /// transaction is REPEATABLE READ: every statement sees the database as of the first one.
     func transaction<T>(
-        readOnly: Bool = false, single: Bool = false, team: Bool = false, _ body: (Transaction) throws -> T
+        readOnly: Bool = false, single: Bool = false, team: Bool = false, snapshot: Bool = false,
+        _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
@@ -340,7 +344,10 @@ final class ConnectionPool: Sendable {
             connection: connection, logger: logger, team: team,
             interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly)
         do {
-            if !single { try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN") }
+            if !single {
+                let isolation = snapshot ? " ISOLATION LEVEL REPEATABLE READ" : ""
+                try transaction.run("BEGIN" + isolation + (readOnly ? (snapshot ? "," : "") + " READ ONLY" : ""))
+            }
             let result = try body(transaction)
             if !single { try transaction.run("COMMIT") }
             putBack(connection, cancellation: cancellation)

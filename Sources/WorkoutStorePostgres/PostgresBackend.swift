@@ -822,7 +822,9 @@ final class PostgresBackend: StoreBackend {
     }
 
     func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? {
-        try read { t -> LoadedJournal? in
+        // One snapshot for the session, its changes and its chunks: read in separate statements of a READ
+        // COMMITTED transaction, a commit landing in between could show its chunks without its changes.
+        try pool.transaction(readOnly: true, team: isTeam, snapshot: true) { t -> LoadedJournal? in
             var find = scoped()
             find.text = "SELECT uuid, configuration, options, created, workout_row FROM journal_session WHERE athlete = $1"
             if let id {
