@@ -16,6 +16,9 @@
 # --statements: PostgreSQL's pg_stat_statements (planning tracked) is on; its top statements are printed.
 # --perf SECONDS: a whole-machine `perf record -a -g` of that long from the middle of the run (WORKOUT_PERF_OUT;
 # not with --fault).
+# On PostgreSQL the journals are checked for gaps (a change not numbered one past the one before it: a commit
+# acknowledged and lost, issue 27) just before the server's kill of --fault (the sessions then in memory have
+# written past any gap the PostgreSQL restart left) and after the run (the journals left: sessions not saved).
 # WORKOUT_BIN=path runs that `workout` binary instead of building one (to compare two builds).
 # WORKOUT_LOAD_LOG=path keeps a copy of the server's log there (with --fault and --fault-in-recovery, by default
 # /tmp/workout-fault-serve-TIME.log: a fault run's log is the evidence of what went wrong).
@@ -138,6 +141,20 @@ kill_and_restart_server() {
   echo "$server" >"$data/server.pid"
   echo "$(date -u +%T) the server answers again (/health) after $attempt start(s)"
 }
+# Journal gaps on PostgreSQL: changes not numbered one past the one before them in their session's journal (or
+# a journal not starting at 0). Prints how many journals were checked, how many gaps, and up to 5 of them.
+journal_gaps() {
+  [ "$backend" = postgres ] || return 0
+  local when="$1" checked found
+  checked=$(psql -qAt "$WORKOUT_TEST_POSTGRES_URL" -c "SELECT count(*) FROM (SELECT DISTINCT athlete, session FROM journal_change) s" 2>/dev/null) || checked="?"
+  found=$(psql -qAt "$WORKOUT_TEST_POSTGRES_URL" -c "SELECT '  session ' || session || ': change ' || seq
+      || coalesce(' follows change ' || prev, ' begins the journal') FROM (
+      SELECT session, seq, lag(seq) OVER (PARTITION BY athlete, session ORDER BY seq) AS prev FROM journal_change) x
+    WHERE seq <> coalesce(prev, -1) + 1 ORDER BY session, seq" 2>/dev/null) || { echo "journal gap check ($when): the query failed"; return 0; }
+  echo "journal gaps ($when): $(printf '%s' "$found" | grep -c .) in $checked journals"
+  [ -n "$found" ] && printf '%s\n' "$found" | head -5
+  return 0
+}
 if [ "$fault" = 1 ]; then
   sleep_until $(( duration / 3 ))
   sample_load
@@ -149,6 +166,7 @@ if [ "$fault" = 1 ]; then
   fi
   sleep_until $(( 2 * duration / 3 ))
   sample_load
+  journal_gaps "before the server's kill"
   echo "$(date -u +%T) kill -9 the server, start it again"
   kill_and_restart_server
 elif [ "$fault" = recovery ]; then
@@ -174,6 +192,7 @@ while kill -0 "$load" 2>/dev/null; do
 done
 wait "$load"
 cat "$data/load.out"
+journal_gaps "after the run: the journals of sessions not saved"
 echo "load average (1 min) during the run: ${loads[*]} (before: $load_before)"
 read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/null || true
 [ -n "${utime:-}" ] && echo "server CPU time since its (last) start: $(( (utime + stime) / $(getconf CLK_TCK) )) s"

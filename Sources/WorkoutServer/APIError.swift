@@ -20,6 +20,8 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     var detail: String?
     /// Seconds after which the client may try again (the `Retry-After` header of a 429 or 503), nil: none sent.
     var retryAfter: Int?
+    /// An error already logged at its level once (a damaged journal asked for again): logged at debug level.
+    var repeated = false
 
     init(
         status: Int, code: String, message: String, details: [String: String] = [:], detail: String? = nil,
@@ -65,6 +67,18 @@ struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 503: the server cannot answer now (`detail`, the cause, is logged only).
     static func unavailable(_ message: String, detail: String? = nil) -> APIError {
         APIError(status: 503, code: "unavailable", message: message, detail: detail)
+    }
+
+    /// 500 `journal_damaged`: live session `session` cannot be read back from its journal, which recovery refuses
+    /// as damaged (`DamagedJournals`); sending again does not help. `detail` is logged only.
+    static func journalDamaged(session: UUID, detail: String, repeated: Bool) -> APIError {
+        var error = APIError(
+            status: 500, code: "journal_damaged",
+            message: "session \(session) cannot be resumed: its journal on the server is damaged and was kept as it "
+                + "is for the server's operator; sending again will not help. Record on in a new session (a new id)",
+            detail: detail)
+        error.repeated = repeated
+        return error
     }
 
     /// 499 (nginx's "client closed request"): the request was cancelled before its answer, its client having hung

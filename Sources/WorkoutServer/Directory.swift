@@ -346,7 +346,7 @@ public final class ServerDirectory: Sendable {
 
     /// Runs `body` in one transaction of the directory's database (SQLite or PostgreSQL: the statements are
     /// written for both, with `?` placeholders). `single`: `body` is one statement, which PostgreSQL runs
-    /// without BEGIN and COMMIT.
+    /// without BEGIN and COMMIT when it reads, and committed by a COMMIT sent with it when it writes.
     private func perform<T>(
         readOnly: Bool = false, single: Bool = false, _ body: (any DirectoryStatements) throws -> T
     ) throws(ServerSetupError) -> T {

@@ -324,10 +324,14 @@ final class LiveSession: Sendable {
     /// again) and the registry hands out a new object read back from the journal.
     private let released = Atomic<Bool>(false)
 
-    init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording) {
+    /// Where a journal that recovery refuses as damaged is answered from (`DamagedJournals`).
+    let damaged: DamagedJournals
+
+    init(athlete: Athlete, id: UUID, store: WorkoutStore, recording: JournaledRecording, damaged: DamagedJournals) {
         self.athlete = athlete
         self.id = id
         self.store = store
+        self.damaged = damaged
         current = Mutex((recording, Self.lastBatch(of: recording)))
     }
 
@@ -437,6 +441,9 @@ final class LiveSession: Sendable {
         do {
             try recording.commit()
         } catch {
+            // Nothing of the batch is kept (a commit whose changes did not continue the journal,
+            // `journalOutOfStep`, wrote nothing either): the session is read back from its journal, whose
+            // `lastBatch` the client resends from.
             rebuild()
             throw .unavailable("batch \(seq) could not be committed; send it again", detail: "\(error)")
         }
@@ -468,7 +475,8 @@ final class LiveSession: Sendable {
     }
 
     /// Reads the session back from its journal. A journal that is gone leaves the session finished; one that
-    /// cannot be read now (the database is away) leaves it stale, read back again on the next call.
+    /// cannot be read now (the database is away) leaves it stale, read back again on the next call; one refused
+    /// as damaged too, answered 500 `journal_damaged` (`DamagedJournals`).
     private func recover() throws(APIError) {
         let recovered: JournaledRecording?
         do {
@@ -478,6 +486,7 @@ final class LiveSession: Sendable {
         } catch {
             current.withLock { $0.recording = nil }
             stale.store(true, ordering: .releasing)
+            if let answer = damaged.answer(athlete: athlete, session: id, error) { throw answer }
             throw .unavailable(
                 "session \(id) cannot be read back from its journal now; send the batch again", detail: "\(error)")
         }
@@ -531,6 +540,8 @@ actor LiveSessions {
         var session: UUID
     }
     private var sessions: [Key: LiveSession] = [:]
+    /// The sessions whose journal recovery refused as damaged.
+    nonisolated let damaged = DamagedJournals()
 
     static func options(id: UUID) -> BuilderOptions {
         // Strict: a bad sample refuses its batch (the client hears why) instead of being dropped silently.
@@ -574,7 +585,7 @@ actor LiveSessions {
         let recovered: JournaledRecording?
         do {
             recovered = try await Offload.run { () throws(APIError) -> JournaledRecording? in
-                try Self.recover(id: id, from: store)
+                try Self.recover(athlete: athlete, id: id, from: store, damaged: self.damaged)
             }
         } catch {
             await unreserve(athlete: athlete)
@@ -584,7 +595,8 @@ actor LiveSessions {
             await unreserve(athlete: athlete)
             return nil
         }
-        return await keepOpened(LiveSession(athlete: athlete, id: id, store: store, recording: recovered))
+        return await keepOpened(
+            LiveSession(athlete: athlete, id: id, store: store, recording: recovered, damaged: damaged))
     }
 
     /// The 429 of an athlete at its limit of sessions.
@@ -596,13 +608,17 @@ actor LiveSessions {
             details: ["limit": String(limit)])
     }
 
-    /// Session `id` read back from `store`'s journal; nil when it has none (blocks: on a store thread).
-    private static func recover(id: UUID, from store: WorkoutStore) throws(APIError) -> JournaledRecording? {
+    /// Session `id` read back from `store`'s journal; nil when it has none (blocks: on a store thread). A journal
+    /// refused as damaged is a 500 `journal_damaged` (`DamagedJournals`), any other failure a 503.
+    private static func recover(
+        athlete: Athlete, id: UUID, from store: WorkoutStore, damaged: DamagedJournals
+    ) throws(APIError) -> JournaledRecording? {
         do {
             return try store.recoverActiveSession(id: id, commitInterval: 0)
         } catch .sessionNotFound {
             return nil
         } catch {
+            if let answer = damaged.answer(athlete: athlete, session: id, error) { throw answer }
             throw .unavailable("session \(id) cannot be read from the journal now; try again", detail: "\(error)")
         }
     }
@@ -656,10 +672,11 @@ actor LiveSessions {
             var resumed: Bool
         }
         let opened: Opened
+        let damaged = damaged
         do {
             opened = try await Offload.run { () throws(APIError) -> Opened in
                 let (store, new) = try prepare()
-                if !new, let recovered = try Self.recover(id: id, from: store) {
+                if !new, let recovered = try Self.recover(athlete: athlete, id: id, from: store, damaged: damaged) {
                     return Opened(recording: recovered, store: store, resumed: true)
                 }
                 do {
@@ -669,7 +686,7 @@ actor LiveSessions {
                 } catch StoreError.workoutExists {
                     // The id is taken: by a journal (one begun by a request racing this one, or one no claim
                     // knows of), which is resumed, or by a saved workout.
-                    if let recovered = try Self.recover(id: id, from: store) {
+                    if let recovered = try Self.recover(athlete: athlete, id: id, from: store, damaged: damaged) {
                         return Opened(recording: recovered, store: store, resumed: true)
                     }
                     if (try? store.workout(id: id)) != nil {
@@ -686,7 +703,8 @@ actor LiveSessions {
             if let session = await inMemory(athlete: athlete, id: id) { return (session, false) }
             throw error
         }
-        let session = LiveSession(athlete: athlete, id: id, store: opened.store, recording: opened.recording)
+        let session = LiveSession(
+            athlete: athlete, id: id, store: opened.store, recording: opened.recording, damaged: damaged)
         let kept = await keepOpened(session)
         return (kept, !opened.resumed && kept === session)
     }
@@ -713,5 +731,28 @@ actor LiveSessions {
     /// Commits every session's pending changes (graceful shutdown).
     func closeAll() async {
         for session in sessions.values { await session.close() }
+    }
+}
+
+/// The live sessions whose journal recovery refused as damaged (a gap in its changes, a chunk that does not decode,
+/// samples no change names, changes that do not replay): permanent, so answered 500 `journal_damaged` on every
+/// request, not 503 "try again" for ever. Recovery never renumbers or skips changes to get past the damage (the
+/// changes after a gap would replay other samples than they were acknowledged with); the journal stays as it
+/// is for an operator. The first answer of each session is logged at error level and counted
+/// (`workout_live_journals_damaged_total`); its repeats are logged at debug level only.
+final class DamagedJournals: Sendable {
+    private let reported = Mutex<Set<UUID>>([])
+
+    /// The answer for session `id` of `athlete` whose journal recovery refused with `error`; nil when `error` is
+    /// not damage (a database away, a timeout: worth trying again).
+    func answer(athlete: Athlete, session id: UUID, _ error: StoreError) -> APIError? {
+        switch error {
+        case .corruptChunk, .corrupt, .engine: break
+        default: return nil
+        }
+        let first = reported.withLock { $0.insert(id).inserted }
+        return .journalDamaged(
+            session: id, detail: "the journal of live session \(id) of athlete \(athlete.name) is damaged: \(error)",
+            repeated: !first)
     }
 }

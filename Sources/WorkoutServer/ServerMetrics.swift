@@ -23,6 +23,8 @@ struct ServerMetrics: Sendable {
     let sessionsOverLimit: Metrics.Counter
     /// Idle live sessions released from memory (journal kept).
     let idleSessionsReleased: Metrics.Counter
+    /// Live sessions whose journal recovery refused as damaged (500 `journal_damaged`), each counted once.
+    let damagedJournals: Metrics.Counter
     let batchCommit: Metrics.Timer
 
     init() {
@@ -38,6 +40,7 @@ struct ServerMetrics: Sendable {
         sessionsOpened = Metrics.Counter(label: "workout_live_sessions_opened_total", factory: factory)
         sessionsOverLimit = Metrics.Counter(label: "workout_live_sessions_over_limit_total", factory: factory)
         idleSessionsReleased = Metrics.Counter(label: "workout_live_sessions_idle_released_total", factory: factory)
+        damagedJournals = Metrics.Counter(label: "workout_live_journals_damaged_total", factory: factory)
         batchCommit = Metrics.Timer(label: "workout_live_batch_commit_seconds", factory: factory)
     }
 }
@@ -66,7 +69,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             failure = Self.apiError(error, request: request)
         }
-        if failure.statusCode >= 500 {
+        if failure.code == "journal_damaged", !failure.repeated { metrics.damagedJournals.increment() }
+        if failure.statusCode >= 500, failure.repeated {
+            metrics.serverErrors.increment()
+            context.logger.debug(
+                "request failed again: \(failure)", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(128))"])
+        } else if failure.statusCode >= 500 {
             metrics.serverErrors.increment()
             context.logger.error(
                 "request failed: \(failure)", metadata: ["method": "\(request.method)", "path": "\(request.uri.path.prefix(128))"])

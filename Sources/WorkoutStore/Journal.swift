@@ -556,6 +556,15 @@ extension WorkoutStore {
                 }
             }
         }
+        // Every sample and route point of the chunks is named by a change: chunks holding more were written by a
+        // commit whose changes are missing (the journal was changed), and replaying without them would drop those
+        // samples silently (and number the next ones past them).
+        guard sampleCursor == samples.count, routeCursor == route.count else {
+            throw .corruptChunk(
+                workout: id,
+                detail: "the recording's chunks hold \(samples.count - sampleCursor) samples and \(route.count - routeCursor) "
+                    + "route points that no journal change names: the journal was changed")
+        }
         // Later samples start new chunks (the partly filled ones stay as they are).
         var tails = JournalWriter.Tails()
         let lastSample = samples.last?.0 ?? -1

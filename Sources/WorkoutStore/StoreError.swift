@@ -25,6 +25,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A statement ran longer than the store's statement time limit and was cancelled (nothing it would have
     /// written was kept).
     case timedOut
+    /// A journal commit's changes do not continue the session's stored journal (the writer numbered past it: a
+    /// commit it was told was done was not kept); nothing of the commit was written. The recording cannot go on:
+    /// read the session back from its journal (`recoverActiveSession`), which holds every change kept.
+    case journalOutOfStep(session: UUID, detail: String)
     case engine(EngineError)
 
     public var description: String {
@@ -65,6 +69,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "database error on \(path): \(detail)"
         case .timedOut:
             "a database statement took longer than its time limit and was cancelled; ask for less, or try again"
+        case .journalOutOfStep(let session, let detail):
+            "the journal of recording session \(session) does not continue where this commit starts (\(detail)): a "
+                + "commit reported done before was not kept, and nothing of this one was written. Read the session "
+                + "back from its journal and go on from there"
         case .engine(let error):
             error.description
         }

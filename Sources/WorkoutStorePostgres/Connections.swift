@@ -87,11 +87,15 @@ struct Transaction {
     /// statement whose client went away (PostgreSQL 14 and later). On an older one the statement would run on
     /// to its end or time limit, holding a backend for no one, so the wait is not interrupted.
     var interruptible = true
+    /// Whether each statement runs in a transaction of its own, committed by an explicit COMMIT (`runCommitted`):
+    /// a single-statement write, whose success is acknowledged to a client.
+    var commitsEach = false
 
     @discardableResult
     func run(_ sql: SQL) throws -> [Record] {
         var sql = sql
         if team { sql.text = sql.text.replacingOccurrences(of: "athlete = $1", with: "athlete = ANY($1)") }
+        if commitsEach { return try runCommitted(sql.query()) }
         let query = sql.query()
         // postgres-nio writes a query to its channel without a promise: on a channel the server already closed
         // (a terminated backend, a PostgreSQL restart) the query's future never completes and `wait()` would
@@ -114,6 +118,52 @@ struct Transaction {
 
     @discardableResult
     func run(_ text: String) throws -> [Record] { try run(SQL(text)) }
+
+    /// Runs `query` in a transaction of its own: `BEGIN`, the statement and `COMMIT`, handed to the connection
+    /// together (PostgresNIO sends each as the previous one is answered, without a wait of this thread in between)
+    /// and returns its rows only once the `COMMIT` answered with the tag `COMMIT`.
+    ///
+    /// A statement run alone (autocommit) is answered with its CommandComplete before PostgreSQL commits its
+    /// implicit transaction, and PostgresNIO completes the query there: an error of the commit itself (a deferred
+    /// constraint, an immediate shutdown that flushes the pending answer and exits before the commit record is
+    /// written) came after a success already reported, and a journal commit that PostgreSQL never made was
+    /// acknowledged to a client. The `COMMIT`'s answer is sent only once the commit is durable
+    /// (`synchronous_commit = on`). A statement that fails makes the `COMMIT` answer `ROLLBACK`; its own error is
+    /// thrown.
+    private func runCommitted(_ query: PostgresQuery) throws -> [Record] {
+        let (connection, logger) = (connection, logger)
+        let cancellation = StoreCancellation.current
+        if cancellation?.isCancelled == true { throw StoreError.timedOut }
+        let future = connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+            guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
+            let begin = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: logger)
+            let statement = connection.query(query, logger: logger)
+            let commit = connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger)
+            // Every answer is waited for, so that the connection is out of the transaction when it is given back;
+            // the first failure is the one thrown.
+            return EventLoopFuture.whenAllComplete([begin, statement, commit], on: connection.eventLoop)
+                .flatMapThrowing { results in
+                    for case .failure(let error) in results { throw error }
+                    guard case .success(let committed) = results[2], committed.metadata.command == "COMMIT",
+                        case .success(let answer) = results[1]
+                    else {
+                        let tag = (try? results[2].get())?.metadata.command ?? "nothing"
+                        throw NotCommitted(answer: tag)
+                    }
+                    return answer
+                }
+        }
+        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init) }
+        return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
+            try future.wait().rows.map(Record.init)
+        }
+    }
+}
+
+/// A transaction's `COMMIT` answered something else than `COMMIT` (PostgreSQL rolled it back): nothing was written.
+struct NotCommitted: Error, CustomStringConvertible {
+    let answer: String
+    var description: String { "the transaction was not committed (PostgreSQL answered \(answer) to COMMIT)" }
 }
 
 /// A pooled connection the server has closed (it is dropped; the next transaction connects again).
@@ -230,9 +280,15 @@ final class ConnectionPool: Sendable {
 
     /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.
     ///
-    /// With `single`, `body` runs one statement: it runs alone, without BEGIN and COMMIT (two round trips fewer).
+    /// With `single`, `body` runs one statement. A read runs alone, without BEGIN and COMMIT (two round trips
+    /// fewer); a write runs between BEGIN and COMMIT handed to the connection with it (`Transaction.runCommitted`):
+    /// it returns only once PostgreSQL answered that it committed.
+    ///
+    /// With `snapshot` (a read of several statements that must agree, a journal's session, changes and chunks), the
+    /// transaction is REPEATABLE READ: every statement sees the database as of the first one.
     func transaction<T>(
-        readOnly: Bool = false, single: Bool = false, team: Bool = false, _ body: (Transaction) throws -> T
+        readOnly: Bool = false, single: Bool = false, team: Bool = false, snapshot: Bool = false,
+        _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
@@ -286,9 +342,12 @@ final class ConnectionPool: Sendable {
         }
         let transaction = Transaction(
             connection: connection, logger: logger, team: team,
-            interruptible: checksClient.load(ordering: .relaxed))
+            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly)
         do {
-            if !single { try transaction.run(readOnly ? "BEGIN READ ONLY" : "BEGIN") }
+            if !single {
+                let isolation = snapshot ? " ISOLATION LEVEL REPEATABLE READ" : ""
+                try transaction.run("BEGIN" + isolation + (readOnly ? (snapshot ? "," : "") + " READ ONLY" : ""))
+            }
             let result = try body(transaction)
             if !single { try transaction.run("COMMIT") }
             putBack(connection, cancellation: cancellation)

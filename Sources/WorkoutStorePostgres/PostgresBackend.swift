@@ -672,15 +672,15 @@ final class PostgresBackend: StoreBackend {
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
         // The commit's chunks and journal entries go in one statement (`appendSQL`): one round trip and one
         // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
-        // session's commit (nothing closing) is that statement alone, without BEGIN and COMMIT (a single
-        // statement is its own transaction).
+        // session's commit (nothing closing) is that statement alone, between a BEGIN and a COMMIT handed to the
+        // connection with it (`single`): it counts as done only when the COMMIT answered that it committed.
         if commit.closing == nil, !isTeam {
-            let found = try pool.transaction(single: true) { t in try appendedRow(t.run(appendSQL(commit))) }
+            let found = try pool.transaction(single: true) { t in try append(t, commit) }
             guard found != nil else { throw .sessionNotFound(commit.session) }
             return
         }
         try write { t in
-            guard let row = try appendedRow(t.run(appendSQL(commit))) else {
+            guard let row = try append(t, commit) else {
                 throw StoreError.sessionNotFound(commit.session)
             }
             switch commit.closing {
@@ -753,6 +753,16 @@ final class PostgresBackend: StoreBackend {
         return sql
     }
 
+    /// Runs `appendSQL(commit)`: the session's workout row, nil when the session's journal is gone. Entries that
+    /// do not continue the stored journal are refused by the database (migration 5): `journalOutOfStep`.
+    private func append(_ t: Transaction, _ commit: JournalCommit) throws -> Int64? {
+        do {
+            return try appendedRow(t.run(appendSQL(commit)))
+        } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
+            throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
+        }
+    }
+
     /// The workout row `appendSQL` answered, nil when the session's journal is gone.
     private func appendedRow(_ records: [Record]) throws -> Int64? {
         try records.first?.optionalInt(0)
@@ -812,7 +822,9 @@ final class PostgresBackend: StoreBackend {
     }
 
     func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? {
-        try read { t -> LoadedJournal? in
+        // One snapshot for the session, its changes and its chunks: read in separate statements of a READ
+        // COMMITTED transaction, a commit landing in between could show its chunks without its changes.
+        try pool.transaction(readOnly: true, team: isTeam, snapshot: true) { t -> LoadedJournal? in
             var find = scoped()
             find.text = "SELECT uuid, configuration, options, created, workout_row FROM journal_session WHERE athlete = $1"
             if let id {

@@ -62,7 +62,8 @@ extension PostgresWorkoutDatabase {
     ///
     /// For small tables of the caller's own beside the workouts (the server's directory); the workouts are
     /// reached only through `store(athlete:)`. `single`: `body` runs one statement, which is its own transaction
-    /// (no BEGIN and COMMIT: one round trip instead of three).
+    /// (a read without BEGIN and COMMIT; a write with them handed to the connection together, returning only once
+    /// committed).
     public func transaction<T>(
         readOnly: Bool = false, single: Bool = false, _ body: (PostgresStatements) throws -> T
     ) throws -> T {

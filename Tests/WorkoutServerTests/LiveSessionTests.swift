@@ -4,6 +4,7 @@ import WorkoutEngine
 import WorkoutModel
 import WorkoutServer
 import WorkoutStore
+import WorkoutStorePostgres
 
 /// Live sessions: numbered batches acknowledged after their commit, refused batches change nothing, and a
 /// client resuming after a server restart loses nothing and doubles nothing.
@@ -215,6 +216,137 @@ struct LiveSessionTests {
         let resent = try await server.json("POST", path, token: token, second)
         #expect(resent.status == 200 && resent.json["ack"] as? Int == 2, "\(resent.status) \(resent.text)")
         #expect(try await Self.state(server, session, token: token) == (2, 10, "running"))
+        await server.stop()
+    }
+
+    /// Installs on `url` a deferred constraint trigger failing, when its transaction commits, the transaction that
+    /// writes change `seq` of `session` (after the statement completed: what an immediate shutdown of PostgreSQL
+    /// does to a commit in flight); returns the statement removing it.
+    static func failAtCommit(_ url: String, athlete: UUID, session: String, seq: Int) throws -> String {
+        let partition = PostgresSchema.partition("journal_change", athlete: athlete)
+        try Self.psql(
+            url,
+            """
+            CREATE FUNCTION fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS
+              $$BEGIN IF NEW.session = '\(session.lowercased())' AND NEW.seq = \(seq) THEN
+                RAISE EXCEPTION 'commit-time failure'; END IF; RETURN NULL; END$$
+            """,
+            """
+            CREATE CONSTRAINT TRIGGER fail_at_commit AFTER INSERT ON \(partition) DEFERRABLE INITIALLY DEFERRED
+              FOR EACH ROW EXECUTE FUNCTION fail_at_commit()
+            """)
+        return "DROP TRIGGER fail_at_commit ON \(partition); DROP FUNCTION fail_at_commit()"
+    }
+
+    // A batch whose commit PostgreSQL failed at commit time (after the statement's answer) used to be acknowledged;
+    // the next batch's changes then left a gap in the journal and the session answered 503 for ever once read back.
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func aBatchWhoseCommitFailsAtCommitTimeIsRefusedAndResentWhole() async throws {
+        var server = try await TestServer.start(backend: .postgres)
+        let folder = server.folder
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let url = try #require(server.postgresURL)
+        let (athlete, token) = try server.directory.addAthlete(name: "gus")
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-120)
+        func batch(_ seq: Int) -> [String: Any] {
+            heartRateBatch(
+                seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, first: Double(100 + 10 * seq),
+                startSession: seq == 1)
+        }
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        for seq in 1...3 { #expect(try await server.json("POST", path, token: token, batch(seq)).json["ack"] as? Int == seq) }
+
+        let next = try #require(
+            Int(try TestPostgres.psql(url, "SELECT max(seq) + 1 FROM journal_change WHERE session = '\(session.lowercased())'")))
+        let removeTrigger = try Self.failAtCommit(url, athlete: athlete.id, session: session, seq: next)
+        let refused = try await server.json("POST", path, token: token, batch(4))
+        #expect(refused.status == 503 && refused.errorCode == "unavailable", "\(refused.status) \(refused.text)")
+        #expect(refused.text.contains("send it again"), "\(refused.text)")
+        try TestPostgres.psql(url, removeTrigger)
+        #expect(try await Self.state(server, session, token: token) == (3, 30, "running"))
+
+        // The client resends from the durable lastBatch: 4, then 5 ending the session.
+        #expect(try await server.json("POST", path, token: token, batch(4)).json["ack"] as? Int == 4)
+        var last = batch(5)
+        var items = last["items"] as? [[String: Any]] ?? []
+        items.append(["kind": "stop", "at": iso(start.addingTimeInterval(50))])
+        items.append(["kind": "end", "at": iso(start.addingTimeInterval(50))])
+        last["items"] = items
+        #expect(try await server.json("POST", path, token: token, last).json["ack"] as? Int == 5)
+
+        // Another server reads the session back from the journal: whole, without a gap.
+        await server.stop()
+        server = try await TestServer.start(folder: folder, backend: .postgres, postgresURL: url)
+        #expect(try await Self.state(server, session, token: token) == (5, 50, "ended"))
+        let finished = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(finished.status == 200, "\(finished.text)")
+        let samples = try await server.send("GET", "/v1/samples?workout=\(session)&type=heartRate", token: token)
+        let values = ((samples.json["samples"] as? [[String: Any]]) ?? []).compactMap {
+            (($0["sample"] as? [String: Any])?["quantity"] as? [String: Any])?["value"] as? Double
+        }
+        let expected = (1...5).flatMap { seq in (0..<10).map { Double(100 + 10 * seq + $0) } }
+        #expect(values == expected, "every acknowledged sample once, in order")
+        await server.stop()
+    }
+
+    // A journal with a gap (changes missing in the middle) is permanent damage: it was answered 503 "try again"
+    // for ever. Now 500 journal_damaged, without internals in the body, counted once; the journal stays as it is.
+    @Test(arguments: Backend.available)
+    func aSessionWhoseJournalHasAGapIsAnsweredJournalDamagedNotTryAgain(_ backend: Backend) async throws {
+        var server = try await TestServer.start(backend: backend)
+        let folder = server.folder
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (athlete, token) = try server.directory.addAthlete(name: "hal")
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        for seq in 1...3 {
+            let batch = heartRateBatch(
+                seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, startSession: seq == 1)
+            #expect(try await server.json("POST", path, token: token, batch).json["ack"] as? Int == seq)
+        }
+        await server.stop()
+        // Batch 2's changes are removed behind the server's back: batch 3's follow a gap.
+        switch backend {
+        case .sqlite:
+            // One row per commit: the one before the last is batch 2's.
+            let file = folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = [
+                "python3", "-c",
+                """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("DELETE FROM journal_change WHERE seq = (SELECT seq FROM journal_change ORDER BY seq DESC LIMIT 1 OFFSET 1)")
+                db.commit()
+                """, file,
+            ]
+            try python.run()
+            python.waitUntilExit()
+            #expect(python.terminationStatus == 0)
+        case .postgres:
+            // A change per row: batch 3 wrote two (its samples and its number), the one before them is batch 2's.
+            let url = try #require(server.postgresURL)
+            let id = "'\(session.lowercased())'"
+            try TestPostgres.psql(
+                url,
+                "DELETE FROM journal_change WHERE session = \(id) AND seq = (SELECT max(seq) - 2 FROM journal_change WHERE session = \(id))")
+        }
+        server = try await TestServer.start(folder: folder, backend: backend, postgresURL: server.postgresURL)
+        for _ in 0..<2 {
+            let state = try await server.send("GET", "/v1/sessions/\(session)", token: token)
+            #expect(state.status == 500 && state.errorCode == "journal_damaged", "\(state.status) \(state.text)")
+            #expect(!state.text.contains("numbered") && !state.text.contains("SQL"), "no internals: \(state.text)")
+        }
+        let batch = heartRateBatch(seq: 4, start: start.addingTimeInterval(30), count: 10)
+        let refused = try await server.json("POST", path, token: token, batch)
+        #expect(refused.status == 500 && refused.errorCode == "journal_damaged", "\(refused.status) \(refused.text)")
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_journals_damaged_total 1"), "counted once per journal")
         await server.stop()
     }
 

@@ -37,7 +37,7 @@ struct SchemaMigrationTests {
         defer { reopened.closeConnections() }
         #expect(try options("sample_chunk") == "fillfactor=70")
         #expect(try options("route_chunk") == "fillfactor=70")
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5")
         // And the store writes through the function migration 4 made.
         let store = try reopened.store(athlete: athlete)
         let recording = try store.beginRecording(configuration: WorkoutConfiguration(activityType: .running), commitInterval: 0)

@@ -295,6 +295,35 @@ struct CrashRecoveryTests {
         }
     }
 
+    // A journal whose last change is missing while the chunks still hold its samples was recovered short: the
+    // samples dropped silently, and the next ones numbered past them.
+    @Test("chunk samples that no journal change names are a typed error, not dropped", arguments: Backend.available)
+    func chunkSamplesNoChangeNamesAreATypedError(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let store = fixture.store
+        defer { fixture.cleanup() }
+        let clock = ManualClock(t(0))
+        let recording = try store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
+        try recording.commit()
+        try recording.builder.add((10..<15).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) })
+        try recording.commit()  // one change (the samples): one row on both backends
+        try fixture.execute(
+            sqlite: "DELETE FROM journal_change WHERE seq = (SELECT max(seq) FROM journal_change)",
+            postgres: """
+                DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral)
+                AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral))
+                """)
+        #expect {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, let detail) = error as? StoreError else { return false }
+            return workout == recording.id && detail.contains("5 samples")
+        }
+    }
+
     @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap", arguments: Backend.available)
     func journalChangeNumberOverflowIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)

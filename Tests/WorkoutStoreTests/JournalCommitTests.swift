@@ -58,6 +58,50 @@ struct JournalCommitTests {
         #expect(try store.workouts(matching: WorkoutQuery()).count == 1)
     }
 
+    // A writer numbering past its stored journal (a commit it was told was done was not kept, as PostgreSQL's
+    // early autocommit answer at an immediate shutdown gave) used to write on, leaving a gap that recovery refused
+    // for ever ("journal change 4 is numbered 5"). The store now refuses such a commit, writing nothing, and the
+    // journal read back holds every change kept and goes on.
+    @Test(arguments: Backend.available) func aCommitThatDoesNotContinueTheJournalIsRefused(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        // A commit of one change, then lost behind the writer's back.
+        try recording.builder.addMetadata(["lost": .string("yes")])
+        try recording.commit()
+        let session = recording.id.uuidString
+        try fixture.execute(
+            sqlite: """
+                DELETE FROM journal_change WHERE session = ?
+                AND seq = (SELECT max(seq) FROM journal_change WHERE session = ?)
+                """, [session, session],
+            postgres: """
+                DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid
+                AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid)
+                """, [session.lowercased()])
+
+        try recording.builder.add((10..<20).map { hr(Double($0)) })
+        let refused = #expect(throws: StoreError.self) { try recording.commit() }
+        if case .journalOutOfStep(let id, _) = refused {
+            #expect(id == recording.id)
+        } else {
+            Issue.record("expected journalOutOfStep, got \(String(describing: refused))")
+        }
+
+        // Read back: the changes kept, nothing of the refused commit; recording goes on from there.
+        let recovered = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(try recovered.committedSamples().map(\.start) == (0..<10).map { t(Double($0)) })
+        #expect(recovered.builder.metadata["lost"] == nil)
+        try recovered.builder.add((10..<20).map { hr(Double($0)) })
+        try recovered.commit()
+        let again = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(try again.committedSamples().map(\.start) == (0..<20).map { t(Double($0)) })
+    }
+
     // finish() after stop, then end(): journal rows orphaned by a later commit.
     @Test(arguments: Backend.available) func commitAfterFinishLeavesNoOrphanJournalRows(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)

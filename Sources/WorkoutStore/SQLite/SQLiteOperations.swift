@@ -265,6 +265,15 @@ extension SQLiteBackend {
             for chunk in commit.routeChunks { try writer.write(chunk, workout: row) }
             // One row per commit: the entries packed (a row per change costs more than the change).
             if let first = commit.entries.first {
+                // The entries continue the stored journal, or nothing is written (as PostgreSQL's
+                // `workout_journal_append` checks): a writer numbering past it would leave a gap recovery refuses.
+                let next = try Self.nextJournalSeq(db, session: id)
+                guard first.seq == next, let last = commit.entries.last, last.seq == next + Int64(commit.entries.count) - 1
+                else {
+                    throw StoreError.journalOutOfStep(
+                        session: commit.session,
+                        detail: "the journal continues at change \(next), not at change \(first.seq)")
+                }
                 try db.execute(
                     sql: """
                         INSERT INTO journal_change(session, seq, kind, payload, first_row, row_count)
@@ -286,6 +295,20 @@ extension SQLiteBackend {
             }
         }
         if commit.closing != nil { reclaimSpace() }
+    }
+
+    /// The number of the next change of `session`'s journal: one past its last stored change (0 when empty). A
+    /// packed row (`batch`) holds `row_count` changes from its `seq`; a row of schema 1 holds one.
+    static func nextJournalSeq(_ db: Database, session: String) throws -> Int64 {
+        guard
+            let last = try Row.fetchOne(
+                db, sql: "SELECT seq, kind, row_count FROM journal_change WHERE session = ? ORDER BY seq DESC LIMIT 1",
+                arguments: [session])
+        else { return 0 }
+        let seq: Int64 = last["seq"]
+        let kind: String = last["kind"]
+        let count: Int64 = kind == "batch" ? (last["row_count"] ?? 1) : 1
+        return seq + count
     }
 
     /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`).
