@@ -171,6 +171,11 @@ public struct BuilderOptions: Sendable {
         }
         try automaticTransitions.validate()
         try legs?.validate()
+        if legs == .detected, !automaticTransitions.enabled {
+            throw .invalidOption(
+                "a detected leg sequence needs automaticTransitions.enabled (nothing else finds its legs: the session "
+                    + "would record no activity); enable detection or state the sequence with .stated")
+        }
         try autoPause?.validate()
         try heartRateRecovery.validate()
     }

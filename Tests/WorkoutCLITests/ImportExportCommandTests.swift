@@ -78,7 +78,7 @@ struct ImportExportCommandTests {
         #expect(lines.contains("distance 1 2 1"))
         #expect(lines.contains("fp_strava-android-app.fit session 1: distance 928.25/11274.04"))
         // The file holds nothing that could give the device's figure: the summary says so.
-        #expect(lines.contains { $0.hasPrefix("not in the file: no record's distance reaches the 11274.04 m") })
+        #expect(lines.contains { $0.hasPrefix("not in the file: the records' distance gains") && $0.contains("short of the 11274.04 m") })
         #expect(lines.contains { $0.hasPrefix("1 of the 1 disagreements are device figures no message of the file holds") })
         #expect(lines.contains("damaged files (imported up to the damage): fp_strava-android-app.fit"))
         let json = try runCommand([
@@ -91,7 +91,7 @@ struct ImportExportCommandTests {
         #expect(distance["agree"] as? Int == 1 && distance["total"] as? Int == 2)
         let disagreement = try #require((distance["disagreements"] as? [[String: Any]])?.first)
         #expect(disagreement["ours"] as? String == "928.25" && disagreement["device"] as? String == "11274.04")
-        #expect((disagreement["notInFile"] as? String)?.contains("the records' last: 928.25 m") == true)
+        #expect((disagreement["notInFile"] as? String)?.contains("to 928.25 m") == true)
     }
 
     @Test func aFolderImportsEveryFITFileAndReportsFailures() throws {

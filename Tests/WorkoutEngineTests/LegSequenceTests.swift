@@ -134,4 +134,13 @@ struct LegSequenceTests {
                 configuration: WorkoutConfiguration(activityType: .other), options: BuilderOptions(legs: .stated(sports)))
         }
     }
+
+    /// A sequence to be detected with detection off would record no activity at all: refused.
+    @Test func aDetectedSequenceWithoutDetectionIsRefused() {
+        var options = BuilderOptions(legs: .detected)
+        options.automaticTransitions.enabled = false
+        #expect(throws: EngineError.self) {
+            try WorkoutSession(configuration: WorkoutConfiguration(activityType: .other), options: options)
+        }
+    }
 }

@@ -231,33 +231,39 @@ public struct FITComparison: Sendable, Hashable, Codable {
     }
 
     /// Why the device's distance of session `index` cannot come from the file, if it cannot: the
-    /// sessions tile the records' distance counter, and no record reaches the total the sessions
-    /// state up to this one's end (within the check's tolerance) while the counter never goes back.
+    /// sessions tile the records' distance counter, and even the widest gain the records allow over this
+    /// session (from the last record before its start to the first at or after its end, or the last
+    /// record where none follows) falls short of the session's distance by more than the check's
+    /// tolerance, while the counter never goes back. A shortfall of an earlier leg does not explain a
+    /// later one: each leg is judged on its own records.
     static func distanceNotInFile(_ file: FITFile, sessions: [FITSummary], index: Int) -> String? {
-        var stated = 0.0
-        for session in sessions[...index] {
-            guard let distance = session.totalDistance, distance.isFinite, distance >= 0 else { return nil }
-            stated += distance
-        }
-        let own = sessions[index].totalDistance ?? 0
-        var last: (time: UInt32, distance: Double)?
+        let session = sessions[index]
+        guard let own = session.totalDistance, own.isFinite, own > 0, let startTime = session.startTime,
+            let elapsed = session.totalElapsedTime, elapsed.isFinite, elapsed >= 0
+        else { return nil }
+        let start = Double(startTime)
+        let end = start + elapsed
+        var atStart = 0.0
+        var last: (time: Double, distance: Double)?
         var highest = -Double.infinity
         for record in file.records {
             guard let distance = record.distance, distance.isFinite, let timestamp = record.timestamp else { continue }
             // A counter that restarts may have reached the total before: nothing to say then.
             if distance < highest - 1 { return nil }
             highest = max(highest, distance)
-            last = (timestamp, distance)
+            let time = Double(timestamp)
+            if time < start { atStart = distance }
+            if let last, last.time >= end { continue }
+            last = (time, distance)
         }
-        guard let last, highest < stated - own * FidelitySummary.distanceTolerance else { return nil }
+        guard let last, last.time >= start, last.distance - atStart < own * (1 - FidelitySummary.distanceTolerance)
+        else { return nil }
         var reason = String(
-            format: "no record's distance reaches the %.2f m the device's sessions state up to this one's end "
-                + "(the records' last: %.2f m", stated, highest)
-        if let startTime = sessions[index].startTime, let elapsed = sessions[index].totalElapsedTime {
-            let before = Double(startTime) + elapsed - Double(last.time)
-            if before > 0 { reason += String(format: ", %.1f s before the session's end", before) }
-        }
-        return reason + ")"
+            format: "the records' distance gains %.2f m over the session, from %.2f m at its start to %.2f m, "
+                + "short of the %.2f m the device states", last.distance - atStart, atStart, last.distance, own)
+        let before = end - last.time
+        if before > 0 { reason += String(format: " (the records' last, %.1f s before the session's end)", before) }
+        return reason
     }
 
     static let distanceTypes: [QuantityType] = [.distanceSwimming, .distanceCycling, .distanceWalkingRunning]
