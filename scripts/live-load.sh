@@ -152,9 +152,10 @@ journal_gaps() {
       SELECT session, seq, lag(seq) OVER (PARTITION BY athlete, session ORDER BY seq) AS prev FROM journal_change) x
     WHERE seq <> coalesce(prev, -1) + 1 ORDER BY session, seq" 2>/dev/null) || { echo "journal gap check ($when): the query failed"; return 0; }
   echo "journal gaps ($when): $(printf '%s' "$found" | grep -c .) in $checked journals"
-  [ -n "$found" ] && printf '%s\n' "$found" | head -5
+  if [ -n "$found" ]; then printf '%s\n' "$found" | head -5; gaps_found=1; fi
   return 0
 }
+gaps_found=0
 if [ "$fault" = 1 ]; then
   sleep_until $(( duration / 3 ))
   sample_load
@@ -226,3 +227,5 @@ fi
 if [ -z "${WORKOUT_LOAD_LOG:-}" ] && [ "$fault" != 0 ]; then WORKOUT_LOAD_LOG="/tmp/workout-fault-serve-$(date -u +%Y%m%dT%H%M%S).log"; fi
 [ -n "${WORKOUT_LOAD_LOG:-}" ] && cp "$data/serve.log" "$WORKOUT_LOAD_LOG" && echo "server log kept: $WORKOUT_LOAD_LOG"
 rm -rf "$data"
+# A journal with a gap is a defect (a batch acknowledged and not kept): the run fails.
+if [ "$gaps_found" = 1 ]; then echo "FAIL: a journal has a gap (above)"; exit 1; fi

@@ -429,13 +429,13 @@ final class LiveSession: Sendable {
             try recording.builder.addMetadata([lastBatchMetadataKey: .int(seq)])
         } catch .builderState(_, .notStarted) {
             // Samples, events or the batch number before the session started (an empty batch 1, say).
-            rebuild()
+            if let damage = rebuild() { throw damage }
             throw .conflict(
                 "session_not_started",
                 "batch \(seq) was refused and nothing of it was kept: session \(id) has not started; "
                     + "send a 'start' item ({\"kind\": \"start\", \"at\": …}) first, in this batch or an earlier one")
         } catch {
-            rebuild()
+            if let damage = rebuild() { throw damage }
             throw .unprocessable("rejected_by_engine", "batch \(seq) was refused and nothing of it was kept: \(error)")
         }
         do {
@@ -444,7 +444,7 @@ final class LiveSession: Sendable {
             // Nothing of the batch is kept (a commit whose changes did not continue the journal,
             // `journalOutOfStep`, wrote nothing either): the session is read back from its journal, whose
             // `lastBatch` the client resends from.
-            rebuild()
+            if let damage = rebuild() { throw damage }
             throw .unavailable("batch \(seq) could not be committed; send it again", detail: "\(error)")
         }
         current.withLock { $0.lastBatch = seq }
@@ -465,9 +465,17 @@ final class LiveSession: Sendable {
         }
     }
 
-    /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal.
-    private func rebuild() {
-        try? recover()
+    /// Drops the in-memory session (with its uncommitted changes) and rebuilds it from the journal; the answer
+    /// `journal_damaged` when recovery refused the journal as damaged (the caller throws it instead of its own
+    /// answer, so the first report of the damage reaches the client, the log and the counter), nil otherwise (a
+    /// journal that cannot be read now leaves the session stale, read back on the next call).
+    private func rebuild() -> APIError? {
+        do {
+            try recover()
+            return nil
+        } catch {
+            return error.code == "journal_damaged" ? error : nil
+        }
     }
 
     private func recoverIfStale() throws(APIError) {

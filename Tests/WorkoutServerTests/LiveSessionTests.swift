@@ -346,7 +346,39 @@ struct LiveSessionTests {
         let refused = try await server.json("POST", path, token: token, batch)
         #expect(refused.status == 500 && refused.errorCode == "journal_damaged", "\(refused.status) \(refused.text)")
         let metrics = try await server.send("GET", "/metrics", token: nil)
-        #expect(metrics.text.contains("workout_live_journals_damaged_total 1"), "counted once per journal")
+        #expect(metrics.text.contains("workout_live_journals_damaged_total 1\n"), "counted once per journal")
+        await server.stop()
+    }
+
+    /// Damage first found while the session is rebuilt after a refused commit is answered `journal_damaged` at
+    /// once, counted and logged as the first report, not 503 "send it again" followed by quiet repeats.
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func damageFoundWhileRebuildingAfterARefusedCommitIsReportedAtOnce() async throws {
+        let server = try await TestServer.start(backend: .postgres)
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let token = try server.directory.addAthlete(name: "ivo").token
+        let session = UUID().uuidString
+        let path = "/v1/sessions/\(session)/batches"
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        for seq in 1...3 {
+            let batch = heartRateBatch(
+                seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, startSession: seq == 1)
+            #expect(try await server.json("POST", path, token: token, batch).json["ack"] as? Int == seq)
+        }
+        // Behind the running server's back: batch 2's last change (a gap) and batch 3's last change (the stored
+        // journal now ends before the server's next number, so its next commit is refused as out of step).
+        let id = "'\(session.lowercased())'"
+        try TestPostgres.psql(
+            url,
+            "DELETE FROM journal_change WHERE session = \(id) AND seq IN (SELECT max(seq) - 2 FROM journal_change WHERE session = \(id) "
+                + "UNION SELECT max(seq) FROM journal_change WHERE session = \(id))")
+        let batch = heartRateBatch(seq: 4, start: start.addingTimeInterval(30), count: 10)
+        let refused = try await server.json("POST", path, token: token, batch)
+        #expect(refused.status == 500 && refused.errorCode == "journal_damaged", "\(refused.status) \(refused.text)")
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_journals_damaged_total 1\n"), "counted at the first report")
         await server.stop()
     }
 

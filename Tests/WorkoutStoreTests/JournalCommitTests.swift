@@ -102,6 +102,29 @@ struct JournalCommitTests {
         #expect(try again.committedSamples().map(\.start) == (0..<20).map { t(Double($0)) })
     }
 
+    // A packed row whose stated count is not what it holds would make every later commit out of step (the
+    // continuity check numbers on from the stated count): recovery refuses it as damage, not 503 for ever.
+    @Test func aPackedRowThatMisstatesItsCountIsDamage() throws {
+        let fixture = try StoreFixture(.sqlite)
+        defer { fixture.cleanup() }
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        #expect(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0) != nil)
+        _ = try fixture.execute(
+            sqlite: "UPDATE journal_change SET row_count = row_count + 1 WHERE session = ? AND kind = 'batch'",
+            [recording.id.uuidString], postgres: "")
+        let refused = #expect(throws: StoreError.self) {
+            try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0)
+        }
+        guard case .corruptChunk = refused else {
+            Issue.record("expected corruptChunk, got \(String(describing: refused))")
+            return
+        }
+    }
+
     // finish() after stop, then end(): journal rows orphaned by a later commit.
     @Test(arguments: Backend.available) func commitAfterFinishLeavesNoOrphanJournalRows(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)

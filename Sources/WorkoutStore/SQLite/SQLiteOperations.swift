@@ -391,12 +391,21 @@ extension SQLiteBackend {
                 let seq: Int64 = change["seq"]
                 if kind == "batch" {
                     let packed: Data = change["payload"] ?? Data()
+                    let unpacked: [JournalEntry]
                     do {
-                        entries += try JournalPacking.unpack([UInt8](packed), firstSeq: seq)
+                        unpacked = try JournalPacking.unpack([UInt8](packed), firstSeq: seq)
                     } catch {
                         throw StoreError.corruptChunk(
                             workout: session.id, detail: "journal change \(seq): \(error)")
                     }
+                    // The commit's continuity check numbers on from `row_count`: a row that holds another count
+                    // would refuse every later commit as out of step, so it is damage.
+                    if let rowCount: Int64 = change["row_count"], rowCount != Int64(unpacked.count) {
+                        throw StoreError.corruptChunk(
+                            workout: session.id,
+                            detail: "journal change \(seq) holds \(unpacked.count) changes but says \(rowCount)")
+                    }
+                    entries += unpacked
                     continue
                 }
                 // Schema-1 rows: one change each; a batch of samples or route points names its count.
