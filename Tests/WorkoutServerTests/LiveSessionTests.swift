@@ -299,15 +299,7 @@ struct LiveSessionTests {
         let folder = server.folder
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (athlete, token) = try server.directory.addAthlete(name: "hal")
-        let session = UUID().uuidString
-        let path = "/v1/sessions/\(session)/batches"
-        let start = Date().addingTimeInterval(-60)
-        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
-        for seq in 1...3 {
-            let batch = heartRateBatch(
-                seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, startSession: seq == 1)
-            #expect(try await server.json("POST", path, token: token, batch).json["ack"] as? Int == seq)
-        }
+        let (session, path, start) = try await openWithThreeBatches(server, token: token)
         await server.stop()
         // Batch 2's changes are removed behind the server's back: batch 3's follow a gap.
         switch backend {
@@ -350,14 +342,9 @@ struct LiveSessionTests {
         await server.stop()
     }
 
-    /// Damage first found while the session is rebuilt after a refused commit is answered `journal_damaged` at
-    /// once, counted and logged as the first report, not 503 "send it again" followed by quiet repeats.
-    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
-    func damageFoundWhileRebuildingAfterARefusedCommitIsReportedAtOnce() async throws {
-        let server = try await TestServer.start(backend: .postgres)
-        defer { server.remove() }
-        let url = try #require(server.postgresURL)
-        let token = try server.directory.addAthlete(name: "ivo").token
+    /// Opens a running session and sends batches 1-3 of 10 heart-rate samples each, 10 s apart from a minute ago
+    /// (each acknowledged): the session's id, its batches' path and the first sample's date.
+    private func openWithThreeBatches(_ server: TestServer, token: String) async throws -> (String, String, Date) {
         let session = UUID().uuidString
         let path = "/v1/sessions/\(session)/batches"
         let start = Date().addingTimeInterval(-60)
@@ -367,6 +354,18 @@ struct LiveSessionTests {
                 seq: seq, start: start.addingTimeInterval(Double(seq - 1) * 10), count: 10, startSession: seq == 1)
             #expect(try await server.json("POST", path, token: token, batch).json["ack"] as? Int == seq)
         }
+        return (session, path, start)
+    }
+
+    /// Damage first found while the session is rebuilt after a refused commit is answered `journal_damaged` at
+    /// once, counted and logged as the first report, not 503 "send it again" followed by quiet repeats.
+    @Test(.enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh (it starts one)"))
+    func damageFoundWhileRebuildingAfterARefusedCommitIsReportedAtOnce() async throws {
+        let server = try await TestServer.start(backend: .postgres)
+        defer { server.remove() }
+        let url = try #require(server.postgresURL)
+        let token = try server.directory.addAthlete(name: "ivo").token
+        let (session, path, start) = try await openWithThreeBatches(server, token: token)
         // Behind the running server's back: batch 2's last change (a gap) and batch 3's last change (the stored
         // journal now ends before the server's next number, so its next commit is refused as out of step).
         let id = "'\(session.lowercased())'"

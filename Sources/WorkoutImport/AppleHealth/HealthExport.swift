@@ -13,17 +13,21 @@ enum HealthDate {
         }
     }
 
-    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
-        func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= utf8.count else { return nil }
-            var value = 0
-            for index in range {
-                let byte = utf8[index]
-                guard byte >= 0x30, byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
+    /// The decimal number the ASCII digits of `utf8[range]` spell; nil when the range runs past the end or holds
+    /// anything but digits.
+    private static func digits(_ utf8: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        guard range.upperBound <= utf8.count else { return nil }
+        var value = 0
+        for index in range {
+            let byte = utf8[index]
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
         }
+        return value
+    }
+
+    private static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> Date? {
+        func number(_ range: Range<Int>) -> Int? { digits(utf8, range) }
         let fields: (Int, Int, Int, Int, Int, Int, Int)
         let zone: Int
         if utf8.count == 25, utf8[4] == 0x2D, utf8[7] == 0x2D, utf8[10] == 0x20, utf8[13] == 0x3A, utf8[16] == 0x3A,
@@ -52,15 +56,7 @@ enum HealthDate {
         guard utf8.count == 20, utf8[4] == 0x2D, utf8[7] == 0x2D, utf8[10] == UInt8(ascii: "T"), utf8[13] == 0x3A,
             utf8[16] == 0x3A, utf8[19] == UInt8(ascii: "Z")
         else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for index in range {
-                let byte = utf8[index]
-                guard byte >= 0x30, byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
-        }
+        func number(_ range: Range<Int>) -> Int? { digits(utf8, range) }
         guard let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10), let h = number(11..<13),
             let mi = number(14..<16), let s = number(17..<19)
         else { return nil }
