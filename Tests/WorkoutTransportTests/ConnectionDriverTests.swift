@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WorkoutTestSupport
 
 @testable import WorkoutSensors
 
@@ -75,7 +76,8 @@ struct ConnectionDriverTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second.path)
         #expect(readUntil(second, contains: "HI").contains("HI"))
         #expect(driver.seen.withLock { $0.filter { $0 == "connected" }.count } == 2)
-        #expect(connection.counters.bytesWritten >= 8)
+        // The terminal can read the second "HI" before the connection counts its write: waited for, with a deadline.
+        #expect(await waitUntil(10) { connection.counters.bytesWritten >= 8 }, "\(connection.counters.bytesWritten)")
     }
 
     /// The passive driver (NMEA, watch-link) writes nothing.
