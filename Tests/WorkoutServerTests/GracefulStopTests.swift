@@ -19,7 +19,7 @@ struct GracefulStopTests {
         // Watched from a thread of its own: on the cooperative pool, busy with the other suites' servers, a poll
         // every 2 ms could sleep through the whole import.
         let inFlight = await onOwnThread {
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(120)
             while Date() < deadline {
                 if server.server.uploadsInFlight.withLock({ !$0.isEmpty }) { return true }
                 usleep(500)
