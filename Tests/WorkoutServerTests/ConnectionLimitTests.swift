@@ -197,7 +197,10 @@ struct ConnectionLimitTests {
         }
         times.sort()
         print("/health with 20,000 connections opened against ulimit -n 1024: \(times)")
-        #expect(times[2] < .milliseconds(100), "/health took \(times) with 20,000 connections opened")
+        // The defect this pins was /health unanswered for 40 s; a shared CI machine has answered the median of
+        // five in 0.16 s, so the bound separates the outage from a slow machine, not a fast server from a slow one.
+        #expect(times[2] < .seconds(2), "/health took \(times) with 20,000 connections opened")
+        #expect(times[4] < .seconds(10), "/health took \(times) with 20,000 connections opened")
         #expect(server.process.isRunning, "the server is still running")
     }
 }
