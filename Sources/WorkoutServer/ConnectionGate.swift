@@ -19,13 +19,13 @@ final class ConnectionGate: Sendable {
     let capacity: Int
     let maxRequests: Int
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-    /// Connections closed to make room (idle ones) or refused (all busy), for the metrics.
-    let evicted = Atomic<Int>(0)
-    let refused = Atomic<Int>(0)
+    /// Connections admitted, closed to make room (idle ones) or refused (all busy): `/metrics`.
+    let counters: ServerMetrics.Connections
 
-    init(capacity: Int, maxRequests: Int) {
+    init(capacity: Int, maxRequests: Int, counters: ServerMetrics.Connections) {
         self.capacity = max(1, capacity)
         self.maxRequests = max(1, maxRequests)
+        self.counters = counters
     }
 
     /// How many connections are open.
@@ -49,10 +49,10 @@ final class ConnectionGate: Sendable {
             return (true, victim)
         }
         if let victim {
-            evicted.add(1, ordering: .relaxed)
+            counters.evicted.increment()
             victim.close(promise: nil)
         }
-        if !admitted { refused.add(1, ordering: .relaxed) }
+        if admitted { counters.admitted.increment() } else { counters.refused.increment() }
         return admitted
     }
 

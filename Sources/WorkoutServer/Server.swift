@@ -164,7 +164,7 @@ public final class WorkoutServer: Sendable {
         let descriptors = ConnectionGate.raiseDescriptorLimit(wanted: configuration.maxConnections * 2 + 1024)
         let gate = ConnectionGate(
             capacity: ConnectionGate.capacity(configured: configuration.maxConnections, descriptors: descriptors),
-            maxRequests: configuration.maxRequestsPerConnection)
+            maxRequests: configuration.maxRequestsPerConnection, counters: metrics.connections)
         let idle = configuration.idleTimeout
         let app = Application(
             router: makeRouter(),

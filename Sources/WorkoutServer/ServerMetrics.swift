@@ -26,6 +26,16 @@ struct ServerMetrics: Sendable {
     /// Live sessions whose journal recovery refused as damaged (500 `journal_damaged`), each counted once.
     let damagedJournals: Metrics.Counter
     let batchCommit: Metrics.Timer
+    let connections: Connections
+
+    /// The connection gate's counters: connections admitted (`workout_connections_admitted_total`), idle ones
+    /// closed to make room for a new one (`..._evicted_total`) and new ones closed at once because every open
+    /// connection had a request in progress (`..._refused_total`).
+    struct Connections: Sendable {
+        let admitted: Metrics.Counter
+        let evicted: Metrics.Counter
+        let refused: Metrics.Counter
+    }
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -42,6 +52,10 @@ struct ServerMetrics: Sendable {
         idleSessionsReleased = Metrics.Counter(label: "workout_live_sessions_idle_released_total", factory: factory)
         damagedJournals = Metrics.Counter(label: "workout_live_journals_damaged_total", factory: factory)
         batchCommit = Metrics.Timer(label: "workout_live_batch_commit_seconds", factory: factory)
+        connections = Connections(
+            admitted: Metrics.Counter(label: "workout_connections_admitted_total", factory: factory),
+            evicted: Metrics.Counter(label: "workout_connections_evicted_total", factory: factory),
+            refused: Metrics.Counter(label: "workout_connections_refused_total", factory: factory))
     }
 }
 
