@@ -34,7 +34,9 @@ struct DeviceConventionTests {
     /// multisport files' records cannot show (docs/device-conventions-round2.md): four maxima that
     /// no record or strap beat reads (smart recording writes only some of the device's
     /// once-a-second values) and a 965's T2 distance its records stop short of. Every one of these
-    /// says why (`FITComparison.notInFile`), from the file.
+    /// says why (`FITComparison.notInFile`), from the file. None of the five multisport files is a
+    /// self-contradiction: each device's own time in zone holds its maximum, and the 965's extra
+    /// 2.83 m has two readings the file cannot tell apart (docs/device-conventions-round2.md, "Fourth part").
     @Test func everyRecordingAgreesWithItsDeviceOnEveryCheck() async throws {
         try #require(Self.allNames.count == 44)
         // The files imported side by side first (both cores), then summed up in order.

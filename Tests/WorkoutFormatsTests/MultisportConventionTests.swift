@@ -139,6 +139,51 @@ struct MultisportConventionTests {
         }
     }
 
+    /// A heart-rate reading at the next leg's whole-second start belongs to the next leg, even where
+    /// the leg before ends a fraction of a second after it. The three boundaries of the shared files
+    /// where the record at that second lies inside both legs' spans and decides a maximum all say so:
+    /// the 920XT's T2 (starts 6579 s, the bike ends 6579.14 s) reaches its 169 bpm only with the
+    /// reading at 6579 s (168 without); the 735XT's T1 (894 s, the swim ends 894.48 s) reaches its
+    /// 169 only with the reading at 894 s (168 without); Kona's swim (ends 3688.6 s) states 112 while
+    /// the reading at T1's start second 3688 s is 115: the swim did not take it. The device's own
+    /// time in zone agrees (Kona's swim: 12 s of heart rate, 3676–3687 s; docs/device-conventions-round2.md).
+    @Test(arguments: [("fp_sample_mulitple_header", 3), ("tl_ObertrumTriathlon", 1), ("sl_20181013_kona_ironman", 1)])
+    func aReadingAtTheNextLegsStartSecondIsTheNextLegs(name: String, next: Int) async throws {
+        let file = try FITDecoder.decode([UInt8](try SharedData.data(name)))
+        let legs = file.sessions.sorted { ($0.startTime ?? 0) < ($1.startTime ?? 0) }
+        try #require(legs.count > next)
+        let before = legs[next - 1]
+        let after = legs[next]
+        let start = try #require(after.startTime)
+        let end = Double(try #require(before.startTime)) + (before.totalElapsedTime ?? 0)
+        // The record at the next leg's start second lies inside the leg before too.
+        #expect(Double(start) < end, "\(start) vs \(end)")
+        let reading = try #require(file.records.first { $0.timestamp == start && $0.heartRate != nil }?.heartRate)
+        let readings = { (from: UInt32, to: Double) in
+            file.records.filter { record in
+                guard let time = record.timestamp, record.heartRate != nil else { return false }
+                return time >= from && Double(time) < to && time != start
+            }.compactMap(\.heartRate)
+        }
+        let beforeMaximum = try #require(readings(before.startTime ?? 0, end).max())
+        let afterMaximum = try #require(readings(start, Double(start) + (after.totalElapsedTime ?? 0)).max())
+        let result = try await ImportedFiles.shared.result(name)
+        let rows = try #require(result.comparison?.rows.filter { $0.kind == .session }.sorted { $0.number < $1.number })
+        try #require(rows.count == legs.count)
+        let deviceBefore = try #require(before.maxHeartRate)
+        let deviceAfter = try #require(after.maxHeartRate)
+        if reading > afterMaximum {
+            // The next leg's maximum is this reading: the device gave it to the next leg, and so do we.
+            #expect(deviceAfter == reading)
+            #expect(rows[next].ours.maximumHeartRate == Double(reading))
+        } else {
+            // The leg before would have this reading as its maximum: the device's is lower, and so is ours.
+            #expect(reading > beforeMaximum)
+            #expect(deviceBefore < reading)
+            #expect((rows[next - 1].ours.maximumHeartRate ?? 0) < Double(reading))
+        }
+    }
+
     /// Kona's swim: the device's maximum, 112 bpm, is no reading of the file. Its records read 110 at
     /// 3683–3684 s and 115 at 3688 s (T1's start second, where the swim's 3688.6 s end; the device's
     /// T1 starts there), nothing between, and no strap beat: `--compare` says so. A value a record
