@@ -342,6 +342,48 @@ struct LiveSessionTests {
         await server.stop()
     }
 
+    // A store file damaged where the journal's changes are (SQLite's SQLITE_CORRUPT, `StoreError.corrupt`) was
+    // answered journal_damaged, "record on in a new session", and counted as a damaged journal; but the damage is
+    // the file's (any page: an index, another table), the new session would go into the same file, and any other
+    // read meeting the damage answers it 503. Now the same 503 as those, nothing of the inside in the body, not
+    // counted.
+    @Test func aDamagedStoreFileIsAnsweredAsTheStoreNotAsADamagedJournal() async throws {
+        var server = try await TestServer.start(backend: .sqlite)
+        let folder = server.folder
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (athlete, token) = try server.directory.addAthlete(name: "ines")
+        let (session, _, _) = try await openWithThreeBatches(server, token: token)
+        await server.stop()
+        // The first page of the journal changes' table overwritten (its page type byte), the log checkpointed first.
+        let file = folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = [
+            "python3", "-c",
+            """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_change'").fetchone()[0]
+            size = db.execute("PRAGMA page_size").fetchone()[0]
+            db.close()
+            with open(sys.argv[1], "r+b") as f:
+                f.seek((root - 1) * size)
+                f.write(bytes([0]))
+            """, file,
+        ]
+        try python.run()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+        server = try await TestServer.start(folder: folder, backend: .sqlite)
+        let state = try await server.send("GET", "/v1/sessions/\(session)", token: token)
+        #expect(state.status == 503 && state.errorCode == "unavailable", "\(state.status) \(state.text)")
+        #expect(!state.text.contains("/") && !state.text.contains("malformed"), "no internals: \(state.text)")
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_journals_damaged_total 0\n"), "not counted as a damaged journal")
+        await server.stop()
+    }
+
     /// Opens a running session and sends batches 1-3 of 10 heart-rate samples each, 10 s apart from a minute ago
     /// (each acknowledged): the session's id, its batches' path and the first sample's date.
     private func openWithThreeBatches(_ server: TestServer, token: String) async throws -> (String, String, Date) {
