@@ -384,6 +384,73 @@ struct LiveSessionTests {
         await server.stop()
     }
 
+    /// Runs `statement` on the athlete's store behind the server's back (python3's sqlite3 on the SQLite file,
+    /// psql on PostgreSQL); the first column of the first row, "" when none.
+    private static func behindTheServer(
+        _ server: TestServer, athlete: Athlete, sqlite: String, postgres: String
+    ) async throws -> String {
+        if let url = server.postgresURL { return try TestPostgres.psql(url, postgres) }
+        let file = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        return try await onOwnThread { () throws -> String in
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = [
+                "python3", "-c",
+                """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1], isolation_level=None)
+                row = db.execute(sys.argv[2]).fetchone()
+                print("" if row is None or row[0] is None else row[0])
+                """, file, sqlite,
+            ]
+            let output = Pipe()
+            python.standardOutput = output
+            try python.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            python.waitUntilExit()
+            guard python.terminationStatus == 0 else { throw TestFailure("python3 failed on \(sqlite)") }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    // A finish writes none of the journal's entries, so the continuity check of batches never saw it: a session
+    // whose last acknowledged batch is missing from the journal (a commit reported done that was not kept) was
+    // saved anyway, without it. Now the finish is refused with 503, nothing saved, the session read back from
+    // its journal says which batch to send again, and once it is sent the session finishes with every sample.
+    @Test(arguments: Backend.available)
+    func aFinishWhoseJournalLacksAnAcknowledgedBatchIsRefusedAndGoesOnOnceItIsSentAgain(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "jon")
+        let (session, path, start) = try await openWithThreeBatches(server, token: token)
+        let sqliteID = "'\(session.uppercased())'"
+        let postgresID = "'\(session.lowercased())'"
+        let kept = try await Self.behindTheServer(
+            server, athlete: athlete, sqlite: "SELECT max(seq) FROM journal_change WHERE session = \(sqliteID)",
+            postgres: "SELECT max(seq) FROM journal_change WHERE session = \(postgresID)")
+        try #require(Int(kept) != nil, "journal after batch 3: '\(kept)'")
+        let ending: [String: Any] = [
+            "seq": 4,
+            "items": [["kind": "stop", "at": iso(start.addingTimeInterval(30))], ["kind": "end", "at": iso(start.addingTimeInterval(30))]],
+        ]
+        #expect(try await server.json("POST", path, token: token, ending).json["ack"] as? Int == 4)
+        // Batch 4's commit lost behind the server's back.
+        _ = try await Self.behindTheServer(
+            server, athlete: athlete, sqlite: "DELETE FROM journal_change WHERE session = \(sqliteID) AND seq > \(kept)",
+            postgres: "DELETE FROM journal_change WHERE session = \(postgresID) AND seq > \(kept)")
+
+        let refused = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(refused.status == 503 && refused.errorCode == "unavailable", "\(refused.status) \(refused.text)")
+        #expect(try await server.send("GET", "/v1/workouts/\(session)", token: token).status == 404, "nothing saved")
+        #expect(try await Self.state(server, session, token: token) == (3, 30, "running"))
+        #expect(try await server.json("POST", path, token: token, ending).json["ack"] as? Int == 4)
+        let finished = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(finished.status == 200, "\(finished.text)")
+        let samples = try await server.send("GET", "/v1/samples?workout=\(session)&type=heartRate", token: token)
+        #expect((samples.json["samples"] as? [Any])?.count == 30, "every sample once")
+        await server.stop()
+    }
+
     /// Opens a running session and sends batches 1-3 of 10 heart-rate samples each, 10 s apart from a minute ago
     /// (each acknowledged): the session's id, its batches' path and the first sample's date.
     private func openWithThreeBatches(_ server: TestServer, token: String) async throws -> (String, String, Date) {
