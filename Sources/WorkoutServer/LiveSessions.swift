@@ -530,16 +530,17 @@ final class LiveSession: Sendable {
             let workout = try recording.finish()
             current.withLock { $0.recording = nil }
             return workout
-        } catch .journalOutOfStep {
+        } catch {
+            guard case .journalOutOfStep = error else {
+                throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
+            }
             // A commit answered as done is missing from the journal (`JournalCommit.finishingJournalEnd`): nothing
             // was saved. The session is read back from its journal, whose `lastBatch` the client resends from.
             if let damage = rebuild() { throw damage }
             let lastBatch = current.withLock { $0.lastBatch }
             throw .unavailable(
                 "session \(id) could not be saved: the server's journal holds its batches up to \(lastBatch) only; "
-                    + "send the batches after \(lastBatch) again, then finish", detail: "journal out of step")
-        } catch {
-            throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
+                    + "send the batches after \(lastBatch) again, then finish", detail: "\(error)")
         }
     }
 
