@@ -516,7 +516,9 @@ final class LiveSession: Sendable {
         try use()
         try recoverIfStale()
         guard let recording = current.withLock({ $0.recording }) else {
-            if let workout = try? store.workout(id: id) { return workout }
+            // Saved meanwhile (by a request racing this one), or its journal is gone: the saved workout, read as
+            // every store read is (a store that cannot answer is a 503, never "not known").
+            if let workout = try Self.savedWorkout(id: id, in: store) { return workout }
             throw .notFound("session \(id) is not known")
         }
         guard recording.session.state == .ended else {
@@ -529,8 +531,23 @@ final class LiveSession: Sendable {
             current.withLock { $0.recording = nil }
             return workout
         } catch {
-            throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
+            guard case .journalOutOfStep = error else {
+                throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
+            }
+            // A commit answered as done is missing from the journal (`JournalCommit.finishingJournalEnd`): nothing
+            // was saved. The session is read back from its journal, whose `lastBatch` the client resends from.
+            if let damage = rebuild() { throw damage }
+            let lastBatch = current.withLock { $0.lastBatch }
+            throw .unavailable(
+                "session \(id) could not be saved: the server's journal holds its batches up to \(lastBatch) only; "
+                    + "send the batches after \(lastBatch) again, then finish", detail: "\(error)")
         }
+    }
+
+    /// The saved workout `id` of `store`, nil when there is none (blocks: on a store thread). A store that cannot
+    /// answer throws as every other store read does (`Parsing.storeError`: 503, the cause in the log only).
+    static func savedWorkout(id: UUID, in store: WorkoutStore) throws(APIError) -> Workout? {
+        do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
     }
 
     /// Commits anything pending (graceful shutdown); the journal stays for the next start.
@@ -697,7 +714,7 @@ actor LiveSessions {
                     if let recovered = try Self.recover(athlete: athlete, id: id, from: store, damaged: damaged) {
                         return Opened(recording: recovered, store: store, resumed: true)
                     }
-                    if (try? store.workout(id: id)) != nil {
+                    if try LiveSession.savedWorkout(id: id, in: store) != nil {
                         throw .conflict("session_finished", "session \(id) is already saved as a workout; use a new id")
                     }
                     throw .unavailable("session \(id) is being opened or saved by another request; send it again")
@@ -748,6 +765,10 @@ actor LiveSessions {
 /// changes after a gap would replay other samples than they were acknowledged with); the journal stays as it
 /// is for an operator. The first answer of each session is logged at error level and counted
 /// (`workout_live_journals_damaged_total`); its repeats are logged at debug level only.
+///
+/// A damaged store file (SQLite's "malformed", `StoreError.corrupt`) is not a damaged journal: the damage may be on
+/// any page of the file, and a new session would go into the same file. It is answered as every other store read
+/// meeting it is (503 `unavailable`, the cause in the log), and left to the operator's restore.
 final class DamagedJournals: Sendable {
     private let reported = Mutex<Set<UUID>>([])
 
@@ -755,7 +776,7 @@ final class DamagedJournals: Sendable {
     /// not damage (a database away, a timeout: worth trying again).
     func answer(athlete: Athlete, session id: UUID, _ error: StoreError) -> APIError? {
         switch error {
-        case .corruptChunk, .corrupt, .engine: break
+        case .corruptChunk, .engine: break
         default: return nil
         }
         let first = reported.withLock { $0.insert(id).inserted }

@@ -794,9 +794,7 @@ public final class WorkoutServer: Sendable {
     /// A store that cannot answer throws (503 `unavailable`, or `query_timeout`) as every other store read does:
     /// answering 404 then would tell a client whose session is saved, or still journaled, that it is gone.
     static func savedWorkout(id: UUID, in store: WorkoutStore) async throws(APIError) -> Workout? {
-        try await Offload.run { () throws(APIError) -> Workout? in
-            do throws(StoreError) { return try store.workout(id: id) } catch { throw Parsing.storeError(error) }
-        }
+        try await Offload.run { () throws(APIError) -> Workout? in try LiveSession.savedWorkout(id: id, in: store) }
     }
 
     func finishSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

@@ -181,10 +181,19 @@ package struct JournalCommit: Sendable {
     /// Whether the recording's chunks are already as a save writes them (`JournalChunking.whole`): a finish
     /// then has nothing to merge and the backend skips reading the chunks back.
     package var alreadyCompact: Bool
+    /// For a finishing commit, which writes none of its entries (the journal is deleted in the same
+    /// transaction): the numbers the stored journal's next change may have for the commit to be applied, from
+    /// the writer's committed changes (`lowerBound`) to those and the entries of its failed commits
+    /// (`upperBound`: a commit answered as failed that was kept after all). Outside it, a commit the writer was
+    /// told was done was not kept, and finishing would save a workout without that commit's samples while its
+    /// statistics count them: the backend refuses with `StoreError.journalOutOfStep`, writing nothing, as it
+    /// refuses entries that do not continue the journal. Nil: no such check (a commit with entries is checked by
+    /// its first entry; a discard deletes whatever the journal holds).
+    package var finishingJournalEnd: ClosedRange<Int64>?
 
     package init(
         session: UUID, entries: [JournalEntry], sampleChunks: [SampleChunk], routeChunks: [RouteChunk],
-        closing: JournalClosing?, alreadyCompact: Bool = false
+        closing: JournalClosing?, alreadyCompact: Bool = false, finishingJournalEnd: ClosedRange<Int64>? = nil
     ) {
         self.session = session
         self.entries = entries
@@ -192,6 +201,7 @@ package struct JournalCommit: Sendable {
         self.routeChunks = routeChunks
         self.closing = closing
         self.alreadyCompact = alreadyCompact
+        self.finishingJournalEnd = finishingJournalEnd
     }
 }
 

@@ -156,7 +156,9 @@ final class JournalWriter: WorkoutRecordingSink {
         }
         guard !closed else { return nil }
         guard !changes.isEmpty || !tails.pendingEntries.isEmpty || closing != nil else { return nil }
-        Self.prepare(changes, from: seq + Int64(tails.pendingEntries.count), tails: &tails)
+        // The entries of failed commits, one of which may have been kept after all (its answer lost).
+        let failedEntries = Int64(tails.pendingEntries.count)
+        Self.prepare(changes, from: seq + failedEntries, tails: &tails)
         if observer != nil { tails.pendingChanges += changes }
         var sampleChunks = tails.pendingClosed
         var written: [Series.StreamKey] = []
@@ -170,12 +172,19 @@ final class JournalWriter: WorkoutRecordingSink {
         }
         // A closing commit deletes the journal's entries in its own transaction: its pending ones are not written
         // (an import finishes with thousands of them in its only commit). A discard deletes the chunks too.
+        // A finish writes none of its entries, so no entry shows where it continues the journal: it says so itself
+        // (`finishingJournalEnd`), and the backend refuses it when a commit reported done is missing.
         var discarding = false
-        if case .discard = closing { discarding = true }
+        var finishingJournalEnd: ClosedRange<Int64>?
+        switch closing {
+        case .discard: discarding = true
+        case .finish: finishingJournalEnd = seq...(seq + failedEntries)
+        case nil: break
+        }
         let commit = JournalCommit(
             session: session, entries: closing == nil ? tails.pendingEntries : [],
             sampleChunks: discarding ? [] : sampleChunks, routeChunks: discarding ? [] : routeChunks, closing: closing,
-            alreadyCompact: tails.capacity == Series.capacity)
+            alreadyCompact: tails.capacity == Series.capacity, finishingJournalEnd: finishingJournalEnd)
         do {
             try store.backend.commitJournal(commit)
         } catch {

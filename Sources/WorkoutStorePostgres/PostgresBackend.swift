@@ -683,6 +683,8 @@ final class PostgresBackend: StoreBackend {
             guard let row = try append(t, commit) else {
                 throw StoreError.sessionNotFound(commit.session)
             }
+            // Under the session row's lock `append` took; its chunks are rolled back with the refusal.
+            if let end = commit.finishingJournalEnd { try checkJournalEnd(t, commit.session, end) }
             switch commit.closing {
             case nil: break
             case .finish(let workout):
@@ -760,6 +762,20 @@ final class PostgresBackend: StoreBackend {
             return try appendedRow(t.run(appendSQL(commit)))
         } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
             throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
+        }
+    }
+
+    /// Refuses a finishing commit (`JournalCommit.finishingJournalEnd`) whose writer's journal is not the stored
+    /// one: the next change's number, as migration 5's `workout_journal_append` counts it, must be in `end`.
+    private func checkJournalEnd(_ t: Transaction, _ session: UUID, _ end: ClosedRange<Int64>) throws {
+        var sql = scoped()
+        sql.text = """
+            SELECT coalesce(max(seq), -1) + 1 FROM journal_change WHERE athlete = $1 AND session = \(sql.bind(.uuid(session)))
+            """
+        let next = try t.run(sql).first?.int(0) ?? 0
+        guard end.contains(next) else {
+            throw StoreError.journalOutOfStep(
+                session: session, detail: "the journal continues at change \(next), not at change \(end.lowerBound)")
         }
     }
 

@@ -27,7 +27,7 @@ struct LiveStatusTests {
         let recorder = try recorder(.init(path: gps.path, wire: .nmea, settings: SerialSettings(parsing: "115200")))
         try recorder.start()
         defer { recorder.stop() }
-        #expect(await waitUntil(10) { recorder.status[0].available })
+        #expect(await waitUntil(30) { recorder.status[0].available })
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea+")
 
         var noise: UInt32 = 7
@@ -36,13 +36,13 @@ struct LiveStatusTests {
             return UInt8(truncatingIfNeeded: noise >> 16) & 0x7F | 0x80
         }
         try gps.write(bytes)
-        #expect(await waitUntil(10) { recorder.status[0].decoder.bytesConsumed == bytes.count })
+        #expect(await waitUntil(30) { recorder.status[0].decoder.bytesConsumed == bytes.count })
         let status = RecordCommand.liveStatus(recorder.status[0])
         #expect(
             status == "nmea: no valid data (wrong speed? try \(gps.path):nmea@4800 or omit the speed to hunt)", "\(status)")
 
         try gps.write(nmeaSentence("GPGSV,1,1,00"))
-        #expect(await waitUntil(10) { recorder.status[0].decoder.unknownMessages == 1 })
+        #expect(await waitUntil(30) { recorder.status[0].decoder.unknownMessages == 1 })
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea+")
     }
 
@@ -52,17 +52,17 @@ struct LiveStatusTests {
         let recorder = try recorder(.init(path: gps.path, wire: .nmea, huntsSpeed: true))
         try recorder.start()
         defer { recorder.stop() }
-        #expect(await waitUntil(10) { recorder.status[0].available })
+        #expect(await waitUntil(30) { recorder.status[0].available })
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea: hunting the speed (4800 bit/s)")
         try gps.write(nmeaSentence("GPGSA,A,1,,,,,,,,,,,,,,,"))
         // The hunt settles when the transport reads the sentence; the decoder takes it just after.
-        #expect(await waitUntil(10) { recorder.status[0].decoder.unknownMessages == 1 })
+        #expect(await waitUntil(30) { recorder.status[0].decoder.unknownMessages == 1 })
         #expect(recorder.status[0].speedHunt == .found(4800))
         #expect(RecordCommand.liveStatus(recorder.status[0]) == "nmea@4800+")
         // Noise after that: the hint proposes another speed than the one found.
         let consumed = recorder.status[0].decoder.bytesConsumed
         try gps.write([UInt8](repeating: 0xFF, count: 300))
-        #expect(await waitUntil(10) { recorder.status[0].decoder.bytesConsumed >= consumed + 300 })
+        #expect(await waitUntil(30) { recorder.status[0].decoder.bytesConsumed >= consumed + 300 })
         #expect(
             RecordCommand.liveStatus(recorder.status[0])
                 == "nmea: no valid data (wrong speed? try \(gps.path):nmea@9600 or omit the speed to hunt)")

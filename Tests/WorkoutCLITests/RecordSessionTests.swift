@@ -44,13 +44,13 @@ struct RecordSessionTests {
             output: folder.appendingPathComponent("stdout"))
         let (process, output) = (recording.process, recording.output)
         defer { if process.isRunning { process.terminate() } }
-        try #require(await waitUntil(10) { output().contains("connected") }, "\(output())")
+        try #require(await waitUntil(60) { output().contains("connected") }, "\(output())")
         try await Task.sleep(for: .seconds(0.5))
         try watch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 1000, .stop))
-        try #require(await waitUntil(10) { output().contains("Ctrl-C skips") }, "\(output())")
+        try #require(await waitUntil(60) { output().contains("Ctrl-C skips") }, "\(output())")
         process.interrupt()  // one SIGINT
-        let exited = await waitUntil(10) { !process.isRunning }
-        #expect(exited, "still collecting 10 s after Ctrl-C: \(output())")
+        let exited = await waitUntil(60) { !process.isRunning }
+        #expect(exited, "still collecting 60 s after Ctrl-C (the recovery window is 600 s): \(output())")
     }
 
     /// `workout record` stores the heart rate of the recovery window with the workout, marked as
@@ -65,7 +65,7 @@ struct RecordSessionTests {
             watch: watch, db: db, recovery: 4, output: folder.appendingPathComponent("stdout"))
         let (process, output) = (recording.process, recording.output)
         defer { if process.isRunning { process.terminate() } }
-        try #require(await waitUntil(10) { output().contains("connected") }, "\(output())")
+        try #require(await waitUntil(60) { output().contains("connected") }, "\(output())")
         try watch.write(WatchLink.hello(device: "test watch"))
         // The watch is paced on a thread of its own: the recovery window is 4 s of wall clock, and a Task.sleep on
         // the busy cooperative pool could wake late enough for most beats to miss it.
@@ -80,7 +80,7 @@ struct RecordSessionTests {
             try watch.write(WatchLink.button(milliseconds: 3100, .stop))
             for tick in 16...45 where process.isRunning { try beat(tick, UInt8(150 - (tick - 15))) }
         }
-        try #require(await waitUntil(20) { !process.isRunning }, "\(output())")
+        try #require(await waitUntil(60) { !process.isRunning }, "\(output())")
         #expect(process.terminationStatus == 0, "\(output())")
         let store = try WorkoutStore(path: db)
         let workout = try #require(try store.workouts(matching: WorkoutQuery()).first)
@@ -111,7 +111,7 @@ struct RecordSessionTests {
         let firstWatch = try PseudoTerminal()
         let (first, firstOutput) = try launch(firstWatch, "first")
         defer { if first.isRunning { first.terminate() } }
-        try #require(await waitUntil(10) { firstOutput().contains("connected") }, "\(firstOutput())")
+        try #require(await waitUntil(60) { firstOutput().contains("connected") }, "\(firstOutput())")
         try firstWatch.write(WatchLink.hello(device: "test watch"))
         for tick in 1...15 {
             try firstWatch.write(
@@ -130,10 +130,10 @@ struct RecordSessionTests {
         let secondWatch = try PseudoTerminal()
         let (second, secondOutput) = try launch(secondWatch, "second")
         defer { if second.isRunning { second.terminate() } }
-        try #require(await waitUntil(10) { secondOutput().contains("connected") }, "\(secondOutput())")
+        try #require(await waitUntil(60) { secondOutput().contains("connected") }, "\(secondOutput())")
         try await Task.sleep(for: .seconds(0.3))
         try secondWatch.write(WatchLink.hello(device: "test watch") + WatchLink.button(milliseconds: 500, .stop))
-        try #require(await waitUntil(20) { !second.isRunning }, "\(secondOutput())")
+        try #require(await waitUntil(60) { !second.isRunning }, "\(secondOutput())")
         #expect(second.terminationStatus == 0)
 
         let listed = try decodeJSON([Workout].self, try runCommand(["list", "--db", db, "--json"]).stdout)

@@ -38,7 +38,7 @@ struct RecordUploadTests {
         /// Starts `workout record` and plays the watch's hello once it has connected.
         static func start(folder: URL, db: String, arguments: [String]) async throws -> Recording {
             let recording = try Recording(folder: folder, db: db, arguments: arguments)
-            try #require(await waitUntil(20) { recording.output.contains("connected") }, "\(recording.output)")
+            try #require(await waitUntil(60) { recording.output.contains("connected") }, "\(recording.output)")
             try recording.watch.write(WatchLink.hello(device: "test watch"))
             return recording
         }
@@ -153,7 +153,7 @@ struct RecordUploadTests {
             let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try await recording.beat(15)
-            try #require(await waitUntil(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try #require(await waitUntil(60) { recording.output.contains("answers") }, "\(recording.output)")
             try await recording.beat(10)
             #expect(server.signal(SIGKILL) != 0)
             // The recording goes on while the server is away; the uploader notices and keeps the batches.
@@ -187,7 +187,7 @@ struct RecordUploadTests {
             let recording = try await Recording.start(
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", token])
             try await recording.beat(10)
-            try #require(await waitUntil(20) { recording.output.contains("answers") }, "\(recording.output)")
+            try #require(await waitUntil(60) { recording.output.contains("answers") }, "\(recording.output)")
             kill(server.process.processIdentifier, SIGSTOP)
             try await recording.beat(40)
             let noticed = await waitUntil(30) { recording.output.contains("recording goes on") }
@@ -213,7 +213,7 @@ struct RecordUploadTests {
                 folder: folder, db: db, arguments: ["--upload", server.base, "--token", wrong])
             try await recording.beat(20)
             #expect(
-                await waitUntil(20) { recording.stderr.contains("upload stopped: the server refused the token") },
+                await waitUntil(60) { recording.stderr.contains("upload stopped: the server refused the token") },
                 "\(recording.output)")
             try await recording.beat(10)
             let status = try await recording.stop()

@@ -195,7 +195,7 @@ struct ServeCommandTests {
         }
         #expect(try Self.run(["athletes", "revoke", "ann", "--db", url]).status == 0)
         // The server's token cache (--token-cache 1) forgets the token within a second.
-        _ = await waitUntil(10) { (try? await Self.send("GET", server.base + "/v1/me", token: token).0) == 401 }
+        _ = await waitUntil(60) { (try? await Self.send("GET", server.base + "/v1/me", token: token).0) == 401 }
         #expect(try await Self.send("GET", server.base + "/v1/me", token: token).0 == 401, "revoked while the server runs")
         #expect(!FileManager.default.fileExists(atPath: data + "/directory.sqlite"), "the server keeps no directory of its own")
         #expect(server.signal(SIGTERM) == 0)

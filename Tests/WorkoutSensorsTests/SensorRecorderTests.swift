@@ -13,10 +13,10 @@ private final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
-/// Waits until `condition` holds, at most 5 s (WorkoutTestSupport's `waitUntil`: async, as the recorder
+/// Waits until `condition` holds, at most 30 s (WorkoutTestSupport's `waitUntil`: async, as the recorder
 /// delivers on the cooperative pool, which a blocking wait would starve).
 private func eventually(_ condition: () -> Bool) async -> Bool {
-    await waitUntil(5, every: .milliseconds(10)) { condition() }
+    await waitUntil(30, every: .milliseconds(10)) { condition() }
 }
 
 /// The sensor recorder reading real pseudo-terminals into a live session. Run on their own by scripts/test.sh

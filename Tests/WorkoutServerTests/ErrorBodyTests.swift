@@ -83,8 +83,13 @@ struct ErrorBodyTests {
     /// Renames the workouts' table of the server's store for `athlete` (a botched migration, say): every read of a
     /// saved workout fails while the journal's tables still answer.
     static func renameWorkoutTable(_ server: TestServer, athlete: Athlete) async throws {
+        try await renameTable("workout", server, athlete: athlete)
+    }
+
+    /// Renames `table` of the server's store for `athlete` to `table`_away, behind the server's back.
+    static func renameTable(_ table: String, _ server: TestServer, athlete: Athlete) async throws {
         if let url = server.postgresURL {
-            _ = try TestPostgres.psql(url, "ALTER TABLE workout RENAME TO workout_away")
+            _ = try TestPostgres.psql(url, "ALTER TABLE \(table) RENAME TO \(table)_away")
             return
         }
         // Another connection to the athlete's SQLite file, as an administrator's would be (Python's sqlite3).
@@ -95,7 +100,7 @@ struct ErrorBodyTests {
             process.arguments = [
                 "python3", "-c",
                 "import sqlite3, sys; sqlite3.connect(sys.argv[1], isolation_level=None)"
-                    + ".execute('ALTER TABLE workout RENAME TO workout_away')",
+                    + ".execute('ALTER TABLE \(table) RENAME TO \(table)_away')",
                 path,
             ]
             try process.run()
@@ -131,6 +136,65 @@ struct ErrorBodyTests {
         let second = heartRateBatch(seq: 2, start: start.addingTimeInterval(5), count: 3, first: 130)
         let batch = try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, second)
         Self.check(batch, lines: lines, detail: "workout")
+        await server.stop()
+    }
+
+    /// Opens a session for `token`, sends it one batch that starts and ends it, and keeps hold of the session
+    /// object as a request racing the finish would; then finishes it over HTTP. The session's id and the object.
+    static func savedSession(
+        _ server: TestServer, athlete: Athlete, token: String
+    ) async throws -> (UUID, LiveSession) {
+        let session = UUID()
+        let start = Date().addingTimeInterval(-60)
+        #expect(try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"]).status == 201)
+        var first = heartRateBatch(seq: 1, start: start, count: 3, startSession: true)
+        first["items"] = (first["items"] as? [[String: Any]] ?? []) + [
+            ["kind": "stop", "at": iso(start.addingTimeInterval(5))], ["kind": "end", "at": iso(start.addingTimeInterval(5))],
+        ]
+        #expect(try await server.json("POST", "/v1/sessions/\(session)/batches", token: token, first).json["ack"] as? Int == 1)
+        let held = try #require(await server.server.sessions.inMemory(athlete: athlete, id: session))
+        let saved = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        try #require(saved.status == 200, "\(saved.status) \(saved.text)")
+        return (session, held)
+    }
+
+    /// A finish that finds its session already saved (by a request racing it) read the saved workout with `try?`:
+    /// a store failing then was answered 404 "not known" for a session that is saved. Now 503 as every store
+    /// failure, the cause kept for the log.
+    @Test(arguments: Backend.available)
+    func aFinishRacingASaveWhileTheStoreFailsAnswers503NotNotFound(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "rut")
+        let (_, held) = try await Self.savedSession(server, athlete: athlete, token: token)
+        // The saved workout's statistics cannot be read (the table gone from under the server).
+        try await Self.renameTable("statistic", server, athlete: athlete)
+        do {
+            let workout = try await held.finish()
+            Issue.record("finished again as \(workout.id) while the store fails")
+        } catch {
+            #expect(error.statusCode == 503 && error.code == "unavailable", "\(error)")
+            #expect(Self.leaks(error.message) == nil, "\(error.message)")
+            #expect(error.detail?.contains("statistic") == true, "the store's error is kept for the log: \(error)")
+        }
+        await server.stop()
+    }
+
+    /// Opening again the id of a saved session whose saved workout cannot be read (the store failing) answered 503
+    /// "being opened or saved by another request", a guess, with nothing in the log: the store's error was dropped
+    /// (`try?`). Now as every store failure: 503, nothing of the inside in the body, the cause logged.
+    @Test(arguments: Backend.available)
+    func reopeningASavedSessionWhileTheStoreFailsAnswers503AndLogsWhy(_ backend: Backend) async throws {
+        let lines = LogLines()
+        let server = try await Self.start(backend, lines: lines)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "sol")
+        let (session, _) = try await Self.savedSession(server, athlete: athlete, token: token)
+        // Opening writes no statistics: the id is found taken, then the saved workout cannot be read.
+        try await Self.renameTable("statistic", server, athlete: athlete)
+        let answer = try await server.json("PUT", "/v1/sessions/\(session)", token: token, ["activityType": "running"])
+        Self.check(answer, lines: lines, detail: "statistic")
+        #expect(answer.errorMessage?.contains("another request") == false, "\(answer.text)")
         await server.stop()
     }
 

@@ -46,6 +46,7 @@ struct HTTP10ConnectionTests {
             while true {
                 let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
                 if count == 0 { return (String(decoding: received, as: UTF8.self), true) }
+                if count < 0, errno == EINTR { continue }  // a signal, not the timeout: read on
                 if count < 0 { return (String(decoding: received, as: UTF8.self) + " [errno \(errno)]", false) }  // the timeout
                 received += buffer[0..<count]
                 if done(String(decoding: received, as: UTF8.self)) { return (String(decoding: received, as: UTF8.self), false) }

@@ -342,6 +342,115 @@ struct LiveSessionTests {
         await server.stop()
     }
 
+    // A store file damaged where the journal's changes are (SQLite's SQLITE_CORRUPT, `StoreError.corrupt`) was
+    // answered journal_damaged, "record on in a new session", and counted as a damaged journal; but the damage is
+    // the file's (any page: an index, another table), the new session would go into the same file, and any other
+    // read meeting the damage answers it 503. Now the same 503 as those, nothing of the inside in the body, not
+    // counted.
+    @Test func aDamagedStoreFileIsAnsweredAsTheStoreNotAsADamagedJournal() async throws {
+        var server = try await TestServer.start(backend: .sqlite)
+        let folder = server.folder
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (athlete, token) = try server.directory.addAthlete(name: "ines")
+        let (session, _, _) = try await openWithThreeBatches(server, token: token)
+        await server.stop()
+        // The first page of the journal changes' table overwritten (its page type byte), the log checkpointed first.
+        let file = folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = [
+            "python3", "-c",
+            """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_change'").fetchone()[0]
+            size = db.execute("PRAGMA page_size").fetchone()[0]
+            db.close()
+            with open(sys.argv[1], "r+b") as f:
+                f.seek((root - 1) * size)
+                f.write(bytes([0]))
+            """, file,
+        ]
+        try python.run()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+        server = try await TestServer.start(folder: folder, backend: .sqlite)
+        let state = try await server.send("GET", "/v1/sessions/\(session)", token: token)
+        #expect(state.status == 503 && state.errorCode == "unavailable", "\(state.status) \(state.text)")
+        #expect(!state.text.contains("/") && !state.text.contains("malformed"), "no internals: \(state.text)")
+        let metrics = try await server.send("GET", "/metrics", token: nil)
+        #expect(metrics.text.contains("workout_live_journals_damaged_total 0\n"), "not counted as a damaged journal")
+        await server.stop()
+    }
+
+    /// Runs `statement` on the athlete's store behind the server's back (python3's sqlite3 on the SQLite file,
+    /// psql on PostgreSQL); the first column of the first row, "" when none.
+    private static func behindTheServer(
+        _ server: TestServer, athlete: Athlete, sqlite: String, postgres: String
+    ) async throws -> String {
+        if let url = server.postgresURL { return try TestPostgres.psql(url, postgres) }
+        let file = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        return try await onOwnThread { () throws -> String in
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = [
+                "python3", "-c",
+                """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1], isolation_level=None)
+                row = db.execute(sys.argv[2]).fetchone()
+                print("" if row is None or row[0] is None else row[0])
+                """, file, sqlite,
+            ]
+            let output = Pipe()
+            python.standardOutput = output
+            try python.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            python.waitUntilExit()
+            guard python.terminationStatus == 0 else { throw TestFailure("python3 failed on \(sqlite)") }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    // A finish writes none of the journal's entries, so the continuity check of batches never saw it: a session
+    // whose last acknowledged batch is missing from the journal (a commit reported done that was not kept) was
+    // saved anyway, without it. Now the finish is refused with 503, nothing saved, the session read back from
+    // its journal says which batch to send again, and once it is sent the session finishes with every sample.
+    @Test(arguments: Backend.available)
+    func aFinishWhoseJournalLacksAnAcknowledgedBatchIsRefusedAndGoesOnOnceItIsSentAgain(_ backend: Backend) async throws {
+        let server = try await TestServer.start(backend: backend)
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "jon")
+        let (session, path, start) = try await openWithThreeBatches(server, token: token)
+        let sqliteID = "'\(session.uppercased())'"
+        let postgresID = "'\(session.lowercased())'"
+        let kept = try await Self.behindTheServer(
+            server, athlete: athlete, sqlite: "SELECT max(seq) FROM journal_change WHERE session = \(sqliteID)",
+            postgres: "SELECT max(seq) FROM journal_change WHERE session = \(postgresID)")
+        try #require(Int(kept) != nil, "journal after batch 3: '\(kept)'")
+        let ending: [String: Any] = [
+            "seq": 4,
+            "items": [["kind": "stop", "at": iso(start.addingTimeInterval(30))], ["kind": "end", "at": iso(start.addingTimeInterval(30))]],
+        ]
+        #expect(try await server.json("POST", path, token: token, ending).json["ack"] as? Int == 4)
+        // Batch 4's commit lost behind the server's back.
+        _ = try await Self.behindTheServer(
+            server, athlete: athlete, sqlite: "DELETE FROM journal_change WHERE session = \(sqliteID) AND seq > \(kept)",
+            postgres: "DELETE FROM journal_change WHERE session = \(postgresID) AND seq > \(kept)")
+
+        let refused = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(refused.status == 503 && refused.errorCode == "unavailable", "\(refused.status) \(refused.text)")
+        #expect(try await server.send("GET", "/v1/workouts/\(session)", token: token).status == 404, "nothing saved")
+        #expect(try await Self.state(server, session, token: token) == (3, 30, "running"))
+        #expect(try await server.json("POST", path, token: token, ending).json["ack"] as? Int == 4)
+        let finished = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(finished.status == 200, "\(finished.text)")
+        let samples = try await server.send("GET", "/v1/samples?workout=\(session)&type=heartRate", token: token)
+        #expect((samples.json["samples"] as? [Any])?.count == 30, "every sample once")
+        await server.stop()
+    }
+
     /// Opens a running session and sends batches 1-3 of 10 heart-rate samples each, 10 s apart from a minute ago
     /// (each acknowledged): the session's id, its batches' path and the first sample's date.
     private func openWithThreeBatches(_ server: TestServer, token: String) async throws -> (String, String, Date) {

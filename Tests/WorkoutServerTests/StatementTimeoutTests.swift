@@ -123,8 +123,9 @@ struct StatementTimeoutTests {
         let took = ContinuousClock.now - started
         #expect(answer.status == 503 && answer.errorCode == "query_timeout", "\(answer.status) \(answer.text)")
         #expect(Self.hidesInternals(answer), "\(answer.text)")
-        // The lock is held for two minutes: only the limit (1 s) ended the wait.
-        #expect(took < .seconds(30), "answered after \(took)")
+        // The lock is held for two minutes: only the limit (1 s) ended the wait (a bound of half the lock's time,
+        // for a shared machine's stalls).
+        #expect(took < .seconds(60), "answered after \(took)")
         await server.stop()
     }
 
@@ -185,7 +186,8 @@ struct StatementTimeoutTests {
             try backend.runReadStatement(
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000000) SELECT count(*) FROM n")
         }
-        #expect(ContinuousClock.now - started < .seconds(20))
+        // Minutes of work without the limit: a bound far from both, for a shared machine's stalls.
+        #expect(ContinuousClock.now - started < .seconds(60))
         // The connection goes on answering afterwards.
         try backend.runReadStatement("SELECT count(*) FROM sqlite_master")
         // Without a limit the same store answers a short statement as before.
@@ -273,13 +275,14 @@ struct StatementTimeoutTests {
             "the query never waited")
         close(socket)
         let hungUp = ContinuousClock.now
-        // The store thread is given back at once (the query's connection closed under it)…
-        #expect(await waitUntil(20, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
+        // The store thread is given back at once (the query's connection closed under it), not at the ten minutes'
+        // limit (a bound of a tenth of it, for a shared machine's stalls)…
+        #expect(await waitUntil(120, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
         let freed = ContinuousClock.now - hungUp
-        #expect(freed < .seconds(5), "the store thread was held \(freed) after the client hung up")
+        #expect(freed < .seconds(60), "the store thread was held \(freed) after the client hung up")
         // …and PostgreSQL ends the statement (it checks its client every second), the lock still held.
         #expect(
-            await waitUntil(20, every: .milliseconds(250)) { waiting() == 0 },
+            await waitUntil(60, every: .milliseconds(250)) { waiting() == 0 },
             "the statement still waits for the lock after the hang-up")
         Self.release(partition, holder: holder, url: url)
         #expect(try await server.send("GET", "/v1/workouts", token: token).status == 200)
@@ -317,9 +320,10 @@ struct StatementTimeoutTests {
         // What the client's hang-up does to the request's task.
         request.cancel()
         let cancelled = ContinuousClock.now
-        #expect(await waitUntil(20, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
+        // Freed at once, not at the ten minutes' limit (a bound of a tenth of it, for a shared machine's stalls).
+        #expect(await waitUntil(120, every: .milliseconds(10)) { Offload.store.load(of: key) == 0 })
         let freed = ContinuousClock.now - cancelled
-        #expect(freed < .seconds(5), "the store thread was held \(freed) after the cancellation")
+        #expect(freed < .seconds(60), "the store thread was held \(freed) after the cancellation")
         #expect(await request.value == .cancelled)
         // The store answers the next statement as before.
         try backend.runReadStatement("SELECT count(*) FROM sqlite_master")

@@ -21,6 +21,8 @@ struct TokenCacheTests {
     final class HeldLookup: Sendable {
         private let state = Mutex<(asked: Int, waiting: [CheckedContinuation<Void, Never>], open: Bool)>((0, [], false))
         let answer: Mutex<Principal?>
+        /// How many `ask` calls have begun (asked the cache, or about to).
+        private let asking = Atomic<Int>(0)
 
         init(answer: Principal?) { self.answer = Mutex(answer) }
 
@@ -53,7 +55,14 @@ struct TokenCacheTests {
 
         /// Asks `cache` who token "h" speaks for, with this as its directory.
         func ask(_ cache: TokenCache) async throws -> Principal? {
-            try await cache.principal(hash: "h") { await self.lookUp() }
+            asking.add(1, ordering: .relaxed)
+            return try await cache.principal(hash: "h") { await self.lookUp() }
+        }
+
+        /// Waits (as `waitUntilAsked`) until `count` calls of `ask` have begun.
+        func waitUntilAsking(_ count: Int) async throws {
+            let reached = await waitUntil(300, every: .milliseconds(10)) { asking.load(ordering: .relaxed) >= count }
+            try #require(reached, "\(asking.load(ordering: .relaxed)) requests begun, \(count) awaited")
         }
 
         /// Waits (up to five minutes: in the parallel pass of a busy machine a new task has waited over a minute
@@ -73,8 +82,9 @@ struct TokenCacheTests {
                 group.addTask { try await directory.ask(cache) }
             }
             try await directory.waitUntilAsked(1)
-            // Give every request time to arrive and find the lookup running.
-            try await Task.sleep(for: .milliseconds(200))
+            // Every request has begun while the lookup is held (one arriving after the release would find the
+            // answer cached, and the test would not have shared anything).
+            try await directory.waitUntilAsking(50)
             directory.release()
             return try await group.reduce(into: [Principal?]()) { $0.append($1) }
         }

@@ -13,7 +13,7 @@ import WorkoutStorePostgres
 struct ChangeFeedTests {
     /// Collects `count` elements of `stream`, or what came within `seconds` (a broken feed fails, never hangs).
     static func collect<Stream: AsyncSequence & Sendable>(
-        _ stream: Stream, count: Int, within seconds: Double = 20
+        _ stream: Stream, count: Int, within seconds: Double = 60
     ) -> Task<[Stream.Element], Never> where Stream.Element: Sendable {
         let task = Task {
             var got: [Stream.Element] = []
@@ -59,7 +59,7 @@ struct ChangeFeedTests {
             return got
         }
         Task {
-            try? await Task.sleep(for: .seconds(20))
+            try? await Task.sleep(for: .seconds(60))
             live.cancel()
         }
         for await _ in started { break }

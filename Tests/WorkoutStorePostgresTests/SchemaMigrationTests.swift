@@ -1,8 +1,10 @@
 import Foundation
 import Testing
+import WorkoutEngine
 import WorkoutModel
 import WorkoutStore
-import WorkoutStorePostgres
+
+@testable import WorkoutStorePostgres
 
 /// The PostgreSQL schema's migrations on a database of the test's own.
 @Suite("PostgreSQL schema migrations", .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
@@ -46,5 +48,64 @@ struct SchemaMigrationTests {
         try recording.commit()
         #expect(try recording.committedSamples().count == 1)
         try recording.discard()
+    }
+
+    /// A live session journaled by a schema-4 server (no continuity check in `workout_journal_append`) goes on
+    /// after another server upgraded the database to schema 5: the old writer's next commit and a new server's
+    /// read-back both continue the journal as the check counts it, and the workout saved holds every sample once.
+    @Test("a live journal of schema 4 goes on across the upgrade to 5 and saves every sample once")
+    func aLiveJournalOfSchema4GoesOnAcrossTheUpgrade() throws {
+        let database = try TestPostgres.ownDatabase("upgrade")
+        defer { TestPostgres.drop(database) }
+        let url = database.url
+        let athlete = UUID()
+        let strap = SourceDevice(name: "strap")
+        func pulses(_ range: Range<Int>) -> [QuantitySample] {
+            range.map { QuantitySample(.heartRate, 100 + Double($0), at: t(Double($0)), source: strap) }
+        }
+        func checks() throws -> String {
+            try TestPostgres.psql(url, "SELECT prosrc LIKE '%WJ001%' FROM pg_proc WHERE proname = 'workout_journal_append'")
+        }
+
+        // The schema-4 server: its pool open, then the database as schema 4 left it behind its back (migration 4's
+        // function, version 5 not recorded).
+        let old = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        let oldStore = try old.store(athlete: athlete)
+        for statement in [
+            "DROP FUNCTION workout_journal_append", PostgresSchema.journalAppendFunction,
+            "DELETE FROM schema_migration WHERE version >= 5",
+        ] { try TestPostgres.psql(url, statement) }
+        try #require(try checks() == "f", "the function of schema 4")
+        let recording = try oldStore.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        for batch in 0..<3 {
+            try recording.builder.add(pulses((batch * 10)..<(batch * 10 + 10)))
+            try recording.builder.addMetadata(["batch": .int(batch + 1)])
+            try recording.commit()
+        }
+
+        // Another server starts: the upgrade to 5. The old server's session commits once more, then it stops.
+        let new = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        defer { new.closeConnections() }
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5")
+        #expect(try checks() == "t", "the function of schema 5")
+        try recording.builder.add(pulses(30..<40))
+        try recording.builder.addMetadata(["batch": .int(4)])
+        try recording.commit()
+        try recording.close()
+        old.closeConnections()
+
+        // The new server reads the session back and records on to its end.
+        let store = try new.store(athlete: athlete)
+        let recovered = try #require(try store.recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(recovered.builder.metadata["batch"] == .int(4))
+        try recovered.builder.add(pulses(40..<50))
+        try recovered.builder.addMetadata(["batch": .int(5)])
+        try recovered.commit()
+        try recovered.session.end(at: t(50))
+        let workout = try recovered.finish()
+        #expect(try store.samples(workout: workout.id).map(\.start) == (0..<50).map { t(Double($0)) }, "every sample once")
+        #expect(try store.journaledSessions().isEmpty)
     }
 }

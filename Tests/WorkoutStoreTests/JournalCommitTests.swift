@@ -102,6 +102,50 @@ struct JournalCommitTests {
         #expect(try again.committedSamples().map(\.start) == (0..<20).map { t(Double($0)) })
     }
 
+    // A finish writes none of its entries (the journal is deleted in its transaction), so the check above never
+    // saw it: a writer whose last commit was lost finished anyway, saving a workout that holds what the journal
+    // does not (here the lost commit's metadata; a lost commit of samples would leave its closed chunks missing
+    // while the workout's statistics count them). Now the finish is refused, nothing saved, and the journal read
+    // back goes on and finishes with what it holds.
+    @Test(arguments: Backend.available) func aFinishThatDoesNotContinueTheJournalIsRefused(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        try recording.builder.addMetadata(["lost": .string("yes")])
+        try recording.commit()
+        let session = recording.id.uuidString
+        try fixture.execute(
+            sqlite: """
+                DELETE FROM journal_change WHERE session = ?
+                AND seq = (SELECT max(seq) FROM journal_change WHERE session = ?)
+                """, [session, session],
+            postgres: """
+                DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid
+                AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid)
+                """, [session.lowercased()])
+
+        try recording.session.end(at: t(10))
+        let refused = #expect(throws: StoreError.self) { try recording.finish() }
+        if case .journalOutOfStep(let id, _) = refused {
+            #expect(id == recording.id)
+        } else {
+            Issue.record("expected journalOutOfStep, got \(String(describing: refused))")
+        }
+        #expect(try fixture.store.workouts(matching: WorkoutQuery()).isEmpty, "nothing saved")
+
+        let recovered = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(recovered.builder.metadata["lost"] == nil)
+        try recovered.builder.add((10..<20).map { hr(Double($0)) })
+        try recovered.session.end(at: t(20))
+        let workout = try recovered.finish()
+        #expect(workout.metadata["lost"] == nil)
+        #expect(try fixture.store.samples(workout: workout.id).map(\.start) == (0..<20).map { t(Double($0)) })
+    }
+
     // A packed row whose stated count is not what it holds would make every later commit out of step (the
     // continuity check numbers on from the stated count): recovery refuses it as damage, not 503 for ever.
     @Test func aPackedRowThatMisstatesItsCountIsDamage() throws {

@@ -51,7 +51,7 @@ struct NMEASpeedHuntTests {
         defer { connection.stop() }
 
         // The finding is reported after the status changes (it is remembered first): wait for both.
-        let found = await waitUntil(15, every: .milliseconds(20)) {
+        let found = await waitUntil(30, every: .milliseconds(20)) {
             hunt.status == .found(4800) && decoder.withLock { $0.counters.framesDecoded } > 0 && !findings.all.isEmpty
         }
         #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
@@ -77,13 +77,13 @@ struct NMEASpeedHuntTests {
         try connection.start()
         defer { connection.stop() }
         #expect(hunt.status == .trying(4800))
-        let found = await waitUntil(15, every: .milliseconds(20)) {
+        let found = await waitUntil(30, every: .milliseconds(20)) {
             hunt.status == .found(38400) && decoder.withLock { $0.counters.framesDecoded } > 0
         }
         #expect(found, "status \(hunt.status), written \(gps.written.withLock { $0 })")
         // Settled: it stays at 38400 while good sentences come.
         let before = decoder.withLock { $0.counters.framesDecoded }
-        #expect(await waitUntil(10, every: .milliseconds(20)) { decoder.withLock { $0.counters.framesDecoded } >= before + 10 })
+        #expect(await waitUntil(30, every: .milliseconds(20)) { decoder.withLock { $0.counters.framesDecoded } >= before + 10 })
         #expect(hunt.status == .found(38400))
         #expect(try gps.terminal.readerSettings().baudRate == 38400)
     }

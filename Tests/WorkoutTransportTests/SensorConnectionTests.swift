@@ -194,14 +194,14 @@ struct SensorConnectionTests {
         }
         try terminal.write(Array("LEN 1\n".utf8))
         let log = connection
-        _ = await waitUntil(5, every: .milliseconds(5)) { log.counters.bytesRead >= 6 }
+        _ = await waitUntil(30, every: .milliseconds(5)) { log.counters.bytesRead >= 6 }
         reader.cancel()
         _ = await reader.value
         // The stream terminated: the device closes within the read timeout.
-        _ = await waitUntil(5, every: .milliseconds(5)) { !connection.isAvailable }
+        _ = await waitUntil(30, every: .milliseconds(5)) { !connection.isAvailable }
         #expect(!connection.isAvailable)
-        // Released: the device opens again (within 5 s).
-        _ = await waitUntil(5, every: .milliseconds(5)) {
+        // Released: the device opens again.
+        _ = await waitUntil(30, every: .milliseconds(5)) {
             guard let port = try? SerialPorts.open(terminal.path) else { return false }
             port.close()
             return true

@@ -260,6 +260,15 @@ extension SQLiteBackend {
                 let row = try Int64.fetchOne(
                     db, sql: "SELECT workout_id FROM journal_session WHERE uuid = ?", arguments: [id])
             else { throw StoreError.sessionNotFound(commit.session) }
+            // A finish writes no entries: it continues the journal where its writer says, or nothing is written.
+            if let end = commit.finishingJournalEnd {
+                let next = try Self.nextJournalSeq(db, session: id)
+                guard end.contains(next) else {
+                    throw StoreError.journalOutOfStep(
+                        session: commit.session,
+                        detail: "the journal continues at change \(next), not at change \(end.lowerBound)")
+                }
+            }
             var writer = try ChunkWriter(db)
             for chunk in commit.sampleChunks { try writer.write(chunk, workout: row) }
             for chunk in commit.routeChunks { try writer.write(chunk, workout: row) }
