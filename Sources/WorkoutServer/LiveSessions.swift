@@ -531,12 +531,25 @@ final class LiveSession: Sendable {
             current.withLock { $0.recording = nil }
             return workout
         } catch {
+            if case .sessionNotFound = error, let workout = try Self.savedWorkout(id: id, in: store) {
+                // An earlier finish was kept though its answer was lost (the connection cut after PostgreSQL
+                // committed): the journal is gone and the workout saved; this finish answers it.
+                current.withLock { $0.recording = nil }
+                return workout
+            }
             guard case .journalOutOfStep = error else {
                 throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")
             }
             // A commit answered as done is missing from the journal (`JournalCommit.finishingJournalEnd`): nothing
             // was saved. The session is read back from its journal, whose `lastBatch` the client resends from.
             if let damage = rebuild() { throw damage }
+            guard !stale.load(ordering: .acquiring) else {
+                // The journal could not be read back now: its last batch is not known, so none is named.
+                throw .unavailable(
+                    "session \(id) could not be saved and cannot be read back from its journal now; "
+                        + "read the session's lastBatch and resend the batches after it, then finish",
+                    detail: "\(error)")
+            }
             let lastBatch = current.withLock { $0.lastBatch }
             throw .unavailable(
                 "session \(id) could not be saved: the server's journal holds its batches up to \(lastBatch) only; "

@@ -451,6 +451,35 @@ struct LiveSessionTests {
         await server.stop()
     }
 
+    /// A finish whose save was kept though its answer never came (the journal gone, the workout saved) answers
+    /// the saved workout when it is sent again, not 503 "try again" until the session is released.
+    @Test func aFinishSentAgainAfterASaveWhoseAnswerWasLostAnswersTheSavedWorkout() async throws {
+        let server = try await TestServer.start()
+        defer { server.remove() }
+        let (athlete, token) = try server.directory.addAthlete(name: "ola")
+        let (session, path, start) = try await openWithThreeBatches(server, token: token)
+        let ending: [String: Any] = [
+            "seq": 4,
+            "items": [["kind": "stop", "at": iso(start.addingTimeInterval(30))], ["kind": "end", "at": iso(start.addingTimeInterval(30))]],
+        ]
+        #expect(try await server.json("POST", path, token: token, ending).json["ack"] as? Int == 4)
+        // The save made behind the server's back, as a finish whose answer was lost leaves it: the session's
+        // journal read back and saved by another store on the same file.
+        let id = try #require(UUID(uuidString: session))
+        let file = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
+        let saved = try await onOwnThread { () throws -> UUID in
+            let store = try WorkoutStore(path: file)
+            let recording = try #require(try store.recoverActiveSession(id: id, commitInterval: 0))
+            return try recording.finish().id
+        }
+        #expect(saved == id)
+        let finished = try await server.send("POST", "/v1/sessions/\(session)/finish", token: token)
+        #expect(finished.status == 200, "\(finished.status) \(finished.text)")
+        let samples = try await server.send("GET", "/v1/samples?workout=\(session)&type=heartRate", token: token)
+        #expect((samples.json["samples"] as? [Any])?.count == 30, "every sample once")
+        await server.stop()
+    }
+
     /// Opens a running session and sends batches 1-3 of 10 heart-rate samples each, 10 s apart from a minute ago
     /// (each acknowledged): the session's id, its batches' path and the first sample's date.
     private func openWithThreeBatches(_ server: TestServer, token: String) async throws -> (String, String, Date) {

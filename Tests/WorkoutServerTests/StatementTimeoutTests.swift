@@ -30,7 +30,7 @@ struct StatementTimeoutTests {
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         holder.arguments = [
             "psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc",
-            "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;",
+            "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;",
         ]
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
