@@ -20,7 +20,7 @@ struct HTTP10ConnectionTests {
                 socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
             #endif
             guard socket >= 0 else { throw TestFailure("socket: errno \(errno)") }
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            var timeout = timeval(tv_sec: 120, tv_usec: 0)  // a hung server, not a speed: only a failure waits it out
             setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

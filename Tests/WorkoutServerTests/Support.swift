@@ -94,11 +94,23 @@ final class TestServer: Sendable {
 
     func remove() { try? FileManager.default.removeItem(atPath: folder) }
 
+    /// The longest wait for an answer by default: a bound for a hung server, not a speed (a whole first pass of
+    /// the suite on a shared two-core machine has taken over 60 s to answer an upload).
+    static let answerTimeout: TimeInterval = 300
+
+    /// The client of requests with the usual time-out (URLSession's shared one says 60 s).
+    static let client: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = answerTimeout
+        configuration.timeoutIntervalForResource = max(answerTimeout, configuration.timeoutIntervalForResource)
+        return URLSession(configuration: configuration)
+    }()
+
     /// Sends a request; `token` nil sends no Authorization header; a body goes as `contentType`
     /// (application/octet-stream by default, a FIT upload's); `timeout`: the longest wait for the answer, seconds.
     func send(
         _ method: String, _ path: String, token: String?, body: Data? = nil, authorization: String? = nil,
-        contentType: String = "application/octet-stream", timeout: TimeInterval = 60
+        contentType: String = "application/octet-stream", timeout: TimeInterval = TestServer.answerTimeout
     ) async throws -> Answer {
         guard let url = URL(string: base + path) else { throw TestFailure("bad test URL \(path)") }
         var request = URLRequest(url: url, timeoutInterval: timeout)
@@ -107,15 +119,15 @@ final class TestServer: Sendable {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
         if body != nil { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        // Another time-out than URLSession's default on a session of its own (the shared one's configuration says 60 s).
-        var session = URLSession.shared
-        if timeout != 60 {
+        // Another time-out than the usual one on a session of its own.
+        var session = Self.client
+        if timeout != Self.answerTimeout {
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = timeout
             configuration.timeoutIntervalForResource = max(timeout, configuration.timeoutIntervalForResource)
             session = URLSession(configuration: configuration)
         }
-        defer { if session !== URLSession.shared { session.finishTasksAndInvalidate() } }
+        defer { if session !== Self.client { session.finishTasksAndInvalidate() } }
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestFailure("no HTTP response for \(path)") }
         return Answer(
