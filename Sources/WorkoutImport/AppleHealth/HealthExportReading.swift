@@ -140,13 +140,23 @@ enum HealthExportReading {
     /// A reader of the export XML (or of one GPX file) from its start; nil when it cannot be opened.
     typealias Open = () -> XMLPullParser.Read?
 
-    /// One pass over the XML with `scanner`; the forbidden characters read as spaces.
-    static func scan(entry: String, _ open: Open, _ scanner: HealthExportScanner) throws(HealthImportError) -> Int {
+    /// A reader of the export XML's bytes `from..<to` (one workout's element, read again by itself); nil when it
+    /// cannot be opened.
+    typealias OpenPart = (_ from: Int, _ to: Int) -> XMLPullParser.Read?
+
+    /// One pass over the XML with `scanner` (or over a part of it, from `startingAt`); the forbidden characters
+    /// read as spaces.
+    static func scan(
+        entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
+        chunkSize: Int = 1 << 16
+    ) throws(HealthImportError) -> Int {
         guard let read = open() else {
             throw .notWellFormed(
-                entry: entry, XMLStreamError(detail: "the input cannot be opened", position: XMLPosition(offset: 0, line: 1, column: 1)))
+                entry: entry,
+                XMLStreamError(
+                    detail: "the input cannot be opened", position: startingAt ?? XMLPosition(offset: 0, line: 1, column: 1)))
         }
-        let parser = XMLPullParser(allowsFragments: true, read: read)
+        let parser = XMLPullParser(chunkSize: chunkSize, allowsFragments: true, startingAt: startingAt, read: read)
         parser.skipsAttributes = { [unowned scanner] element, parent in
             scanner.skipsAttributes(of: element, in: parent)
         }
@@ -155,6 +165,7 @@ enum HealthExportReading {
         }
         do {
             while let event = try parser.next() {
+                scanner.tagStart = parser.tagStart
                 scanner.handle(event, at: parser.position)
             }
         } catch {
@@ -178,8 +189,11 @@ enum HealthExportReading {
     /// 2. the workouts again, each handed over (with its spooled records, recovery and route) as its
     ///    element ends and dropped once `each` returns.
     /// Every count is known before the first workout is handed over.
+    ///
+    /// With `xmlPart` (a file), pass 2 reads each workout's element by itself, where pass 1 found it, instead of the
+    /// whole XML again: the records, the bulk of an export, are read once.
     static func read(
-        entry: String, xml: Open, routes: [Open], limits: ImportOptions = ImportOptions(),
+        entry: String, xml: Open, xmlPart: OpenPart? = nil, routes: [Open], limits: ImportOptions = ImportOptions(),
         spoolLimit: Int = HealthRecordSpool.defaultLimit,
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
@@ -194,7 +208,7 @@ enum HealthExportReading {
             workouts.append(
                 HealthWorkoutWindow(
                     start: workout.start, end: workout.end, sourceName: workout.sourceName,
-                    refusal: refusal(of: workout, limits: limits)))
+                    refusal: refusal(of: workout, limits: limits), span: workout.span))
         }
         let log = HealthRecordLog(limit: spoolLimit)
         var sources: [String] = []
@@ -357,7 +371,27 @@ enum HealthExportReading {
                         HealthScriptedWorkout(
                             script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
             }
-            _ = try scan(entry: entry, xml, second)
+            if let xmlPart, workouts.allSatisfy({ $0.span != nil }) {
+                // Each workout's element by itself: parsed from where pass 1 found it, with its positions.
+                for (position, window) in workouts.enumerated() {
+                    guard let span = window.span else { continue }
+                    let length = max(0, span.end - span.start.offset)
+                    _ = try scan(
+                        entry: entry, { xmlPart(span.start.offset, span.end) }, second, startingAt: span.start,
+                        chunkSize: min(1 << 16, length))
+                    if index != position + 1 {
+                        // Not the workout pass 1 found there: the file changed between the passes.
+                        index = position + 1
+                        each(
+                            .failure(
+                                .damagedWorkout(
+                                    entry: entry, line: span.start.line, column: span.start.column, start: nil,
+                                    detail: "the export changed while it was read; import it again")))
+                    }
+                }
+            } else {
+                _ = try scan(entry: entry, xml, second)
+            }
             second.onWorkout = nil
         }
         if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
@@ -386,6 +420,8 @@ struct HealthWorkoutWindow: Sendable {
     var end: Date
     var sourceName: String
     var refusal: String?
+    /// Where its element is in the XML (`HealthWorkout.span`).
+    var span: (start: XMLPosition, end: Int)?
 }
 
 /// A workout, a quantity type (its dense index) and a source (-1: the best one's slot).

@@ -29,6 +29,9 @@ final class HealthExportScanner {
     /// `Workout`/`Record`).
     private(set) var sawExport = false
 
+    /// Where the start tag of the element being handled began (set by the pass before each event).
+    var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
+
     private var stack: [String] = []
     private var workout: HealthWorkout?
     private var activity: HealthActivity?
@@ -78,7 +81,7 @@ final class HealthExportScanner {
             stack.append(name)
         case .end(let name):
             stack.removeLast()
-            end(name)
+            end(name, position)
         case .text:
             break
         }
@@ -224,11 +227,12 @@ final class HealthExportScanner {
         }
     }
 
-    private func end(_ name: String) {
+    private func end(_ name: String, _ position: XMLPosition) {
         if atTopLevel {
             switch name {
             case "Workout":
                 if var finished = workout {
+                    finished.span?.end = position.offset
                     if finished.end < finished.start, finished.damage == nil {
                         finished.damage = "the workout ends before it starts (\(finished.location))"
                     }
@@ -267,6 +271,7 @@ final class HealthExportScanner {
             sourceName: Self.value(attributes, "sourceName") ?? Self.value(attributes, "source") ?? "",
             sourceVersion: Self.value(attributes, "sourceVersion"), device: Self.value(attributes, "device"),
             start: .distantPast, end: .distantPast)
+        started.span = (tagStart, position.offset)
         workout = started
         if type.isEmpty { damage("<Workout> has no workoutActivityType", position) }
         if let from = date(attributes, "startDate", "Workout", position) { workout?.start = from }

@@ -90,7 +90,8 @@ extension SQLiteBackend {
         try read { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
+                    db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0"),
+                    arguments: [id.uuidString])
             else { return nil }
             return try Self.decodeWorkout(db, row)
         }
