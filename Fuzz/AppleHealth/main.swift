@@ -8,7 +8,10 @@
 //   itself, and whether a start tag's attributes are made text or only checked (`skipsAttributes`);
 // - the reader's two passes and its scripts (`HealthExportReading.read`) never trap, with the input also
 //   read as a GPX route; each workout's script is replayed through a live session (up to 600 steps; a
-//   longer replay only repeats the engine's hot path) and finished.
+//   longer replay only repeats the engine's hot path) and finished;
+// - the second pass gives the same outcomes (each workout's script or refusal, and where) whether it reads
+//   each workout's element by itself, from the offsets the first pass found (as from a file), or the whole
+//   input again.
 // Any crash, trap, sanitizer report, time-out or memory blow-up is a finding; thrown errors are the
 // expected outcome.
 import Foundation
@@ -29,11 +32,26 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         fatalError("skipping attributes changed the parse: \(whole.debugDescription) vs \(skipped.debugDescription)")
     }
     var scripts: [SessionScript] = []
+    var parted: [String] = []
+    let limits = ImportOptions(idSalt: size % 3 == 0 ? 7 : 0, longestSpan: 86_400 * 7)
     try? HealthExportReading.read(
-        entry: "export.xml", xml: { reader(bytes, pieces: nil) }, routes: [{ reader(bytes, pieces: nil) }],
-        limits: ImportOptions(idSalt: size % 3 == 0 ? 7 : 0, longestSpan: 86_400 * 7)
+        entry: "export.xml", xml: { reader(bytes, pieces: nil) },
+        xmlPart: { from, to in
+            let lower = min(max(0, from), bytes.count)
+            return reader(Array(bytes[lower..<min(max(lower, to), bytes.count)]), pieces: nil)
+        },
+        routes: [{ reader(bytes, pieces: nil) }], limits: limits
     ) { outcome in
         if case .success(let workout) = outcome { scripts.append(workout.script) }
+        parted.append(summary(outcome))
+    }
+    var again: [String] = []
+    try? HealthExportReading.read(
+        entry: "export.xml", xml: { reader(bytes, pieces: nil) }, routes: [{ reader(bytes, pieces: nil) }],
+        limits: limits
+    ) { outcome in again.append(summary(outcome)) }
+    guard parted == again else {
+        fatalError("reading each workout by itself changed the outcomes: \(parted) vs \(again)")
     }
     for script in scripts where script.steps.count <= 600 {
         let clock = ManualClock(script.start)
@@ -45,6 +63,18 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         _ = try? session.builder.finishWorkout()
     }
     return 0
+}
+
+/// A workout's outcome as text: its script's window, steps, metadata and line, or its refusal.
+func summary(_ outcome: Result<HealthScriptedWorkout, HealthImportError>) -> String {
+    switch outcome {
+    case .success(let workout):
+        let script = workout.script
+        return "\(script.start) \(script.end) \(script.steps.count) \(script.sampleCount) \(script.routePointCount) "
+            + "\(script.metadata.count) line \(workout.details.line)"
+    case .failure(let error):
+        return error.description
+    }
 }
 
 /// A parse's outcome: its events, its error and its forbidden characters.

@@ -73,14 +73,32 @@ final class JournalWriter: WorkoutRecordingSink {
         var samples: [Series.StreamKey: Series.StreamBuilder] = [:]
         var route: [RoutePoint] = []
         var routeFirst: Int64 = 0
-        /// Prepared but not yet committed (the last commit failed): written with the next commit.
-        var pendingEntries: [JournalEntry] = []
+        /// Prepared but not yet committed (not yet due, or the last commit failed): written with the next commit.
+        /// A change other than samples and route points is kept as it is and made JSON only when a commit
+        /// writes its entry: a closing commit writes none (an import's only commit, at its finish, encodes
+        /// nothing).
+        var pendingEntries: [PendingEntry] = []
         var pendingClosed: [SampleChunk] = []
         var pendingRouteClosed: [RouteChunk] = []
         var pendingRouteTouched = false
         var pendingSamples = 0
         /// The changes of the prepared entries, for the commit observer once they are durable.
         var pendingChanges: [RecordingChange] = []
+    }
+
+    /// A journal entry before it is written: a change's JSON is made only when a commit writes it.
+    struct PendingEntry: Sendable {
+        var seq: Int64
+        var kind: JournalEntry.Kind
+        var count = 0
+        var change: RecordingChange?
+
+        /// The entry as the backend stores it.
+        var entry: JournalEntry {
+            JournalEntry(
+                seq: seq, kind: kind, count: count,
+                payload: change.map { (try? JSON.encode($0)) ?? "null" })
+        }
     }
 
     private struct State: Sendable {
@@ -182,7 +200,7 @@ final class JournalWriter: WorkoutRecordingSink {
         case nil: break
         }
         let commit = JournalCommit(
-            session: session, entries: closing == nil ? tails.pendingEntries : [],
+            session: session, entries: closing == nil ? tails.pendingEntries.map(\.entry) : [],
             sampleChunks: discarding ? [] : sampleChunks, routeChunks: discarding ? [] : routeChunks, closing: closing,
             alreadyCompact: tails.capacity == Series.capacity, finishingJournalEnd: finishingJournalEnd)
         do {
@@ -257,7 +275,7 @@ final class JournalWriter: WorkoutRecordingSink {
                         recent.removeAll()
                     }
                 }
-                tails.pendingEntries.append(JournalEntry(seq: number, kind: .samples, count: batch.count))
+                tails.pendingEntries.append(PendingEntry(seq: number, kind: .samples, count: batch.count))
                 tails.pendingSamples += batch.count
             case .route(let points):
                 for point in points {
@@ -270,10 +288,9 @@ final class JournalWriter: WorkoutRecordingSink {
                         tails.route.removeAll(keepingCapacity: true)
                     }
                 }
-                tails.pendingEntries.append(JournalEntry(seq: number, kind: .route, count: points.count))
+                tails.pendingEntries.append(PendingEntry(seq: number, kind: .route, count: points.count))
             default:
-                tails.pendingEntries.append(
-                    JournalEntry(seq: number, kind: .change, payload: (try? JSON.encode(change)) ?? "null"))
+                tails.pendingEntries.append(PendingEntry(seq: number, kind: .change, change: change))
             }
         }
     }

@@ -91,9 +91,13 @@ public enum AppleHealthReader: WorkoutFileReader {
                 gpx.append { Self.open((routes as NSString).appendingPathComponent(name)) }
             }
         }
+        // Pass 2 reads each workout's element from here, by its offsets.
+        let whole = FileHandle(forReadingAtPath: xml)
+        defer { try? whole?.close() }
         do {
             try HealthExportReading.read(
-                entry: (xml as NSString).lastPathComponent, xml: { Self.open(xml) }, routes: gpx,
+                entry: (xml as NSString).lastPathComponent, xml: { Self.open(xml) },
+                xmlPart: { from, to in whole.map { Self.part(of: $0, from: from, to: to) } }, routes: gpx,
                 limits: options
             ) { outcome in
                 switch outcome {
@@ -113,6 +117,22 @@ public enum AppleHealthReader: WorkoutFileReader {
             }
         } catch {
             throw .format(path: label, error)
+        }
+    }
+
+    /// A reader of the bytes `from..<to` of the open file `handle` (POSIX reads at their offsets).
+    static func part(of handle: FileHandle, from: Int, to: Int) -> XMLPullParser.Read {
+        var next = from
+        return { buffer in
+            let wanted = min(buffer.count, max(0, to - next))
+            guard wanted > 0 else { return 0 }
+            while true {
+                let got = pread(handle.fileDescriptor, buffer.baseAddress, wanted, off_t(next))
+                if got < 0, errno == EINTR { continue }
+                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                next += got
+                return got
+            }
         }
     }
 

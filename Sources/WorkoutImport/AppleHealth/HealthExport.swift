@@ -158,6 +158,9 @@ struct HealthWorkout: Sendable {
     var totalEnergy: (value: Double, unit: String)?
     /// Why the workout cannot be imported, when something in it is impossible.
     var damage: String?
+    /// Where its element is in the export: its start tag's position and the offset just past its end tag (to read
+    /// it again by itself).
+    var span: (start: XMLPosition, end: Int)?
 
     /// The `hardware:` of the `HKDevice` description (`Watch7,2`; the value holds a comma).
     var hardware: String? {

@@ -140,13 +140,23 @@ enum HealthExportReading {
     /// A reader of the export XML (or of one GPX file) from its start; nil when it cannot be opened.
     typealias Open = () -> XMLPullParser.Read?
 
-    /// One pass over the XML with `scanner`; the forbidden characters read as spaces.
-    static func scan(entry: String, _ open: Open, _ scanner: HealthExportScanner) throws(HealthImportError) -> Int {
+    /// A reader of the export XML's bytes `from..<to` (one workout's element, read again by itself); nil when it
+    /// cannot be opened.
+    typealias OpenPart = (_ from: Int, _ to: Int) -> XMLPullParser.Read?
+
+    /// One pass over the XML with `scanner` (or over a part of it, from `startingAt`); the forbidden characters
+    /// read as spaces.
+    static func scan(
+        entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
+        chunkSize: Int = 1 << 16
+    ) throws(HealthImportError) -> Int {
         guard let read = open() else {
             throw .notWellFormed(
-                entry: entry, XMLStreamError(detail: "the input cannot be opened", position: XMLPosition(offset: 0, line: 1, column: 1)))
+                entry: entry,
+                XMLStreamError(
+                    detail: "the input cannot be opened", position: startingAt ?? XMLPosition(offset: 0, line: 1, column: 1)))
         }
-        let parser = XMLPullParser(allowsFragments: true, read: read)
+        let parser = XMLPullParser(chunkSize: chunkSize, allowsFragments: true, startingAt: startingAt, read: read)
         parser.skipsAttributes = { [unowned scanner] element, parent in
             scanner.skipsAttributes(of: element, in: parent)
         }
@@ -155,6 +165,7 @@ enum HealthExportReading {
         }
         do {
             while let event = try parser.next() {
+                scanner.tagStart = parser.tagStart
                 scanner.handle(event, at: parser.position)
             }
         } catch {
@@ -167,23 +178,29 @@ enum HealthExportReading {
     /// the export's counts once all are handed over (also when no workout was taken). `spoolLimit`: the records
     /// held in memory before they go to a temporary file (`HealthRecordSpool`).
     ///
-    /// Three passes, so that memory does not grow with the export (records come grouped by type, not in
-    /// time order, and before or after the workouts: no workout is complete until the whole file is read):
-    /// 1. the workouts' windows, sources and refusals (a few dozen bytes each; the workouts are dropped);
-    /// 2. the records: each one inside a taken workout's window is spooled for that workout
-    ///    (`HealthRecordSpool`: in memory up to 8 MiB, then in a temporary file), and per workout, type
-    ///    and source counted, which chooses each workout's source per type before any workout is given;
-    /// 3. the workouts again, each handed over (with its spooled records, recovery and route) as its
+    /// Two passes over the XML, so that memory does not grow with the export (records come grouped by type, not
+    /// in time order, and before or after the workouts: no workout is complete until the whole file is read):
+    /// 1. the workouts' windows, sources and refusals (a few dozen bytes each; the workouts are dropped), and
+    ///    every quantity record of a known type, logged in document order (`HealthRecordLog`: 32 bytes each, in
+    ///    memory up to 8 MiB, then in a temporary file); the windows known, the log is read back once: each
+    ///    record inside a taken workout's window is spooled for that workout (`HealthRecordSpool`, the same
+    ///    bounds), and per workout, type and source counted, which chooses each workout's source per type
+    ///    before any workout is given;
+    /// 2. the workouts again, each handed over (with its spooled records, recovery and route) as its
     ///    element ends and dropped once `each` returns.
     /// Every count is known before the first workout is handed over.
+    ///
+    /// With `xmlPart` (a file), pass 2 reads each workout's element by itself, where pass 1 found it, instead of the
+    /// whole XML again: the records, the bulk of an export, are read once.
     static func read(
-        entry: String, xml: Open, routes: [Open], limits: ImportOptions = ImportOptions(),
+        entry: String, xml: Open, xmlPart: OpenPart? = nil, routes: [Open], limits: ImportOptions = ImportOptions(),
         spoolLimit: Int = HealthRecordSpool.defaultLimit,
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
-        // Pass 1: the workouts' windows (the workouts themselves are read again in pass 3).
-        let first = HealthExportScanner(pass: .workouts)
+        // Pass 1: the workouts' windows (the workouts themselves are read again in pass 2) and the records, logged
+        // until the windows are known (an export puts its records before its workouts, but nothing promises it).
+        let first = HealthExportScanner(pass: .workoutsAndRecords)
         var workouts: [HealthWorkoutWindow] = []
         // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
         // record, recovery or route point (those are counted as left out), and its window is never searched.
@@ -191,9 +208,24 @@ enum HealthExportReading {
             workouts.append(
                 HealthWorkoutWindow(
                     start: workout.start, end: workout.end, sourceName: workout.sourceName,
-                    refusal: refusal(of: workout, limits: limits)))
+                    refusal: refusal(of: workout, limits: limits), span: workout.span))
+        }
+        let log = HealthRecordLog(limit: spoolLimit)
+        var sources: [String] = []
+        var sourceIndex: [String: Int32] = [:]
+        first.onRecord = { record, source in
+            var record = record
+            if let index = sourceIndex[source] {
+                record.source = index
+            } else {
+                record.source = Int32(sources.count)
+                sourceIndex[source] = record.source
+                sources.append(source)
+            }
+            log.append(record)
         }
         let forbidden = try scan(entry: entry, xml, first)
+        if let failure = log.failure { throw .temporaryStorage(detail: failure) }
         guard first.sawExport else {
             throw .noExport(detail: "\(entry) holds no HealthData, Workout or Record")
         }
@@ -207,26 +239,15 @@ enum HealthExportReading {
         let order = workouts.indices.filter { workouts[$0].refusal == nil }.sorted { workouts[$0].start < workouts[$1].start }
         let windows = HealthWindowIndex(order.map { (workouts[$0].start, workouts[$0].end, $0) })
         func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
-        // Pass 2: quantity records inside a workout's window, spooled per workout; per workout, type and source
-        // how many (and which source came first, for a tie).
+        // The logged records inside a workout's window, spooled per workout; per workout, type and source how many
+        // (and which source came first, for a tie).
         let spool = HealthRecordSpool(limit: spoolLimit)
-        var sources: [String] = []
-        var sourceIndex: [String: Int32] = [:]
         var perSource: [HealthSourceKey: (count: Int, first: Int)] = [:]
-        let second = HealthExportScanner(pass: .records)
         var inWindows = 0
-        second.onRecord = { record, source in
+        log.forEach { record in
             let owners = containing(record.start, record.end)
             guard !owners.isEmpty else { return }
             inWindows += 1
-            var record = record
-            if let index = sourceIndex[source] {
-                record.source = index
-            } else {
-                record.source = Int32(sources.count)
-                sourceIndex[source] = record.source
-                sources.append(source)
-            }
             for owner in owners {
                 spool.append(record, to: owner)
                 let key = HealthSourceKey(owner: owner, type: record.type.index, source: record.source)
@@ -234,10 +255,9 @@ enum HealthExportReading {
                 perSource[key, default: (0, sequence)].count += 1
             }
         }
-        // Run even when no workout is taken: the recoveries and unreadable records are found (and counted) here.
-        _ = try scan(entry: entry, xml, second)
-        if let failure = spool.failure { throw .temporaryStorage(detail: failure) }
-        counts.unreadableRecords = first.unreadableRecords + second.unreadableRecords
+        if let failure = log.failure ?? spool.failure { throw .temporaryStorage(detail: failure) }
+        log.close()
+        counts.unreadableRecords = first.unreadableRecords
         counts.recordsInWorkouts = inWindows
         counts.recordsLeftOut = counts.records - inWindows
         // The best-ranked source per workout and type: the fewest rank, then the most records, then the first seen.
@@ -273,7 +293,7 @@ enum HealthExportReading {
             }
             return low
         }
-        for recovery in second.recoveries {
+        for recovery in first.recoveries {
             var owner: Int?
             let after = firstEnding(after: recovery.date, orEqual: true)
             if after > 0, recovery.date.timeIntervalSince(workouts[byEnd[after - 1]].end) <= 3600 {
@@ -288,7 +308,7 @@ enum HealthExportReading {
             }
         }
         // Routes: every GPX file read once, each point spooled for the workouts whose window holds its time (the
-        // files in their order, each file's points in time order), where pass 3 takes them.
+        // files in their order, each file's points in time order), where pass 2 takes them.
         let routePoints = HealthRouteSpool(limit: max(1, spoolLimit / 2))
         for open in routes {
             guard let read = open(), let points = try? HealthGPX.points(read: read), !points.isEmpty else { continue }
@@ -300,12 +320,12 @@ enum HealthExportReading {
             }
         }
         if let failure = routePoints.failure { throw .temporaryStorage(detail: failure) }
-        // Pass 3: each workout, handed over as its element ends.
-        let third = HealthExportScanner(pass: .workouts)
+        // Pass 2: each workout, handed over as its element ends.
+        let second = HealthExportScanner(pass: .workouts)
         var index = 0
         let finalCounts = counts
         try withoutActuallyEscaping(each) { each throws(HealthImportError) in
-            third.onWorkout = { workout in
+            second.onWorkout = { workout in
                 defer { index += 1 }
                 let location = workout.location
                 guard index < workouts.count, workouts[index].start == workout.start,
@@ -351,8 +371,28 @@ enum HealthExportReading {
                         HealthScriptedWorkout(
                             script: script, anomalies: builder.anomalies, details: details, earlierIdentifiers: earlier)))
             }
-            _ = try scan(entry: entry, xml, third)
-            third.onWorkout = nil
+            if let xmlPart, workouts.allSatisfy({ $0.span != nil }) {
+                // Each workout's element by itself: parsed from where pass 1 found it, with its positions.
+                for (position, window) in workouts.enumerated() {
+                    guard let span = window.span else { continue }
+                    let length = max(0, span.end - span.start.offset)
+                    _ = try scan(
+                        entry: entry, { xmlPart(span.start.offset, span.end) }, second, startingAt: span.start,
+                        chunkSize: min(1 << 16, length))
+                    if index != position + 1 {
+                        // Not the workout pass 1 found there: the file changed between the passes.
+                        index = position + 1
+                        each(
+                            .failure(
+                                .damagedWorkout(
+                                    entry: entry, line: span.start.line, column: span.start.column, start: nil,
+                                    detail: "the export changed while it was read; import it again")))
+                    }
+                }
+            } else {
+                _ = try scan(entry: entry, xml, second)
+            }
+            second.onWorkout = nil
         }
         if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
@@ -374,12 +414,14 @@ enum HealthExportReading {
     }
 }
 
-/// What pass 1 keeps of a workout: its window, source and refusal (pass 3 reads the workout again).
+/// What pass 1 keeps of a workout: its window, source and refusal (pass 2 reads the workout again).
 struct HealthWorkoutWindow: Sendable {
     var start: Date
     var end: Date
     var sourceName: String
     var refusal: String?
+    /// Where its element is in the XML (`HealthWorkout.span`).
+    var span: (start: XMLPosition, end: Int)?
 }
 
 /// A workout, a quantity type (its dense index) and a source (-1: the best one's slot).
@@ -479,28 +521,173 @@ final class HealthRouteSpool {
     }
 }
 
-/// Plain values kept per workout: in memory up to `limit` of them, beyond that in blocks in a temporary file (in
-/// `TMPDIR`, unlinked as soon as it is made, so nothing is left behind even when the import is cut short).
-final class HealthSpool<Entry: BitwiseCopyable> {
+/// Every quantity record of a known type of the export, in document order, from the first pass until the workouts'
+/// windows are known: held in memory up to `limit` records (8 MiB at the default), beyond that written in blocks to
+/// the end of a temporary file (as `HealthSpool`'s). `forEach` reads them back once, in order, a block at a time, so
+/// memory stays bounded whatever the number of records; disk takes 32 bytes a record.
+final class HealthRecordLog {
+    /// One record as logged: 32 bytes of plain values.
+    private struct Entry: BitwiseCopyable {
+        var start: Double
+        var end: Double
+        var value: Double
+        var type: Int32
+        var source: Int32
+    }
+
     private let limit: Int
-    /// What is spooled, for the errors (`records`).
-    private let what: String
-    private var buffers: [Int: [Entry]] = [:]
-    private var buffered = 0
-    /// Per workout, its blocks in the file (byte offset, entries).
-    private var blocks: [Int: [(offset: Int64, count: Int)]] = [:]
-    private var descriptor: Int32 = -1
-    private var size: Int64 = 0
+    private var held: [Entry] = []
+    private let file = HealthTemporaryFile(what: "records")
+    /// Entries written to the file, from its start.
+    private var inFile = 0
     /// Why the temporary file could not be written or read (the import is refused with it).
+    var failure: String? { file.failure }
+
+    init(limit: Int = HealthRecordSpool.defaultLimit) {
+        self.limit = max(1, limit)
+    }
+
+    func append(_ record: HealthRecord) {
+        guard file.failure == nil else { return }
+        held.append(
+            Entry(
+                start: record.start.timeIntervalSinceReferenceDate, end: record.end.timeIntervalSinceReferenceDate,
+                value: record.value, type: Int32(record.type.index), source: record.source))
+        if held.count >= limit {
+            if held.withUnsafeBytes({ file.append($0) }) != nil { inFile += held.count }
+            held.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Gives every record in the order appended (those of an unknown type index, which none is, left out).
+    func forEach(_ body: (HealthRecord) -> Void) {
+        let types = QuantityType.allCases
+        func give(_ entries: UnsafeBufferPointer<Entry>) {
+            for entry in entries where entry.type >= 0 && Int(entry.type) < types.count {
+                body(
+                    HealthRecord(
+                        type: types[Int(entry.type)], value: entry.value,
+                        start: Date(timeIntervalSinceReferenceDate: entry.start),
+                        end: Date(timeIntervalSinceReferenceDate: entry.end), source: entry.source))
+            }
+        }
+        var done = 0
+        while done < inFile, file.failure == nil {
+            let count = min(limit, inFile - done)
+            let block = [Entry](unsafeUninitializedCapacity: count) { buffer, initialized in
+                let read = file.read(
+                    into: UnsafeMutableRawBufferPointer(buffer), at: Int64(done * MemoryLayout<Entry>.stride))
+                initialized = read ? count : 0
+            }
+            guard block.count == count else { return }
+            block.withUnsafeBufferPointer(give)
+            done += count
+        }
+        guard file.failure == nil else { return }
+        held.withUnsafeBufferPointer(give)
+    }
+
+    /// Lets go of the records and the temporary file.
+    func close() {
+        held = []
+        inFile = 0
+        file.close()
+    }
+}
+
+/// An unlinked temporary file (in `TMPDIR`, unlinked as soon as it is made, so nothing is left behind even when the
+/// import is cut short), made at the first write. Its first failure stays in `failure` and stops every later use.
+final class HealthTemporaryFile {
+    /// What it holds, for the errors (`records`).
+    private let what: String
+    private var descriptor: Int32 = -1
+    /// Bytes written.
+    private(set) var size: Int64 = 0
+    /// Why the file could not be made, written or read (the import is refused with it).
     private(set) var failure: String?
 
-    init(limit: Int, what: String) {
-        self.limit = max(1, limit)
+    init(what: String) {
         self.what = what
     }
 
     deinit {
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { Foundation.close(descriptor) }
+    }
+
+    func close() {
+        if descriptor >= 0 { Foundation.close(descriptor) }
+        descriptor = -1
+        size = 0
+    }
+
+    /// Writes `bytes` at the end of the file: their offset, nil on failure.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard failure == nil else { return nil }
+        if descriptor < 0 {
+            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-spool-XXXXXX").utf8CString)
+            descriptor = template.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return -1 }
+                return mkstemp(base)
+            }
+            guard descriptor >= 0 else {
+                failure = "cannot make the \(what)' temporary file in \(NSTemporaryDirectory()) "
+                    + "(\(String(cString: strerror(errno)))); set TMPDIR to a folder with free space"
+                return nil
+            }
+            // Unlinked at once: the file goes with the descriptor, also when the import is cut short.
+            template.withUnsafeBufferPointer { buffer in
+                if let base = buffer.baseAddress { _ = unlink(base) }
+            }
+        }
+        var done = 0
+        while done < bytes.count {
+            let put = pwrite(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(size) + off_t(done))
+            if put < 0, errno == EINTR { continue }
+            guard put > 0 else {
+                failure = "cannot write the \(what)' temporary file in \(NSTemporaryDirectory()) "
+                    + "(\(String(cString: strerror(errno)))); free disk space there or set TMPDIR to a folder with free space"
+                return nil
+            }
+            done += put
+        }
+        let offset = size
+        size += Int64(bytes.count)
+        return offset
+    }
+
+    /// Fills `bytes` from `offset`; false (and `failure` set) when they cannot all be read.
+    func read(into bytes: UnsafeMutableRawBufferPointer, at offset: Int64) -> Bool {
+        guard failure == nil else { return false }
+        var done = 0
+        while done < bytes.count {
+            let got = pread(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(offset) + off_t(done))
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            done += got
+        }
+        if done < bytes.count {
+            failure = "the \(what)' temporary file could not be read back (\(String(cString: strerror(errno))))"
+            return false
+        }
+        return true
+    }
+}
+
+/// Plain values kept per workout: in memory up to `limit` of them, beyond that in blocks in a temporary file
+/// (`HealthTemporaryFile`).
+final class HealthSpool<Entry: BitwiseCopyable> {
+    private let limit: Int
+    private var buffers: [Int: [Entry]] = [:]
+    private var buffered = 0
+    /// Per workout, its blocks in the file (byte offset, entries).
+    private var blocks: [Int: [(offset: Int64, count: Int)]] = [:]
+    private let file: HealthTemporaryFile
+    /// Why the temporary file could not be written or read (the import is refused with it).
+    var failure: String? { file.failure }
+
+    init(limit: Int, what: String) {
+        self.limit = max(1, limit)
+        file = HealthTemporaryFile(what: what)
     }
 
     func append(_ entry: Entry, to owner: Int) {
@@ -515,20 +702,7 @@ final class HealthSpool<Entry: BitwiseCopyable> {
         var entries: [Entry] = []
         for block in blocks.removeValue(forKey: owner) ?? [] where failure == nil {
             let chunk = [Entry](unsafeUninitializedCapacity: block.count) { buffer, initialized in
-                let bytes = UnsafeMutableRawBufferPointer(buffer)
-                var done = 0
-                while done < bytes.count {
-                    let got = pread(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(block.offset) + off_t(done))
-                    if got < 0, errno == EINTR { continue }
-                    guard got > 0 else { break }
-                    done += got
-                }
-                if done < bytes.count {
-                    failure = "the \(what)' temporary file could not be read back (\(String(cString: strerror(errno))))"
-                    initialized = 0
-                } else {
-                    initialized = block.count
-                }
+                initialized = file.read(into: UnsafeMutableRawBufferPointer(buffer), at: block.offset) ? block.count : 0
             }
             entries += chunk
         }
@@ -541,40 +715,9 @@ final class HealthSpool<Entry: BitwiseCopyable> {
 
     /// Writes every held entry to the temporary file, one block per workout.
     private func spill() {
-        if descriptor < 0 {
-            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-spool-XXXXXX").utf8CString)
-            descriptor = template.withUnsafeMutableBufferPointer { buffer in
-                guard let base = buffer.baseAddress else { return -1 }
-                return mkstemp(base)
-            }
-            guard descriptor >= 0 else {
-                failure = "cannot make the \(what)' temporary file in \(NSTemporaryDirectory()) "
-                    + "(\(String(cString: strerror(errno)))); set TMPDIR to a folder with free space"
-                return
-            }
-            // Unlinked at once: the file goes with the descriptor, also when the import is cut short.
-            template.withUnsafeBufferPointer { buffer in
-                if let base = buffer.baseAddress { _ = unlink(base) }
-            }
-        }
         for (owner, entries) in buffers {
-            let written = entries.withUnsafeBytes { bytes -> Bool in
-                var done = 0
-                while done < bytes.count {
-                    let put = pwrite(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(size) + off_t(done))
-                    if put < 0, errno == EINTR { continue }
-                    guard put > 0 else { return false }
-                    done += put
-                }
-                return true
-            }
-            guard written else {
-                failure = "cannot write the \(what)' temporary file in \(NSTemporaryDirectory()) "
-                    + "(\(String(cString: strerror(errno)))); free disk space there or set TMPDIR to a folder with free space"
-                return
-            }
-            blocks[owner, default: []].append((size, entries.count))
-            size += Int64(entries.count * MemoryLayout<Entry>.stride)
+            guard let offset = entries.withUnsafeBytes({ file.append($0) }) else { return }
+            blocks[owner, default: []].append((offset, entries.count))
         }
         buffers = [:]
         buffered = 0

@@ -5,12 +5,12 @@ import WorkoutModel
 ///
 /// A `.workouts` pass hands each `Workout` whole (its metadata, events, activities, statistics and
 /// routes) to a closure as its element ends, and counts the rest; the scanner holds one workout at a
-/// time. A `.records` pass hands each quantity `Record` of a type the engine knows to a closure, which
-/// keeps those inside a workout's window, and keeps the heart-rate recovery records: records are the
-/// bulk of an export and are never all held. Each pass has the parser skip the attributes it does not
-/// need (`skipsAttributes`: checked, never made text).
+/// time. A `.records` pass hands each quantity `Record` of a type the engine knows to a closure, and
+/// keeps the heart-rate recovery records: records are the bulk of an export and are never all held.
+/// A `.workoutsAndRecords` pass does both in one reading. Each pass has the parser skip the attributes it
+/// does not need (`skipsAttributes`: checked, never made text).
 final class HealthExportScanner {
-    enum Pass { case workouts, records }
+    enum Pass { case workouts, records, workoutsAndRecords }
 
     let pass: Pass
     /// A `.records` pass: called with each quantity record of a known type and its source name.
@@ -29,6 +29,9 @@ final class HealthExportScanner {
     /// `Workout`/`Record`).
     private(set) var sawExport = false
 
+    /// Where the start tag of the element being handled began (set by the pass before each event).
+    var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
+
     private var stack: [String] = []
     private var workout: HealthWorkout?
     private var activity: HealthActivity?
@@ -40,25 +43,24 @@ final class HealthExportScanner {
         self.pass = pass
     }
 
-    /// Whether this pass needs nothing of the attributes of `element` (inside `parent`): pass 1
-    /// skips the records' (and correlations'), pass 2 everything but the top-level records' and a
-    /// heart-rate recovery record's metadata.
+    /// Whether this pass needs nothing of the attributes of `element` (inside `parent`): a workouts pass
+    /// reads only the root's and the workouts' (with everything inside them), a records pass the root's, the
+    /// top-level records' and a heart-rate recovery record's metadata, a pass of both the union.
     func skipsAttributes(of element: String, in parent: String?) -> Bool {
-        switch pass {
-        case .workouts:
-            return element == "Record" || element == "Correlation" || parent == "Record" || parent == "Correlation"
-        case .records:
-            if element == "HealthData" { return false }
+        if element == "HealthData" { return false }
+        if pass != .records, workout != nil || (element == "Workout" && atTopLevel) { return false }
+        if pass != .workouts {
             if element == "Record" { return !atTopLevel }
-            return !(element == "MetadataEntry" && parent == "Record" && recoveryRecord != nil)
+            if element == "MetadataEntry", parent == "Record", recoveryRecord != nil { return false }
         }
+        return true
     }
 
     /// Whether this pass needs nothing of the attribute `attribute` of `element` (whose attributes are read): a
     /// records pass reads of a record only its type, unit, value, dates and source (its `device`, `creationDate`
     /// and `sourceVersion`, the longest, are checked only).
     func skipsAttribute(_ attribute: String, of element: String) -> Bool {
-        pass == .records && element == "Record"
+        pass != .workouts && element == "Record"
             && (attribute == "device" || attribute == "creationDate" || attribute == "sourceVersion")
     }
 
@@ -79,7 +81,7 @@ final class HealthExportScanner {
             stack.append(name)
         case .end(let name):
             stack.removeLast()
-            end(name)
+            end(name, position)
         case .text:
             break
         }
@@ -144,7 +146,7 @@ final class HealthExportScanner {
             case "Record": startRecord(attributes, position)
             case "Workout":
                 sawExport = true
-                guard pass == .workouts else { return }
+                guard pass != .records else { return }
                 startWorkout(attributes, position)
             case "Correlation": correlations += 1
             case "ExportDate", "Me": break
@@ -158,8 +160,7 @@ final class HealthExportScanner {
             }
             return
         }
-        guard pass == .workouts else { return }
-        guard workout != nil, stack.count >= 1 else { return }
+        guard pass != .records, workout != nil, stack.count >= 1 else { return }
         let parent = stack.last ?? ""
         switch name {
         case "MetadataEntry":
@@ -226,11 +227,12 @@ final class HealthExportScanner {
         }
     }
 
-    private func end(_ name: String) {
+    private func end(_ name: String, _ position: XMLPosition) {
         if atTopLevel {
             switch name {
             case "Workout":
                 if var finished = workout {
+                    finished.span?.end = position.offset
                     if finished.end < finished.start, finished.damage == nil {
                         finished.damage = "the workout ends before it starts (\(finished.location))"
                     }
@@ -244,7 +246,7 @@ final class HealthExportScanner {
             }
             return
         }
-        guard pass == .workouts, workout != nil else { return }
+        guard pass != .records, workout != nil else { return }
         switch name {
         case "WorkoutEvent":
             if let (finished, inActivity) = event {
@@ -269,6 +271,7 @@ final class HealthExportScanner {
             sourceName: Self.value(attributes, "sourceName") ?? Self.value(attributes, "source") ?? "",
             sourceVersion: Self.value(attributes, "sourceVersion"), device: Self.value(attributes, "device"),
             start: .distantPast, end: .distantPast)
+        started.span = (tagStart, position.offset)
         workout = started
         if type.isEmpty { damage("<Workout> has no workoutActivityType", position) }
         if let from = date(attributes, "startDate", "Workout", position) { workout?.start = from }
@@ -292,7 +295,7 @@ final class HealthExportScanner {
     private func startRecord(_ attributes: [XMLAttribute], _ position: XMLPosition) {
         sawExport = true
         records += 1
-        guard pass == .records else { return }
+        guard pass != .workouts else { return }
         let type = Self.value(attributes, "type") ?? ""
         if type == "HKQuantityTypeIdentifierHeartRateRecoveryOneMinute" {
             guard let value = Self.value(attributes, "value").flatMap(Double.init), value.isFinite,

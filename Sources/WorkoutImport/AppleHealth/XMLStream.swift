@@ -69,6 +69,8 @@ public final class XMLPullParser {
     public var openElements: [String] { stack }
     /// Where the parser is.
     public var position: XMLPosition { XMLPosition(offset: offset, line: line, column: column) }
+    /// Where the last start tag read began (its `<`): a parser made `startingAt` it reads the element again.
+    public private(set) var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
     /// Whether a fragment without a single root is allowed (several top-level elements).
     public var allowsFragments: Bool
     /// Asked with an element's name and its parent's (nil at the top) before its attributes are read:
@@ -83,10 +85,20 @@ public final class XMLPullParser {
     public static let tokenLimit = 16 << 20
 
     /// A parser reading its input through `read`, `chunkSize` bytes at a time.
-    public init(chunkSize: Int = 1 << 16, allowsFragments: Bool = false, read: @escaping Read) {
+    ///
+    /// - Parameter startingAt: where the input's first byte is in a larger document (a part of it read again by
+    ///   itself: its positions are then the document's).
+    public init(
+        chunkSize: Int = 1 << 16, allowsFragments: Bool = false, startingAt: XMLPosition? = nil, read: @escaping Read
+    ) {
         self.read = read
         buffer = [UInt8](repeating: 0, count: max(chunkSize, 4096))
         self.allowsFragments = allowsFragments
+        if let startingAt {
+            offset = startingAt.offset
+            line = startingAt.line
+            column = startingAt.column
+        }
     }
 
     /// A parser of `bytes` held in memory (tests, fuzzing).
@@ -367,6 +379,7 @@ public final class XMLPullParser {
 
     private func startTag() throws(XMLStreamError) -> XMLEvent {
         let from = position
+        tagStart = from
         advance()  // <
         if sawRoot && stack.isEmpty && !allowsFragments {
             throw XMLStreamError(detail: "a second root element after the first one ended", position: from)

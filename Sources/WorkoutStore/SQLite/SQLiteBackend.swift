@@ -189,11 +189,12 @@ package final class SQLiteBackend: StoreBackend {
     func insertRecordingRow(_ db: Database, id: UUID, configuration: WorkoutConfiguration, start: Date) throws -> Int64
     {
         try requireFree(db, id)
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
                                     counters, anchor, recording) VALUES (?, ?, ?, ?, 0, 0, ?, '{}', '{}', 0, 1)
-                """,
+                """
+        ).execute(
             arguments: [
                 id.uuidString, configuration.activityType.rawValue, start.timeIntervalSinceReferenceDate,
                 start.timeIntervalSinceReferenceDate, try JSON.encode(configuration),
@@ -202,7 +203,8 @@ package final class SQLiteBackend: StoreBackend {
     }
 
     private func requireFree(_ db: Database, _ id: UUID) throws {
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM workout WHERE uuid = ?", arguments: [id.uuidString]) == true {
+        let statement = try db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ?")
+        if try Bool.fetchOne(statement, arguments: [id.uuidString]) == true {
             throw StoreError.workoutExists(id)
         }
     }
@@ -211,9 +213,10 @@ package final class SQLiteBackend: StoreBackend {
     /// `recordingRow`, completes that recording row instead of inserting one.
     func insertWorkout(_ db: Database, _ workout: Workout, recordingRow: Int64? = nil) throws -> Int64 {
         if recordingRow == nil { try requireFree(db, workout.id) }
-        // Saved again after a delete: it is an addition now, no longer a deletion.
-        try db.execute(
-            sql: "DELETE FROM deleted_object WHERE kind = 'workout' AND uuid = ?", arguments: [workout.id.uuidString])
+        // Saved again after a delete: it is an addition now, no longer a deletion. (Cached statements: an import saves
+        // thousands of workouts, and preparing each statement again cost more than running it.)
+        try db.cachedStatement(sql: "DELETE FROM deleted_object WHERE kind = 'workout' AND uuid = ?")
+            .execute(arguments: [workout.id.uuidString])
         let anchor = try nextAnchor(db)
         let values: [(any DatabaseValueConvertible)?] = [
             workout.id.uuidString, workout.activityType.rawValue, workout.start.timeIntervalSinceReferenceDate,
@@ -223,19 +226,21 @@ package final class SQLiteBackend: StoreBackend {
         ]
         let workoutRow: Int64
         if let recordingRow {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE workout SET uuid = ?, activity_type = ?, start = ?, "end" = ?, duration = ?, elapsed = ?,
                                        configuration = ?, metadata = ?, counters = ?, anchor = ?, recording = 0
                     WHERE id = ?
-                    """, arguments: StatementArguments(values + [recordingRow]))
+                    """
+            ).execute(arguments: StatementArguments(values + [recordingRow]))
             workoutRow = recordingRow
         } else {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO workout(uuid, activity_type, start, "end", duration, elapsed, configuration, metadata,
                                         counters, anchor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: StatementArguments(values))
+                    """
+            ).execute(arguments: StatementArguments(values))
             workoutRow = db.lastInsertedRowID
         }
         let owner = StatisticOwner(
@@ -253,12 +258,13 @@ package final class SQLiteBackend: StoreBackend {
                 )
             ]
             : workout.activities.map { ($0, false) }
+        let insertActivity = try db.cachedStatement(
+            sql: """
+                INSERT INTO activity(uuid, workout_id, position, implicit, activity_type, start, "end", duration,
+                                     configuration, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         for (position, (activity, implicit)) in activities.enumerated() {
-            try db.execute(
-                sql: """
-                    INSERT INTO activity(uuid, workout_id, position, implicit, activity_type, start, "end", duration,
-                                         configuration, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+            try insertActivity.execute(
                 arguments: [
                     activity.id.uuidString, workoutRow, position, implicit,
                     activity.configuration.activityType.rawValue,
@@ -269,10 +275,10 @@ package final class SQLiteBackend: StoreBackend {
                 db, owner, activity: db.lastInsertedRowID, type: activity.configuration.activityType,
                 activity.statistics)
         }
+        let insertEvent = try db.cachedStatement(
+            sql: "INSERT INTO event(workout_id, position, type, start, duration, metadata) VALUES (?, ?, ?, ?, ?, ?)")
         for (position, event) in workout.events.enumerated() {
-            try db.execute(
-                sql:
-                    "INSERT INTO event(workout_id, position, type, start, duration, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+            try insertEvent.execute(
                 arguments: [
                     workoutRow, position, event.type.rawValue, event.start.timeIntervalSinceReferenceDate,
                     event.duration, try JSON.encode(event.metadata),
@@ -318,8 +324,8 @@ package final class SQLiteBackend: StoreBackend {
     }
 
     func nextAnchor(_ db: Database) throws -> Int64 {
-        try db.execute(sql: "UPDATE meta SET value = value + 1 WHERE key = 'anchor'")
-        return try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'anchor'") ?? 0
+        try db.cachedStatement(sql: "UPDATE meta SET value = value + 1 WHERE key = 'anchor'").execute()
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'anchor'")) ?? 0
     }
     static func decodeWorkout(_ db: Database, _ row: Row) throws -> Workout {
         let workoutRow: Int64 = row["id"]

@@ -90,7 +90,8 @@ extension SQLiteBackend {
         try read { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0", arguments: [id.uuidString])
+                    db.cachedStatement(sql: "SELECT * FROM workout WHERE uuid = ? AND recording = 0"),
+                    arguments: [id.uuidString])
             else { return nil }
             return try Self.decodeWorkout(db, row)
         }
@@ -241,11 +242,12 @@ extension SQLiteBackend {
     ) throws(StoreError) {
         try write { db in
             let row = try insertRecordingRow(db, id: session.id, configuration: configuration, start: start)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO journal_session(uuid, configuration, options, created, workout_id)
                     VALUES (?, ?, ?, ?, ?)
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     session.id.uuidString, session.configuration, session.options,
                     session.created.timeIntervalSinceReferenceDate, row,
@@ -258,7 +260,7 @@ extension SQLiteBackend {
             let id = commit.session.uuidString
             guard
                 let row = try Int64.fetchOne(
-                    db, sql: "SELECT workout_id FROM journal_session WHERE uuid = ?", arguments: [id])
+                    db.cachedStatement(sql: "SELECT workout_id FROM journal_session WHERE uuid = ?"), arguments: [id])
             else { throw StoreError.sessionNotFound(commit.session) }
             // A finish writes no entries: it continues the journal where its writer says, or nothing is written.
             if let end = commit.finishingJournalEnd {
@@ -362,8 +364,8 @@ extension SQLiteBackend {
     }
 
     static func deleteJournal(_ db: Database, id: String) throws {
-        try db.execute(sql: "DELETE FROM journal_change WHERE session = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM journal_session WHERE uuid = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM journal_change WHERE session = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM journal_session WHERE uuid = ?").execute(arguments: [id])
     }
 
     package func journalSessions() throws(StoreError) -> [JournalSessionRecord] {
@@ -441,16 +443,16 @@ struct ChunkWriter {
     mutating func sourceID(_ source: SourceDevice) throws -> Int64 {
         if let id = sources[source] { return id }
         let arguments: StatementArguments = [source.name, source.manufacturer, source.model, source.identifier]
-        try db.execute(
-            sql: "INSERT OR IGNORE INTO source(name, manufacturer, model, identifier) VALUES (?, ?, ?, ?)",
-            arguments: arguments)
+        try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO source(name, manufacturer, model, identifier) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: arguments)
         let id =
             try Int64.fetchOne(
-                db,
-                sql: """
-                    SELECT id FROM source WHERE name = ? AND ifnull(manufacturer, '') = ifnull(?, '')
-                    AND ifnull(model, '') = ifnull(?, '') AND ifnull(identifier, '') = ifnull(?, '')
-                    """, arguments: arguments) ?? 0
+                db.cachedStatement(
+                    sql: """
+                        SELECT id FROM source WHERE name = ? AND ifnull(manufacturer, '') = ifnull(?, '')
+                        AND ifnull(model, '') = ifnull(?, '') AND ifnull(identifier, '') = ifnull(?, '')
+                        """), arguments: arguments) ?? 0
         sources[source] = id
         return id
     }
