@@ -339,7 +339,7 @@ struct TransitionDetector: Sendable {
             if duration > 0, value / duration >= Self.slowestRide {
                 ride(start, end)
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
-                mark(Self.still, at: end)
+                stood(start, until: end)
             }
         case .runningCadence, .runningPower, .runningStrideLength:
             if value > 0 { run(start) }
@@ -356,7 +356,7 @@ struct TransitionDetector: Sendable {
                 mark(Self.foot, at: end)
                 if general { footEnds(end, pace: value / duration >= Self.runningPace) }
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
-                mark(Self.still, at: end)
+                stood(start, until: end)
             }
         default:
             break
@@ -402,6 +402,23 @@ struct TransitionDetector: Sendable {
             ring[index].flags |= Self.pace
             ring[index].runStart = Swift.min(ring[index].runStart, end)
         }
+    }
+
+    /// Standing still from `start` until `end` (a leg sequence's slow distance span): every second after the
+    /// span's first, as smart recording leaves records 5–15 s apart and the athlete stood from the first second
+    /// after the last moving record (the fenix 3 duathlon's rack: 4022 s moving, 4037 s 0.8 m on).
+    @inline(__always)
+    private mutating func stood(_ start: Seconds, until end: Seconds) {
+        guard end - start < Double(ring.count) else {
+            mark(Self.still, at: end)
+            return
+        }
+        var t = start.rounded(.down) + 1
+        while t < end {
+            mark(Self.still, at: t)
+            t += 1
+        }
+        mark(Self.still, at: end)
     }
 
     /// A swim from `start` until its end cue (a leg sequence's swim begins at its first length's start, and
@@ -868,17 +885,18 @@ struct TransitionDetector: Sendable {
         return end
     }
 
-    /// A run's start moved on over its transition zone: when a stop begins within half a `quietWindow` after
-    /// the first step, the run begins at its first step (or running pace) after the stop (the first "steps"
-    /// were the bike rolling in or a walk to the rack: a fenix 6S duathlon's bike at 5 m/s without a cadence,
-    /// then 2 minutes standing). nil while the seconds to look at have not all come. A stop later than that is
-    /// the run's own (an aid station 50–90 s into a triathlon's run: Forerunner 935, Kona): the run began.
-    /// (One stop: the step after it begins the run at once, so that a timer stop soon after, which settles the
-    /// data before it, does not push the start past itself.)
+    /// A run's start moved on over its transition zone: when a stop begins within a `quietWindow` after the
+    /// first step, the run begins at its first step (or running pace) after the stop (the first "steps" were
+    /// the bike rolling in, or the athlete running the bike from the dismount line to the rack: a fenix 6S
+    /// duathlon's bike at 5 m/s without a cadence, then 2 minutes standing; a fenix 3 duathlon's 49 s running
+    /// beside the bike, then 64 s standing where it stood in T1). nil while the seconds to look at have not all
+    /// come. A stop later than that is the run's own (an aid station 80 s into a Forerunner 935's run): the run
+    /// began. (One stop: the step after it begins the run at once, so that a timer stop soon after, which
+    /// settles the data before it, does not push the start past itself.)
     private func runStartAfterStops(_ start: Seconds) -> Seconds? {
         let first = Int64(start.rounded(.down))
         var wait = false
-        let horizon = first + Int64(options.quietWindow / 2)
+        let horizon = first + Int64(options.quietWindow)
         guard let stopEnd = stop(after: first + 1, upTo: horizon, wait: &wait) else { return wait ? nil : start }
         return firstStart(of: Self.run | Self.pace, from: Double(stopEnd))
     }
