@@ -470,6 +470,9 @@ struct TransitionDetector: Sendable {
         // still be placed.
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
+        // The window of the cue judged before, slid on to the next cue (its counts less the seconds between; `probe`
+        // the first second not counted): a later cue's window ends no earlier, so it is counted on, not recounted.
+        var carry: (from: Int64, probe: Int64, same: Int, other: Int)?
         while second <= newest {
             defer { second += 1 }
             guard let entry = cues(second), entry.flags & flag != 0 else { continue }
@@ -479,11 +482,30 @@ struct TransitionDetector: Sendable {
             var same = 0
             var other = 0
             var probe = second + 1
+            var complete = false
+            // Counts made in an earlier call (`pending`) may miss cues marked since into the seconds they cover: they
+            // decide this window, as before, but are not carried on.
+            var counted = true
             if let pending, pending.second == second {
                 (same, other, probe) = (pending.same, pending.other, pending.probe)
+                counted = false
+            } else if let carried = carry, carried.probe > second + 1 {
+                (same, other, probe) = (carried.same, carried.other, carried.probe)
+                var dropped = carried.from + 1
+                while dropped <= second {
+                    if let old = cues(dropped), old.flags & ~Self.still != 0 {
+                        if old.flags & flag != 0 { same -= 1 } else { other -= 1 }
+                    }
+                    dropped += 1
+                }
+                // The window up to the last second counted may already hold enough.
+                if Double(probe - 1 - second) >= options.quietWindow, same + other >= Self.minimumEvidence {
+                    complete = true
+                    probe -= 1
+                }
             }
-            var complete = false
-            while probe <= newest, probe - second < Int64(ring.count) - 3 {
+            carry = nil
+            while !complete, probe <= newest, probe - second < Int64(ring.count) - 3 {
                 // Standing still (a leg sequence's cue) says nothing about a swim's or a ride's end.
                 if let next = cues(probe), next.flags & ~Self.still != 0 {
                     if next.flags & flag != 0 { same += 1 } else { other += 1 }
@@ -503,6 +525,7 @@ struct TransitionDetector: Sendable {
                 }
                 pending = nil
                 judgedUntil = end
+                if counted { carry = (second, probe, same, other) }
                 continue
             }
             pending = nil
@@ -530,6 +553,7 @@ struct TransitionDetector: Sendable {
                 return best
             }
             judgedUntil = end
+            if counted { carry = (second, probe + 1, same, other) }
         }
         return nil
     }
@@ -564,7 +588,8 @@ struct TransitionDetector: Sendable {
         let newest = Int64(now.rounded(.down)) - 1
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
-        // The window of a step judged out of reach, slid on to the next step (its counts less the seconds between).
+        // The window of the step judged before, slid on to the next step (its counts less the seconds between; `probe`
+        // the first second not counted): a later step's window ends no earlier, so it is counted on, not recounted.
         var carry: (from: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
         while second <= newest {
             defer { second += 1 }
@@ -575,9 +600,13 @@ struct TransitionDetector: Sendable {
             var other = 0
             var quiet = 0
             var probe = second + 1
-            // Counted on from where the last call stopped (each call would count the same seconds again).
+            var complete = false
+            // Counted on from where the last call stopped (each call would count the same seconds again); those
+            // counts may miss cues marked since (standing over a slow span): not carried on.
+            var counted = true
             if let pendingRun, pendingRun.second == second {
                 (same, other, quiet, probe) = (pendingRun.same, pendingRun.other, pendingRun.quiet, pendingRun.probe)
+                counted = false
             } else if let carried = carry, carried.probe > second + 1 {
                 (same, other, quiet, probe) = (carried.same, carried.other, carried.quiet, carried.probe)
                 var dropped = carried.from + 1
@@ -593,10 +622,15 @@ struct TransitionDetector: Sendable {
                     }
                     dropped += 1
                 }
+                // The window up to the last second counted may already hold enough (a later step's window ends no
+                // earlier).
+                if Double(probe - 1 - second) >= options.quietWindow, other >= Self.minimumEvidence {
+                    complete = true
+                    probe -= 1
+                }
             }
             carry = nil
-            var complete = false
-            while probe <= newest, probe - second < Int64(ring.count) - 3 {
+            while !complete, probe <= newest, probe - second < Int64(ring.count) - 3 {
                 if let next = cues(probe) {
                     if Self.isOnFoot(next.flags) {
                         same += 1
@@ -619,12 +653,13 @@ struct TransitionDetector: Sendable {
                 }
                 pendingRun = nil
                 judgedUntil = end
-                carry = (second, probe, same, other, quiet)
+                if counted { carry = (second, probe, same, other, quiet) }
                 continue
             }
             pendingRun = nil
             guard Double(same) <= Self.largestShare * Double(same + other + quiet) else {
                 judgedUntil = end
+                if counted { carry = (second, probe + 1, same, other, quiet) }
                 continue
             }
             var best = end
