@@ -273,6 +273,9 @@ struct TransitionDetector: Sendable {
     var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
     /// The newest instant with a swim's or a ride's cue: a run's window can end only after one.
     var latestSwimOrRide = -Double.infinity
+    /// The seconds that hold a swim's or a ride's cue, ascending (the ring's reach and more): a run's window can end
+    /// only with `minimumEvidence` of them after its step.
+    var swimOrRideSeconds: [Int64] = []
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -309,7 +312,39 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func mark(_ flag: UInt8, at t: Seconds) {
         guard let index = slot(t) else { return }
+        setFlags(flag, at: index)
+    }
+
+    /// Sets cues of a slot, noting a second's first swim or ride cue (`swimOrRideSeconds`).
+    @inline(__always)
+    private mutating func setFlags(_ flag: UInt8, at index: Int) {
+        let before = ring[index].flags
         ring[index].flags |= flag
+        guard before & (Self.swim | Self.ride) == 0, flag & (Self.swim | Self.ride) != 0 else { return }
+        let second = ring[index].second
+        if let last = swimOrRideSeconds.last, last > second {
+            // A cue marked into an older second (a span): kept in order.
+            swimOrRideSeconds.insert(second, at: firstIndex(after: second - 1))
+        } else {
+            swimOrRideSeconds.append(second)
+        }
+        if swimOrRideSeconds.count > 2 * ring.count { swimOrRideSeconds.removeFirst(ring.count) }
+    }
+
+    /// The index in `swimOrRideSeconds` (ascending) of the first second after `second`.
+    private func firstIndex(after second: Int64) -> Int {
+        var low = 0
+        var high = swimOrRideSeconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if swimOrRideSeconds[middle] > second { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Whether at least `minimumEvidence` seconds after `second` hold a swim's or a ride's cue.
+    private func swimOrRideSeconds(after second: Int64) -> Bool {
+        swimOrRideSeconds.count - firstIndex(after: second) >= Self.minimumEvidence
     }
 
     @inline(__always)
@@ -368,7 +403,7 @@ struct TransitionDetector: Sendable {
         sawSwim = true
         if end > latestSwimOrRide { latestSwimOrRide = end }
         guard let index = slot(end) else { return }
-        ring[index].flags |= Self.swim
+        setFlags(Self.swim, at: index)
         ring[index].swimEnd = Swift.max(ring[index].swimEnd, end)
     }
 
@@ -376,11 +411,11 @@ struct TransitionDetector: Sendable {
     private mutating func ride(_ start: Seconds, _ end: Seconds) {
         if end > latestSwimOrRide { latestSwimOrRide = end }
         if let index = slot(end) {
-            ring[index].flags |= Self.ride
+            setFlags(Self.ride, at: index)
             ring[index].rideEnd = Swift.max(ring[index].rideEnd, end)
         }
         if let index = slot(start) {
-            ring[index].flags |= Self.ride
+            setFlags(Self.ride, at: index)
             ring[index].rideStart = Swift.min(ring[index].rideStart, start)
         }
     }
@@ -426,7 +461,7 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func swimBegan(_ start: Seconds, until end: Seconds? = nil) {
         guard let index = slot(start) else { return }
-        ring[index].flags |= Self.swim
+        setFlags(Self.swim, at: index)
         ring[index].swimStart = Swift.min(ring[index].swimStart, start)
         guard let end, end - start < Double(ring.count) else { return }
         var t = start.rounded(.down) + 1
@@ -588,6 +623,9 @@ struct TransitionDetector: Sendable {
         let newest = Int64(now.rounded(.down)) - 1
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
+        // Fewer than `minimumEvidence` seconds of another sport after the first step in reach: no window can end
+        // the run yet (a run's stray riding cues, a wrist's power standing still, kept it judging every second).
+        guard swimOrRideSeconds(after: second) else { return nil }
         // The window of the step judged before, slid on to the next step (its counts less the seconds between; `probe`
         // the first second not counted): a later step's window ends no earlier, so it is counted on, not recounted.
         var carry: (from: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
