@@ -35,6 +35,9 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
     case activityNotFound(UUID)
     case noCurrentActivity
     case noNextLeg(WorkoutActivityType)
+    /// `advanceToNextLeg` past a leg sequence's (`BuilderOptions.legs`) last planned leg: a stated sequence's sports,
+    /// or a detected one, which plans no leg ahead (its legs found so far).
+    case noNextPlannedLeg(sports: [WorkoutActivityType], detected: Bool)
     case endBeforeStart(start: Date, end: Date)
     case endBeforeRecordedData(end: Date, latest: Date)
     case invalidConfiguration(String)
@@ -111,6 +114,14 @@ public enum EngineError: Error, Sendable, Equatable, CustomStringConvertible {
             return "there is no current activity to end; begin one first"
         case .noNextLeg(let type):
             return "the \(type.rawValue) plan has no leg after the current one; stop the session instead"
+        case .noNextPlannedLeg(let sports, let detected):
+            let list = sports.map(\.rawValue).joined(separator: ", ")
+            if detected {
+                return "this session's legs are detected from the sensors and none is planned after the current one"
+                    + (sports.isEmpty ? "" : " (found so far: \(list))")
+                    + "; begin the next leg with beginNewActivity(configuration:) naming its sport, or stop the session"
+            }
+            return "the stated leg sequence (\(list)) has no leg after the current one; stop the session instead"
         case .endBeforeStart(let start, let end):
             return "end \(end) is before the workout's start \(start); pass a later date"
         case .endBeforeRecordedData(let end, let latest):

@@ -16,6 +16,8 @@ struct RecordingCore: Sendable {
     var recovery: RecoveryCollector?
     /// Detected changes the builder refused (should stay 0; shown to the user when not).
     var detectorFailures = 0
+    /// The session's leg sequence (`BuilderOptions.legs`), nil for a configuration's own plan or none.
+    var legs: LegSequence?
 
     /// A builder without a session: no detectors.
     init(builder: BuilderCore) {
@@ -31,6 +33,7 @@ struct RecordingCore: Sendable {
                 options: options.automaticTransitions, general: options.legs != nil)
         }
         autoPauseSettings = options.autoPause
+        legs = options.legs
         if options.heartRateRecovery.enabled { recovery = RecoveryCollector(options: options.heartRateRecovery) }
     }
 }

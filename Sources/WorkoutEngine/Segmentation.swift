@@ -273,6 +273,9 @@ struct TransitionDetector: Sendable {
     var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
     /// The newest instant with a swim's or a ride's cue: a run's window can end only after one.
     var latestSwimOrRide = -Double.infinity
+    /// The seconds that hold a swim's or a ride's cue, ascending (the ring's reach and more): a run's window can end
+    /// only with `minimumEvidence` of them after its step.
+    var swimOrRideSeconds: [Int64] = []
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -309,7 +312,39 @@ struct TransitionDetector: Sendable {
     @inline(__always)
     private mutating func mark(_ flag: UInt8, at t: Seconds) {
         guard let index = slot(t) else { return }
+        setFlags(flag, at: index)
+    }
+
+    /// Sets cues of a slot, noting a second's first swim or ride cue (`swimOrRideSeconds`).
+    @inline(__always)
+    private mutating func setFlags(_ flag: UInt8, at index: Int) {
+        let before = ring[index].flags
         ring[index].flags |= flag
+        guard before & (Self.swim | Self.ride) == 0, flag & (Self.swim | Self.ride) != 0 else { return }
+        let second = ring[index].second
+        if let last = swimOrRideSeconds.last, last > second {
+            // A cue marked into an older second (a span): kept in order.
+            swimOrRideSeconds.insert(second, at: firstIndex(after: second - 1))
+        } else {
+            swimOrRideSeconds.append(second)
+        }
+        if swimOrRideSeconds.count > 2 * ring.count { swimOrRideSeconds.removeFirst(ring.count) }
+    }
+
+    /// The index in `swimOrRideSeconds` (ascending) of the first second after `second`.
+    private func firstIndex(after second: Int64) -> Int {
+        var low = 0
+        var high = swimOrRideSeconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if swimOrRideSeconds[middle] > second { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Whether at least `minimumEvidence` seconds after `second` hold a swim's or a ride's cue.
+    private func swimOrRideSeconds(after second: Int64) -> Bool {
+        swimOrRideSeconds.count - firstIndex(after: second) >= Self.minimumEvidence
     }
 
     @inline(__always)
@@ -339,7 +374,7 @@ struct TransitionDetector: Sendable {
             if duration > 0, value / duration >= Self.slowestRide {
                 ride(start, end)
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
-                mark(Self.still, at: end)
+                stood(start, until: end)
             }
         case .runningCadence, .runningPower, .runningStrideLength:
             if value > 0 { run(start) }
@@ -356,7 +391,7 @@ struct TransitionDetector: Sendable {
                 mark(Self.foot, at: end)
                 if general { footEnds(end, pace: value / duration >= Self.runningPace) }
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
-                mark(Self.still, at: end)
+                stood(start, until: end)
             }
         default:
             break
@@ -368,7 +403,7 @@ struct TransitionDetector: Sendable {
         sawSwim = true
         if end > latestSwimOrRide { latestSwimOrRide = end }
         guard let index = slot(end) else { return }
-        ring[index].flags |= Self.swim
+        setFlags(Self.swim, at: index)
         ring[index].swimEnd = Swift.max(ring[index].swimEnd, end)
     }
 
@@ -376,11 +411,11 @@ struct TransitionDetector: Sendable {
     private mutating func ride(_ start: Seconds, _ end: Seconds) {
         if end > latestSwimOrRide { latestSwimOrRide = end }
         if let index = slot(end) {
-            ring[index].flags |= Self.ride
+            setFlags(Self.ride, at: index)
             ring[index].rideEnd = Swift.max(ring[index].rideEnd, end)
         }
         if let index = slot(start) {
-            ring[index].flags |= Self.ride
+            setFlags(Self.ride, at: index)
             ring[index].rideStart = Swift.min(ring[index].rideStart, start)
         }
     }
@@ -404,12 +439,29 @@ struct TransitionDetector: Sendable {
         }
     }
 
+    /// Standing still from `start` until `end` (a leg sequence's slow distance span): every second after the
+    /// span's first, as smart recording leaves records 5–15 s apart and the athlete stood from the first second
+    /// after the last moving record (the fenix 3 duathlon's rack: 4022 s moving, 4037 s 0.8 m on).
+    @inline(__always)
+    private mutating func stood(_ start: Seconds, until end: Seconds) {
+        guard end - start < Double(ring.count) else {
+            mark(Self.still, at: end)
+            return
+        }
+        var t = start.rounded(.down) + 1
+        while t < end {
+            mark(Self.still, at: t)
+            t += 1
+        }
+        mark(Self.still, at: end)
+    }
+
     /// A swim from `start` until its end cue (a leg sequence's swim begins at its first length's start, and
     /// every second of a length is swimming).
     @inline(__always)
     private mutating func swimBegan(_ start: Seconds, until end: Seconds? = nil) {
         guard let index = slot(start) else { return }
-        ring[index].flags |= Self.swim
+        setFlags(Self.swim, at: index)
         ring[index].swimStart = Swift.min(ring[index].swimStart, start)
         guard let end, end - start < Double(ring.count) else { return }
         var t = start.rounded(.down) + 1
@@ -453,6 +505,9 @@ struct TransitionDetector: Sendable {
         // still be placed.
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
+        // The window of the cue judged before, slid on to the next cue (its counts less the seconds between; `probe`
+        // the first second not counted): a later cue's window ends no earlier, so it is counted on, not recounted.
+        var carry: (from: Int64, probe: Int64, same: Int, other: Int)?
         while second <= newest {
             defer { second += 1 }
             guard let entry = cues(second), entry.flags & flag != 0 else { continue }
@@ -462,11 +517,30 @@ struct TransitionDetector: Sendable {
             var same = 0
             var other = 0
             var probe = second + 1
+            var complete = false
+            // Counts made in an earlier call (`pending`) may miss cues marked since into the seconds they cover: they
+            // decide this window, as before, but are not carried on.
+            var counted = true
             if let pending, pending.second == second {
                 (same, other, probe) = (pending.same, pending.other, pending.probe)
+                counted = false
+            } else if let carried = carry, carried.probe > second + 1 {
+                (same, other, probe) = (carried.same, carried.other, carried.probe)
+                var dropped = carried.from + 1
+                while dropped <= second {
+                    if let old = cues(dropped), old.flags & ~Self.still != 0 {
+                        if old.flags & flag != 0 { same -= 1 } else { other -= 1 }
+                    }
+                    dropped += 1
+                }
+                // The window up to the last second counted may already hold enough.
+                if Double(probe - 1 - second) >= options.quietWindow, same + other >= Self.minimumEvidence {
+                    complete = true
+                    probe -= 1
+                }
             }
-            var complete = false
-            while probe <= newest, probe - second < Int64(ring.count) - 3 {
+            carry = nil
+            while !complete, probe <= newest, probe - second < Int64(ring.count) - 3 {
                 // Standing still (a leg sequence's cue) says nothing about a swim's or a ride's end.
                 if let next = cues(probe), next.flags & ~Self.still != 0 {
                     if next.flags & flag != 0 { same += 1 } else { other += 1 }
@@ -486,6 +560,7 @@ struct TransitionDetector: Sendable {
                 }
                 pending = nil
                 judgedUntil = end
+                if counted { carry = (second, probe, same, other) }
                 continue
             }
             pending = nil
@@ -513,6 +588,7 @@ struct TransitionDetector: Sendable {
                 return best
             }
             judgedUntil = end
+            if counted { carry = (second, probe + 1, same, other) }
         }
         return nil
     }
@@ -547,7 +623,11 @@ struct TransitionDetector: Sendable {
         let newest = Int64(now.rounded(.down)) - 1
         let oldest = Int64((now - options.lookback).rounded(.up))
         var second = Swift.max(Int64(Swift.max(judgedUntil, legStart).rounded(.down)), oldest)
-        // The window of a step judged out of reach, slid on to the next step (its counts less the seconds between).
+        // Fewer than `minimumEvidence` seconds of another sport after the first step in reach: no window can end
+        // the run yet (a run's stray riding cues, a wrist's power standing still, kept it judging every second).
+        guard swimOrRideSeconds(after: second) else { return nil }
+        // The window of the step judged before, slid on to the next step (its counts less the seconds between; `probe`
+        // the first second not counted): a later step's window ends no earlier, so it is counted on, not recounted.
         var carry: (from: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
         while second <= newest {
             defer { second += 1 }
@@ -558,9 +638,13 @@ struct TransitionDetector: Sendable {
             var other = 0
             var quiet = 0
             var probe = second + 1
-            // Counted on from where the last call stopped (each call would count the same seconds again).
+            var complete = false
+            // Counted on from where the last call stopped (each call would count the same seconds again); those
+            // counts may miss cues marked since (standing over a slow span): not carried on.
+            var counted = true
             if let pendingRun, pendingRun.second == second {
                 (same, other, quiet, probe) = (pendingRun.same, pendingRun.other, pendingRun.quiet, pendingRun.probe)
+                counted = false
             } else if let carried = carry, carried.probe > second + 1 {
                 (same, other, quiet, probe) = (carried.same, carried.other, carried.quiet, carried.probe)
                 var dropped = carried.from + 1
@@ -576,10 +660,15 @@ struct TransitionDetector: Sendable {
                     }
                     dropped += 1
                 }
+                // The window up to the last second counted may already hold enough (a later step's window ends no
+                // earlier).
+                if Double(probe - 1 - second) >= options.quietWindow, other >= Self.minimumEvidence {
+                    complete = true
+                    probe -= 1
+                }
             }
             carry = nil
-            var complete = false
-            while probe <= newest, probe - second < Int64(ring.count) - 3 {
+            while !complete, probe <= newest, probe - second < Int64(ring.count) - 3 {
                 if let next = cues(probe) {
                     if Self.isOnFoot(next.flags) {
                         same += 1
@@ -602,12 +691,13 @@ struct TransitionDetector: Sendable {
                 }
                 pendingRun = nil
                 judgedUntil = end
-                carry = (second, probe, same, other, quiet)
+                if counted { carry = (second, probe, same, other, quiet) }
                 continue
             }
             pendingRun = nil
             guard Double(same) <= Self.largestShare * Double(same + other + quiet) else {
                 judgedUntil = end
+                if counted { carry = (second, probe + 1, same, other, quiet) }
                 continue
             }
             var best = end
@@ -868,17 +958,18 @@ struct TransitionDetector: Sendable {
         return end
     }
 
-    /// A run's start moved on over its transition zone: when a stop begins within half a `quietWindow` after
-    /// the first step, the run begins at its first step (or running pace) after the stop (the first "steps"
-    /// were the bike rolling in or a walk to the rack: a fenix 6S duathlon's bike at 5 m/s without a cadence,
-    /// then 2 minutes standing). nil while the seconds to look at have not all come. A stop later than that is
-    /// the run's own (an aid station 50–90 s into a triathlon's run: Forerunner 935, Kona): the run began.
-    /// (One stop: the step after it begins the run at once, so that a timer stop soon after, which settles the
-    /// data before it, does not push the start past itself.)
+    /// A run's start moved on over its transition zone: when a stop begins within a `quietWindow` after the
+    /// first step, the run begins at its first step (or running pace) after the stop (the first "steps" were
+    /// the bike rolling in, or the athlete running the bike from the dismount line to the rack: a fenix 6S
+    /// duathlon's bike at 5 m/s without a cadence, then 2 minutes standing; a fenix 3 duathlon's 49 s running
+    /// beside the bike, then 64 s standing where it stood in T1). nil while the seconds to look at have not all
+    /// come. A stop later than that is the run's own (an aid station 80 s into a Forerunner 935's run): the run
+    /// began. (One stop: the step after it begins the run at once, so that a timer stop soon after, which
+    /// settles the data before it, does not push the start past itself.)
     private func runStartAfterStops(_ start: Seconds) -> Seconds? {
         let first = Int64(start.rounded(.down))
         var wait = false
-        let horizon = first + Int64(options.quietWindow / 2)
+        let horizon = first + Int64(options.quietWindow)
         guard let stopEnd = stop(after: first + 1, upTo: horizon, wait: &wait) else { return wait ? nil : start }
         return firstStart(of: Self.run | Self.pace, from: Double(stopEnd))
     }

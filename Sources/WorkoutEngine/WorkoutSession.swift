@@ -112,14 +112,23 @@ public final class WorkoutSession: Sendable {
 
     /// Moves a planned multisport to its next leg at `date` (the lap / transition button).
     ///
-    /// - Throws: `.noNextLeg` after the last leg, or for a configuration without a plan.
+    /// - Throws: `.noNextLeg` after the last leg of a configuration's plan, or for a configuration without a plan;
+    ///   `.noNextPlannedLeg` past a leg sequence's (`BuilderOptions.legs`) last leg, and always for a detected
+    ///   sequence's next leg, which is not planned ahead (begin it with `beginNewActivity`).
     @discardableResult
     public func advanceToNextLeg(at date: Date? = nil) throws(EngineError) -> WorkoutActivity {
         let at = now(date)
         return try storage.transaction { (core: inout RecordingCore) throws(EngineError) -> WorkoutActivity in
             let plan = core.builder.plan
             let next = (core.legIndex ?? -1) + 1
-            guard next < plan.count else { throw .noNextLeg(core.builder.configuration.activityType) }
+            guard next < plan.count else {
+                if let legs = core.legs {
+                    let sports: [WorkoutActivityType]
+                    if case .stated(let stated) = legs { sports = stated } else { sports = plan.map(\.activityType) }
+                    throw .noNextPlannedLeg(sports: sports, detected: legs == .detected)
+                }
+                throw .noNextLeg(core.builder.configuration.activityType)
+            }
             core.transitions = nil
             return try core.beginNewActivity(configuration: plan[next], at: at, metadata: [:], call: .advanceLeg)
         }

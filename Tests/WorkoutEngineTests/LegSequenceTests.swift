@@ -110,6 +110,43 @@ struct LegSequenceTests {
         #expect(session.currentLegIndex == 2)
     }
 
+    /// The button on a detected sequence, which plans no leg ahead, says so and what to do instead; it does not
+    /// name the workout's type as a plan ("the other plan"). Past a stated sequence's last leg, the error names
+    /// that sequence.
+    @Test func theButtonPastThePlanSaysWhichPlanEnded() throws {
+        let detected = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(t(0)),
+            options: BuilderOptions(legs: .detected))
+        try detected.start(at: t(0))
+        #expect(throws: EngineError.noNextPlannedLeg(sports: [], detected: true)) {
+            try detected.advanceToNextLeg(at: t(100))
+        }
+        let message = EngineError.noNextPlannedLeg(sports: [], detected: true).description
+        #expect(message.contains("detected") && message.contains("beginNewActivity") && !message.contains("other"))
+        let stated = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(t(0)),
+            options: BuilderOptions(legs: .stated([.running, .cycling])))
+        try stated.start(at: t(0))
+        try stated.advanceToNextLeg(at: t(100))
+        try stated.advanceToNextLeg(at: t(130))
+        #expect(throws: EngineError.noNextPlannedLeg(sports: [.running, .cycling], detected: false)) {
+            try stated.advanceToNextLeg(at: t(200))
+        }
+        // A swim-bike-run configuration's own plan keeps its error.
+        #expect(EngineError.noNextLeg(.swimBikeRun).description.contains("swimBikeRun"))
+        // A detected sequence under a swim-bike-run configuration (`import --auto-segment` of a triathlon) plans
+        // nothing ahead either: not "the swimBikeRun plan has no leg after the current one" while its own plan
+        // holds five.
+        let triathlon = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .swimBikeRun, swimmingLocationType: .openWater),
+            clock: ManualClock(t(0)), options: BuilderOptions(legs: .detected))
+        #expect(triathlon.plannedLegs.isEmpty)
+        try triathlon.start(at: t(0))
+        #expect(throws: EngineError.noNextPlannedLeg(sports: [], detected: true)) {
+            try triathlon.advanceToNextLeg(at: t(100))
+        }
+    }
+
     /// A journal's changes rebuild a detected plan's legs and workout: the detector's decisions are journaled.
     @Test func aReplayRebuildsTheDetectedLegs() throws {
         let sink = InMemoryRecording()
