@@ -282,13 +282,15 @@ final class ConnectionPool: Sendable {
     ///
     /// With `single`, `body` runs one statement. A read runs alone, without BEGIN and COMMIT (two round trips
     /// fewer); a write runs between BEGIN and COMMIT handed to the connection with it (`Transaction.runCommitted`):
-    /// it returns only once PostgreSQL answered that it committed.
+    /// it returns only once PostgreSQL answered that it committed. With `single` and `committing`, the statement
+    /// commits itself before it is answered (a CALL of a procedure that COMMITs, `workout_journal_commit`) and runs
+    /// alone: one round trip, acknowledged only once committed.
     ///
     /// With `snapshot` (a read of several statements that must agree, a journal's session, changes and chunks), the
     /// transaction is REPEATABLE READ: every statement sees the database as of the first one.
     func transaction<T>(
-        readOnly: Bool = false, single: Bool = false, team: Bool = false, snapshot: Bool = false,
-        _ body: (Transaction) throws -> T
+        readOnly: Bool = false, single: Bool = false, committing: Bool = false, team: Bool = false,
+        snapshot: Bool = false, _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
@@ -342,7 +344,7 @@ final class ConnectionPool: Sendable {
         }
         let transaction = Transaction(
             connection: connection, logger: logger, team: team,
-            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly)
+            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly && !committing)
         do {
             if !single {
                 let isolation = snapshot ? " ISOLATION LEVEL REPEATABLE READ" : ""
