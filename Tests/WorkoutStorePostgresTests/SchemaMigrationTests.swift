@@ -88,6 +88,10 @@ struct SchemaMigrationTests {
         #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
         #expect(try procedures() == "1")
         #expect(try checksTheJournal(), "migration 5's check is in place after the upgrade from \(version)")
+        let source = try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'")
+        #expect(
+            source.contains("ORDER BY seq DESC LIMIT 1") && !source.contains("max(seq)"),
+            "migration 6 reads the last change by the key's order")
         let resumed = try #require(
             try reopened.store(athlete: athlete).recoverActiveSession(
                 id: recording.id, clock: ManualClock(t(1)), commitInterval: 0))
