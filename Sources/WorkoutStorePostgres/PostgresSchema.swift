@@ -148,11 +148,11 @@ package enum PostgresSchema {
     /// Migration 6, first statement: migration 5's function with its continuity check reading the last change by
     /// the primary key's order (`ORDER BY seq DESC LIMIT 1`) instead of `max(seq)`.
     ///
-    /// PL/pgSQL kept re-planning the `max(seq)` form over the athlete-partitioned `journal_change` (a custom plan,
-    /// the aggregate's index path worked out again each call): the function cost 2 to 5 times migration 4's
-    /// PostgreSQL CPU per commit (pgbench, 3,000 calls: 4.0 and 7.3 s against 1.4 s), under the session row's lock.
-    /// The `LIMIT 1` form is planned once, an index-only scan backward of the one partition (1.3 to 1.5 s, as
-    /// migration 4). Otherwise as migration 5.
+    /// With the `max(seq)` form over the athlete-partitioned `journal_change` the function cost up to 5 times
+    /// migration 4's PostgreSQL CPU per commit, varying from run to run (pgbench, 3,000 calls: 4.0, 7.3 and 1.3 s
+    /// against 1.4 s; most likely PL/pgSQL planning it again on many calls, not verified), under the session row's
+    /// lock. The `LIMIT 1` form, an index-only scan backward of the one partition, cost as migration 4 in every
+    /// round (1.3 to 1.5 s). Otherwise as migration 5.
     static let journalAppendIndexedCheckFunction = journalAppendInStepFunction.replacingOccurrences(
         of: """
                     SELECT coalesce(max(seq), -1) + 1 INTO v_next FROM journal_change
