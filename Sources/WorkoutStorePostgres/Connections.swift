@@ -282,13 +282,15 @@ final class ConnectionPool: Sendable {
     ///
     /// With `single`, `body` runs one statement. A read runs alone, without BEGIN and COMMIT (two round trips
     /// fewer); a write runs between BEGIN and COMMIT handed to the connection with it (`Transaction.runCommitted`):
-    /// it returns only once PostgreSQL answered that it committed.
+    /// it returns only once PostgreSQL answered that it committed. With `single` and `committing`, the statement
+    /// commits itself before it is answered (a CALL of a procedure that COMMITs, `workout_journal_commit`) and runs
+    /// alone: one round trip, acknowledged only once committed.
     ///
     /// With `snapshot` (a read of several statements that must agree, a journal's session, changes and chunks), the
     /// transaction is REPEATABLE READ: every statement sees the database as of the first one.
     func transaction<T>(
-        readOnly: Bool = false, single: Bool = false, team: Bool = false, snapshot: Bool = false,
-        _ body: (Transaction) throws -> T
+        readOnly: Bool = false, single: Bool = false, committing: Bool = false, team: Bool = false,
+        snapshot: Bool = false, _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
@@ -317,8 +319,16 @@ final class ConnectionPool: Sendable {
                     id: nextID.add(1, ordering: .relaxed).newValue, logger: logger
                 ).wait()
                 // A commit is acknowledged to clients (live batches): it must be durable whatever the server's
-                // default (synchronous_commit = off would lose the last commits when PostgreSQL crashes).
-                _ = try connection.query(PostgresQuery(unsafeSQL: "SET synchronous_commit TO on"), logger: logger).wait()
+                // default (synchronous_commit = off would lose the last commits when PostgreSQL crashes). The
+                // journal's continuity checks (a session row locked, then its last change read) need each
+                // statement to see what committed before the lock was granted: READ COMMITTED, whatever the
+                // server's default_transaction_isolation (snapshot reads ask for REPEATABLE READ themselves).
+                _ = try connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT set_config('synchronous_commit', 'on', false), "
+                            + "set_config('default_transaction_isolation', 'read committed', false)"),
+                    logger: logger
+                ).wait()
                 // Every statement is cancelled by the server past the limit (a query planned for minutes, a lock
                 // held by another client): it answers 57014 (query_canceled), `StoreError.timedOut`.
                 if statementTimeout > 0, statementTimeout.isFinite {
@@ -342,7 +352,7 @@ final class ConnectionPool: Sendable {
         }
         let transaction = Transaction(
             connection: connection, logger: logger, team: team,
-            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly)
+            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly && !committing)
         do {
             if !single {
                 let isolation = snapshot ? " ISOLATION LEVEL REPEATABLE READ" : ""

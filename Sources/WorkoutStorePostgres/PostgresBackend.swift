@@ -672,10 +672,13 @@ final class PostgresBackend: StoreBackend {
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
         // The commit's chunks and journal entries go in one statement (`appendSQL`): one round trip and one
         // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
-        // session's commit (nothing closing) is that statement alone, between a BEGIN and a COMMIT handed to the
-        // connection with it (`single`): it counts as done only when the COMMIT answered that it committed.
+        // session's commit (nothing closing) is one statement that commits itself, a CALL of
+        // `workout_journal_commit` (migration 6): it is answered only once PostgreSQL committed it, in one round
+        // trip, and a failure of the commit itself is the CALL's error.
         if commit.closing == nil, !isTeam {
-            let found = try pool.transaction(single: true) { t in try append(t, commit) }
+            let found = try pool.transaction(single: true, committing: true) { t in
+                try append(t, commit, committing: true)
+            }
             guard found != nil else { throw .sessionNotFound(commit.session) }
             return
         }
@@ -710,7 +713,10 @@ final class PostgresBackend: StoreBackend {
     /// journal entries to a session's journal, locking the session's row first as every commit does: a call of
     /// `workout_journal_append` (schema migration 4), whose statements PostgreSQL plans once per connection. Its
     /// one row holds the session's workout row, or NULL (nothing written) when the session's journal is gone.
-    private func appendSQL(_ commit: JournalCommit) -> SQL {
+    ///
+    /// With `committing`, the same arguments go to `CALL workout_journal_commit(…)` (migration 6), which commits
+    /// before it answers: only outside a transaction block, as the one statement of its own.
+    private func appendSQL(_ commit: JournalCommit, committing: Bool = false) -> SQL {
         var sql = scoped()
         var arguments = ["$1"]
         func add(_ value: Bind, _ type: String) { arguments.append("\(sql.bind(value))::\(type)") }
@@ -751,15 +757,19 @@ final class PostgresBackend: StoreBackend {
         add(.texts(entries.map(\.kind.rawValue)), "text[]")
         add(.ints(entries.map { Int64($0.count) }), "bigint[]")
         texts(entries.map(\.payload))
-        sql.text = "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
+        sql.text =
+            committing
+            ? "CALL workout_journal_commit(" + arguments.joined(separator: ", ") + ", NULL)"
+            : "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
         return sql
     }
 
-    /// Runs `appendSQL(commit)`: the session's workout row, nil when the session's journal is gone. Entries that
-    /// do not continue the stored journal are refused by the database (migration 5): `journalOutOfStep`.
-    private func append(_ t: Transaction, _ commit: JournalCommit) throws -> Int64? {
+    /// Runs `appendSQL(commit, committing:)`: the session's workout row, nil when the session's journal is gone.
+    /// Entries that do not continue the stored journal are refused by the database (migration 5):
+    /// `journalOutOfStep`.
+    private func append(_ t: Transaction, _ commit: JournalCommit, committing: Bool = false) throws -> Int64? {
         do {
-            return try appendedRow(t.run(appendSQL(commit)))
+            return try appendedRow(t.run(appendSQL(commit, committing: committing)))
         } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
             throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
         }

@@ -32,15 +32,16 @@ struct SchemaMigrationTests {
         // 3 and 4 run again.
         for statement in [
             "ALTER TABLE sample_chunk_\(suffix) RESET (fillfactor)", "ALTER TABLE route_chunk_\(suffix) RESET (fillfactor)",
-            "DROP FUNCTION workout_journal_append", "DELETE FROM schema_migration WHERE version >= 3",
+            "DROP PROCEDURE workout_journal_commit", "DROP FUNCTION workout_journal_append",
+            "DELETE FROM schema_migration WHERE version >= 3",
         ] { try TestPostgres.psql(url, statement) }
         #expect(try options("sample_chunk") == "")
         let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { reopened.closeConnections() }
         #expect(try options("sample_chunk") == "fillfactor=70")
         #expect(try options("route_chunk") == "fillfactor=70")
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5")
-        // And the store writes through the function migration 4 made.
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
+        // And the store writes through the function migration 4 made (called by migration 6's procedure).
         let store = try reopened.store(athlete: athlete)
         let recording = try store.beginRecording(configuration: WorkoutConfiguration(activityType: .running), commitInterval: 0)
         try recording.session.start()
@@ -51,7 +52,7 @@ struct SchemaMigrationTests {
     }
 
     /// A live session journaled by a schema-4 server (no continuity check in `workout_journal_append`) goes on
-    /// after another server upgraded the database to schema 5: the old writer's next commit and a new server's
+    /// after another server upgraded the database (to schema 5, and 6 since): the old writer's next commit and a new server's
     /// read-back both continue the journal as the check counts it, and the workout saved holds every sample once.
     @Test("a live journal of schema 4 goes on across the upgrade to 5 and saves every sample once")
     func aLiveJournalOfSchema4GoesOnAcrossTheUpgrade() throws {
@@ -88,8 +89,8 @@ struct SchemaMigrationTests {
         // Another server starts: the upgrade to 5. The old server's session commits once more, then it stops.
         let new = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { new.closeConnections() }
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5")
-        #expect(try checks() == "t", "the function of schema 5")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
+        #expect(try checks() == "t", "the function of schema 5 (and 6)")
         try recording.builder.add(pulses(30..<40))
         try recording.builder.addMetadata(["batch": .int(4)])
         try recording.commit()
@@ -107,5 +108,59 @@ struct SchemaMigrationTests {
         let workout = try recovered.finish()
         #expect(try store.samples(workout: workout.id).map(\.start) == (0..<50).map { t(Double($0)) }, "every sample once")
         #expect(try store.journaledSessions().isEmpty)
+    }
+
+    @Test(
+        "a database of schema 4 or 5 is brought to 6: a live journal begun before goes on through the new procedure",
+        arguments: [4, 5])
+    func upgradeBringsTheCommittingProcedure(from version: Int) throws {
+        let database = try TestPostgres.ownDatabase("migrate")
+        defer { TestPostgres.drop(database) }
+        let url = database.url
+        let athlete = UUID()
+        let strap = SourceDevice(name: "strap")
+        let first = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        let recording = try first.store(athlete: athlete).beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add([QuantitySample(.heartRate, 120, at: t(1), source: strap)])
+        try recording.commit()
+        first.closeConnections()
+
+        // The database as schema `version` left it: no procedure; at 4, the function without the journal check.
+        try TestPostgres.psql(url, "DROP PROCEDURE workout_journal_commit")
+        if version == 4 {
+            try TestPostgres.psql(url, "DROP FUNCTION workout_journal_append")
+            try TestPostgres.psql(url, PostgresSchema.journalAppendFunction)
+        }
+        try TestPostgres.psql(url, "DELETE FROM schema_migration WHERE version > \(version)")
+        func procedures() throws -> String {
+            try TestPostgres.psql(url, "SELECT count(*) FROM pg_proc WHERE proname = 'workout_journal_commit' AND prokind = 'p'")
+        }
+        func checksTheJournal() throws -> Bool {
+            try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'").contains("WJ001")
+        }
+        #expect(try procedures() == "0")
+        #expect(try checksTheJournal() == (version == 5))
+
+        let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
+        defer { reopened.closeConnections() }
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
+        #expect(try procedures() == "1")
+        #expect(try checksTheJournal(), "migration 5's check is in place after the upgrade from \(version)")
+        let source = try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'")
+        #expect(
+            source.contains("ORDER BY seq DESC LIMIT 1") && !source.contains("max(seq)"),
+            "migration 6 reads the last change by the key's order")
+        let resumed = try #require(
+            try reopened.store(athlete: athlete).recoverActiveSession(
+                id: recording.id, clock: ManualClock(t(1)), commitInterval: 0))
+        try resumed.builder.add([QuantitySample(.heartRate, 130, at: t(2), source: strap)])
+        try resumed.commit()
+        #expect(try resumed.committedSamples().map(\.start) == [t(1), t(2)], "both batches, once each, in order")
+        let seqs = try TestPostgres.psql(url, "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM journal_change")
+            .split(separator: ",").compactMap { Int64($0) }
+        #expect(seqs.count > 2 && seqs == Array(0..<Int64(seqs.count)), "the journal is contiguous across the upgrade: \(seqs)")
+        try resumed.discard()
     }
 }
