@@ -531,11 +531,14 @@ final class LiveSession: Sendable {
             current.withLock { $0.recording = nil }
             return workout
         } catch {
-            if case .sessionNotFound = error, let workout = try Self.savedWorkout(id: id, in: store) {
+            if case .sessionNotFound = error {
                 // An earlier finish was kept though its answer was lost (the connection cut after PostgreSQL
-                // committed): the journal is gone and the workout saved; this finish answers it.
+                // committed): the journal is gone and the workout saved; this finish answers it. Gone and not
+                // saved (discarded elsewhere): not known, as every later request will hear.
+                let saved = try Self.savedWorkout(id: id, in: store)
                 current.withLock { $0.recording = nil }
-                return workout
+                if let saved { return saved }
+                throw .notFound("session \(id) is not known")
             }
             guard case .journalOutOfStep = error else {
                 throw .unavailable("session \(id) could not be saved; try again", detail: "\(error)")

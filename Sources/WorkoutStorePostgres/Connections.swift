@@ -292,6 +292,8 @@ final class ConnectionPool: Sendable {
         readOnly: Bool = false, single: Bool = false, committing: Bool = false, team: Bool = false,
         snapshot: Bool = false, _ body: (Transaction) throws -> T
     ) throws(StoreError) -> T {
+        // A statement that commits itself cannot run inside BEGIN (PostgreSQL refuses its COMMIT): always alone.
+        let single = single || committing
         // One caller's share first (its other work waits here, not for the whole pool), then any free connection.
         let cancellation = StoreCancellation.current
         var counted: String?

@@ -81,6 +81,19 @@ struct AppleHealthReadingTests {
 
     // MARK: The window index
 
+    /// A workout's element that cannot be read again by itself in the second pass (its part not opened: the file
+    /// gone or the descriptors exhausted between the passes) is a typed error of the import, not a trap.
+    @Test func aWorkoutPartThatCannotBeReadAgainIsATypedError() throws {
+        let bytes = Self.export(Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:10:00 +0000", minutes: 10))
+        var taken = 0
+        #expect(throws: HealthImportError.self) {
+            try HealthExportReading.read(
+                entry: "export.xml", xml: { Self.reader(bytes) }, xmlPart: { _, _ in nil }, routes: [],
+                each: { if case .success = $0 { taken += 1 } })
+        }
+        #expect(taken == 0)
+    }
+
     @Test func aWindowEndingOnTheHourHoldsThatInstantAndNothingAfter() throws {
         let index = HealthWindowIndex([(try Self.utc(2024, 5, 1, 10), try Self.utc(2024, 5, 1, 11), 7)])
         let end = try Self.utc(2024, 5, 1, 11)

@@ -325,6 +325,9 @@ enum HealthExportReading {
         var index = 0
         let finalCounts = counts
         try withoutActuallyEscaping(each) { each throws(HealthImportError) in
+            // Cleared however the block ends: a closure still holding `each` after it is a runtime trap, and the
+            // scans below throw (a part that cannot be read, a file cut short between the passes).
+            defer { second.onWorkout = nil }
             second.onWorkout = { workout in
                 defer { index += 1 }
                 let location = workout.location
@@ -392,7 +395,6 @@ enum HealthExportReading {
             } else {
                 _ = try scan(entry: entry, xml, second)
             }
-            second.onWorkout = nil
         }
         if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
