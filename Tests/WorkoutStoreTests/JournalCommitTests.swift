@@ -62,9 +62,9 @@ struct JournalCommitTests {
     // early autocommit answer at an immediate shutdown gave) used to write on, leaving a gap that recovery refused
     // for ever ("journal change 4 is numbered 5"). The store now refuses such a commit, writing nothing, and the
     // journal read back holds every change kept and goes on.
-    @Test(arguments: Backend.available) func aCommitThatDoesNotContinueTheJournalIsRefused(_ backend: Backend) throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.cleanup() }
+    /// A running recording with ten heart-rate samples committed, then a commit of one change (metadata "lost")
+    /// deleted behind the writer's back: the stored journal ends one change before the writer's next number.
+    func recordingWhoseLastCommitWasLost(_ fixture: StoreFixture) throws -> JournaledRecording {
         let recording = try fixture.store.beginRecording(
             configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
         try recording.session.start(at: t(0))
@@ -83,6 +83,13 @@ struct JournalCommitTests {
                 DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid
                 AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid)
                 """, [session.lowercased()])
+        return recording
+    }
+
+    @Test(arguments: Backend.available) func aCommitThatDoesNotContinueTheJournalIsRefused(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let recording = try recordingWhoseLastCommitWasLost(fixture)
 
         try recording.builder.add((10..<20).map { hr(Double($0)) })
         let refused = #expect(throws: StoreError.self) { try recording.commit() }
@@ -110,23 +117,7 @@ struct JournalCommitTests {
     @Test(arguments: Backend.available) func aFinishThatDoesNotContinueTheJournalIsRefused(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.cleanup() }
-        let recording = try fixture.store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
-        try recording.session.start(at: t(0))
-        try recording.builder.add((0..<10).map { hr(Double($0)) })
-        try recording.commit()
-        try recording.builder.addMetadata(["lost": .string("yes")])
-        try recording.commit()
-        let session = recording.id.uuidString
-        try fixture.execute(
-            sqlite: """
-                DELETE FROM journal_change WHERE session = ?
-                AND seq = (SELECT max(seq) FROM journal_change WHERE session = ?)
-                """, [session, session],
-            postgres: """
-                DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid
-                AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral) AND session = $1::uuid)
-                """, [session.lowercased()])
+        let recording = try recordingWhoseLastCommitWasLost(fixture)
 
         try recording.session.end(at: t(10))
         let refused = #expect(throws: StoreError.self) { try recording.finish() }

@@ -433,18 +433,21 @@ struct HealthSourceKey: Hashable, Sendable {
     var source: Int32
 }
 
+/// One record as `HealthRecordSpool` and `HealthRecordLog` keep it in memory and in their temporary files: 32 bytes
+/// of plain values.
+private struct HealthStoredRecord: BitwiseCopyable {
+    var start: Double
+    var end: Double
+    var value: Double
+    var type: Int32
+    var source: Int32
+}
+
 /// The records kept for each workout between the records pass and the workout's replay: held in memory up to
 /// `limit` records (8 MiB), then written in blocks to an unlinked temporary file, so that memory stays bounded
 /// whatever the export's size. `take` gives a workout's records in the order they were appended.
 final class HealthRecordSpool {
-    /// One record as spooled: 32 bytes of plain values.
-    private struct Entry: BitwiseCopyable {
-        var start: Double
-        var end: Double
-        var value: Double
-        var type: Int32
-        var source: Int32
-    }
+    private typealias Entry = HealthStoredRecord
 
     private let spool: HealthSpool<Entry>
     /// Why the temporary file could not be written or read (the import is refused with it).
@@ -528,14 +531,7 @@ final class HealthRouteSpool {
 /// the end of a temporary file (as `HealthSpool`'s). `forEach` reads them back once, in order, a block at a time, so
 /// memory stays bounded whatever the number of records; disk takes 32 bytes a record.
 final class HealthRecordLog {
-    /// One record as logged: 32 bytes of plain values.
-    private struct Entry: BitwiseCopyable {
-        var start: Double
-        var end: Double
-        var value: Double
-        var type: Int32
-        var source: Int32
-    }
+    private typealias Entry = HealthStoredRecord
 
     private let limit: Int
     private var held: [Entry] = []
