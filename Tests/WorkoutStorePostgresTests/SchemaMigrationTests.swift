@@ -111,7 +111,7 @@ struct SchemaMigrationTests {
     }
 
     @Test(
-        "a database of schema 4 or 5 is brought to 6: a live journal begun before goes on through the new procedure",
+        "a database of schema 4 or 5 is brought to 6 as a fresh install has it: a live journal begun before goes on through the new procedure",
         arguments: [4, 5])
     func upgradeBringsTheCommittingProcedure(from version: Int) throws {
         let database = try TestPostgres.ownDatabase("migrate")
@@ -127,12 +127,12 @@ struct SchemaMigrationTests {
         try recording.commit()
         first.closeConnections()
 
-        // The database as schema `version` left it: no procedure; at 4, the function without the journal check.
+        // The database as schema `version` left it: no procedure; schema `version`'s own function (at 4 without the
+        // journal check, at 5 with it, reading `max(seq)`).
         try TestPostgres.psql(url, "DROP PROCEDURE workout_journal_commit")
-        if version == 4 {
-            try TestPostgres.psql(url, "DROP FUNCTION workout_journal_append")
-            try TestPostgres.psql(url, PostgresSchema.journalAppendFunction)
-        }
+        try TestPostgres.psql(url, "DROP FUNCTION workout_journal_append")
+        try TestPostgres.psql(
+            url, version == 4 ? PostgresSchema.journalAppendFunction : PostgresSchema.journalAppendInStepFunction)
         try TestPostgres.psql(url, "DELETE FROM schema_migration WHERE version > \(version)")
         func procedures() throws -> String {
             try TestPostgres.psql(url, "SELECT count(*) FROM pg_proc WHERE proname = 'workout_journal_commit' AND prokind = 'p'")
@@ -142,6 +142,9 @@ struct SchemaMigrationTests {
         }
         #expect(try procedures() == "0")
         #expect(try checksTheJournal() == (version == 5))
+        #expect(
+            try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'")
+                .contains("max(seq)") == (version == 5), "schema \(version)'s function before the upgrade")
 
         let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { reopened.closeConnections() }
@@ -152,6 +155,17 @@ struct SchemaMigrationTests {
         #expect(
             source.contains("ORDER BY seq DESC LIMIT 1") && !source.contains("max(seq)"),
             "migration 6 reads the last change by the key's order")
+        // What the upgrade installed is what a fresh install has, to the byte: the function and the procedure.
+        let fresh = try TestPostgres.ownDatabase("fresh")
+        defer { TestPostgres.drop(fresh) }
+        let freshDatabase = try PostgresWorkoutDatabase(url: fresh.url, poolSize: 1)
+        freshDatabase.closeConnections()
+        for name in ["workout_journal_append", "workout_journal_commit"] {
+            let definition = "SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = '\(name)'"
+            let upgraded = try TestPostgres.psql(url, definition)
+            #expect(!upgraded.isEmpty)
+            #expect(upgraded == (try TestPostgres.psql(fresh.url, definition)), "\(name) after the upgrade from \(version)")
+        }
         let resumed = try #require(
             try reopened.store(athlete: athlete).recoverActiveSession(
                 id: recording.id, clock: ManualClock(t(1)), commitInterval: 0))
