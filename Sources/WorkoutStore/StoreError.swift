@@ -29,6 +29,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// commit it was told was done was not kept); nothing of the commit was written. The recording cannot go on:
     /// read the session back from its journal (`recoverActiveSession`), which holds every change kept.
     case journalOutOfStep(session: UUID, detail: String)
+    /// The database server is older than the store needs (`found` and `needed` as PostgreSQL's
+    /// `server_version_num`: 100023 is 10.23, 110000 is 11.0); nothing was written.
+    case unsupportedServer(path: String, found: Int, needed: Int)
     case engine(EngineError)
 
     public var description: String {
@@ -73,9 +76,24 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the journal of recording session \(session) does not continue where this commit starts (\(detail)): a "
                 + "commit reported done before was not kept, and nothing of this one was written. Read the session "
                 + "back from its journal and go on from there"
+        case .unsupportedServer(let path, let found, let needed):
+            "\(path) runs PostgreSQL \(Self.serverVersion(found)) (server_version_num \(found)); the workout store needs "
+                + "PostgreSQL \(Self.serverVersion(needed)) or later (its live journal commit is a procedure that "
+                + "commits). Nothing was written: upgrade the server (pg_upgrade), or point the URL at a PostgreSQL "
+                + "\(Self.serverVersion(needed)) or later"
         case .engine(let error):
             error.description
         }
+    }
+
+    /// A `server_version_num` as PostgreSQL writes its version: 10.23 from 100023 (major and minor since 10), 11
+    /// from 110000, 9.6.24 from 90624 (three parts before 10).
+    static func serverVersion(_ number: Int) -> String {
+        guard number < 100_000 else {
+            let minor = number % 10_000
+            return minor == 0 ? "\(number / 10_000)" : "\(number / 10_000).\(minor)"
+        }
+        return "\(number / 10_000).\(number / 100 % 100).\(number % 100)"
     }
 }
 

@@ -419,10 +419,31 @@ package enum PostgresSchema {
         $function$
         """
 
+    /// The oldest PostgreSQL the schema runs on, as `server_version_num` counts (11.0): migration 6's procedure
+    /// COMMITs inside its CALL (transaction control in procedures came with PostgreSQL 11).
+    package static let minimumServerVersion = 110_000
+
+    /// Refuses a server older than `minimumServerVersion`, given its `server_version_num` (`location`: the database,
+    /// for the message): `StoreError.unsupportedServer`, before anything is written.
+    package static func checkServerVersion(_ versionNumber: Int, location: String) throws(StoreError) {
+        guard versionNumber >= minimumServerVersion else {
+            throw .unsupportedServer(path: location, found: versionNumber, needed: minimumServerVersion)
+        }
+    }
+
+    /// The server's `server_version_num`, checked by `checkServerVersion` (the first statement of a migration and
+    /// of a read-only database's check).
+    static func checkServerVersion(_ transaction: Transaction, location: String) throws {
+        let number = try transaction.run("SELECT current_setting('server_version_num')::bigint").first?.int(0) ?? 0
+        try checkServerVersion(Int(number), location: location)
+    }
+
     /// Brings the database to `version` (under an advisory lock: several servers may start at once).
-    /// A database written by a newer version is refused and left as it is.
+    /// A database written by a newer version is refused and left as it is, and so is a server older than
+    /// PostgreSQL 11 (`minimumServerVersion`).
     static func migrate(_ pool: ConnectionPool) throws(StoreError) {
         try pool.transaction { transaction in
+            try checkServerVersion(transaction, location: pool.url.redacted)
             // A migration rewrites whole tables: it runs without the statement time limit.
             try transaction.run("SET LOCAL statement_timeout TO 0")
             try transaction.run("SELECT pg_advisory_xact_lock(7308519)")
@@ -451,6 +472,7 @@ package enum PostgresSchema {
     /// Checks that a database opened read-only (a replica) holds a schema this program reads.
     static func checkReadable(_ pool: ConnectionPool) throws(StoreError) {
         let found = try pool.transaction(readOnly: true) { transaction -> Int64 in
+            try checkServerVersion(transaction, location: pool.url.redacted)
             let exists = try transaction.run("SELECT to_regclass('schema_migration') IS NOT NULL").first?.bool(0) ?? false
             guard exists else { return 0 }
             return try transaction.run("SELECT coalesce(max(version), 0)::bigint FROM schema_migration").first?.int(0) ?? 0
