@@ -306,20 +306,13 @@ struct LiveSessionTests {
         case .sqlite:
             // One row per commit: the one before the last is batch 2's.
             let file = folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = [
-                "python3", "-c",
-                """
-                import sqlite3, sys
-                db = sqlite3.connect(sys.argv[1])
-                db.execute("DELETE FROM journal_change WHERE seq = (SELECT seq FROM journal_change ORDER BY seq DESC LIMIT 1 OFFSET 1)")
-                db.commit()
-                """, file,
-            ]
-            try python.run()
-            python.waitUntilExit()
-            #expect(python.terminationStatus == 0)
+            _ = try await Self.python(
+                script: """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1])
+                    db.execute("DELETE FROM journal_change WHERE seq = (SELECT seq FROM journal_change ORDER BY seq DESC LIMIT 1 OFFSET 1)")
+                    db.commit()
+                    """, file: file)
         case .postgres:
             // A change per row: batch 3 wrote two (its samples and its number), the one before them is batch 2's.
             let url = try #require(server.postgresURL)
@@ -356,25 +349,18 @@ struct LiveSessionTests {
         await server.stop()
         // The first page of the journal changes' table overwritten (its page type byte), the log checkpointed first.
         let file = folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = [
-            "python3", "-c",
-            """
-            import sqlite3, sys
-            db = sqlite3.connect(sys.argv[1])
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_change'").fetchone()[0]
-            size = db.execute("PRAGMA page_size").fetchone()[0]
-            db.close()
-            with open(sys.argv[1], "r+b") as f:
-                f.seek((root - 1) * size)
-                f.write(bytes([0]))
-            """, file,
-        ]
-        try python.run()
-        python.waitUntilExit()
-        #expect(python.terminationStatus == 0)
+        _ = try await Self.python(
+            script: """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_change'").fetchone()[0]
+                size = db.execute("PRAGMA page_size").fetchone()[0]
+                db.close()
+                with open(sys.argv[1], "r+b") as f:
+                    f.seek((root - 1) * size)
+                    f.write(bytes([0]))
+                """, file: file)
         server = try await TestServer.start(folder: folder, backend: .sqlite)
         let state = try await server.send("GET", "/v1/sessions/\(session)", token: token)
         #expect(state.status == 503 && state.errorCode == "unavailable", "\(state.status) \(state.text)")
@@ -391,24 +377,28 @@ struct LiveSessionTests {
     ) async throws -> String {
         if let url = server.postgresURL { return try TestPostgres.psql(url, postgres) }
         let file = server.folder + "/athletes/\(athlete.id.uuidString.lowercased()).sqlite"
-        return try await onOwnThread { () throws -> String in
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = [
-                "python3", "-c",
-                """
+        return try await python(
+            script: """
                 import sqlite3, sys
                 db = sqlite3.connect(sys.argv[1], isolation_level=None)
                 row = db.execute(sys.argv[2]).fetchone()
                 print("" if row is None or row[0] is None else row[0])
-                """, file, sqlite,
-            ]
+                """, file: file, arguments: [sqlite])
+    }
+
+    /// Runs the Python `script` on a SQLite `file` behind the server's back (`sys.argv[1]` is the file, then
+    /// `arguments`), on a thread of its own; what it printed, trimmed. Throws when python3 fails.
+    private static func python(script: String, file: String, arguments: [String] = []) async throws -> String {
+        try await onOwnThread { () throws -> String in
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = ["python3", "-c", script, file] + arguments
             let output = Pipe()
             python.standardOutput = output
             try python.run()
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             python.waitUntilExit()
-            guard python.terminationStatus == 0 else { throw TestFailure("python3 failed on \(sqlite)") }
+            guard python.terminationStatus == 0 else { throw TestFailure("python3 failed on \(file) \(arguments): \(script)") }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
     }

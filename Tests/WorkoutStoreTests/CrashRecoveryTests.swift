@@ -267,17 +267,39 @@ struct CrashRecoveryTests {
         #expect(try store.journaledSessions().isEmpty)
     }
 
+    /// A cycling recording on `fixture`'s store begun and started at `t(0)`, committed only when told: the journal the
+    /// damage tests below damage behind its back.
+    private func startedCyclingRecording(
+        _ fixture: StoreFixture, options: BuilderOptions = BuilderOptions()
+    ) throws -> (JournaledRecording, ManualClock) {
+        let clock = ManualClock(t(0))
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, options: options,
+            commitInterval: 0)
+        try recording.session.start(at: t(0))
+        return (recording, clock)
+    }
+
+    /// Expects recovery of `store`'s journal to refuse `recording`'s as damaged (`corruptChunk` naming it, its detail
+    /// containing `detailContaining` when given).
+    private func expectRecoveryRefusedAsDamage(
+        _ store: WorkoutStore, _ recording: JournaledRecording, clock: ManualClock, detailContaining: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(sourceLocation: sourceLocation) {
+            try store.recoverActiveSession(clock: clock, commitInterval: 0)
+        } throws: { error in
+            guard case .corruptChunk(let workout, let detail) = error as? StoreError else { return false }
+            return workout == recording.id && detailContaining.map { detail.contains($0) } != false
+        }
+    }
+
     @Test("a journal whose chunk is missing is refused with a typed error, not recovered short", arguments: Backend.available)
     func journalMissingAChunkIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        let store = fixture.store
         defer { fixture.cleanup() }
-        let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock,
-            options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])),
-            commitInterval: 0)
-        try recording.session.start(at: t(0))
+        let (recording, clock) = try startedCyclingRecording(
+            fixture, options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])))
         try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
         try recording.builder.add(
             (10..<15).map {
@@ -287,12 +309,7 @@ struct CrashRecoveryTests {
         try fixture.execute(
             sqlite: "DELETE FROM sample_chunk WHERE type = 'heartRate'",
             postgres: "DELETE FROM sample_chunk WHERE athlete = \(fixture.athleteLiteral) AND type = 'heartRate'")
-        #expect {
-            try store.recoverActiveSession(clock: clock, commitInterval: 0)
-        } throws: { error in
-            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
-            return workout == recording.id
-        }
+        expectRecoveryRefusedAsDamage(fixture.store, recording, clock: clock)
     }
 
     // A journal whose last change is missing while the chunks still hold its samples was recovered short: the
@@ -300,12 +317,8 @@ struct CrashRecoveryTests {
     @Test("chunk samples that no journal change names are a typed error, not dropped", arguments: Backend.available)
     func chunkSamplesNoChangeNamesAreATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        let store = fixture.store
         defer { fixture.cleanup() }
-        let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
-        try recording.session.start(at: t(0))
+        let (recording, clock) = try startedCyclingRecording(fixture)
         try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
         try recording.commit()
         try recording.builder.add((10..<15).map { QuantitySample(.heartRate, 150, at: t(Double($0)), source: strap) })
@@ -316,23 +329,14 @@ struct CrashRecoveryTests {
                 DELETE FROM journal_change WHERE athlete = \(fixture.athleteLiteral)
                 AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral))
                 """)
-        #expect {
-            try store.recoverActiveSession(clock: clock, commitInterval: 0)
-        } throws: { error in
-            guard case .corruptChunk(let workout, let detail) = error as? StoreError else { return false }
-            return workout == recording.id && detail.contains("5 samples")
-        }
+        expectRecoveryRefusedAsDamage(fixture.store, recording, clock: clock, detailContaining: "5 samples")
     }
 
     @Test("a journal change numbered at the top of Int64 is a typed error, not an overflow trap", arguments: Backend.available)
     func journalChangeNumberOverflowIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        let store = fixture.store
         defer { fixture.cleanup() }
-        let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
-        try recording.session.start(at: t(0))
+        let (recording, clock) = try startedCyclingRecording(fixture)
         try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
         try recording.session.pause(at: t(10))
         try recording.commit()  // SQLite: one packed row (start, samples, pause); PostgreSQL: a row each
@@ -343,23 +347,14 @@ struct CrashRecoveryTests {
                 UPDATE journal_change SET seq = 9223372036854775807 WHERE athlete = \(fixture.athleteLiteral)
                 AND seq = (SELECT max(seq) FROM journal_change WHERE athlete = \(fixture.athleteLiteral))
                 """)
-        #expect {
-            try store.recoverActiveSession(clock: clock, commitInterval: 0)
-        } throws: { error in
-            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
-            return workout == recording.id
-        }
+        expectRecoveryRefusedAsDamage(fixture.store, recording, clock: clock)
     }
 
     @Test("a journal chunk whose ordinal is Int64.max is a typed error, not an overflow trap", arguments: Backend.available)
     func journalChunkAtTheLastOrdinalIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        let store = fixture.store
         defer { fixture.cleanup() }
-        let clock = ManualClock(t(0))
-        let recording = try store.beginRecording(
-            configuration: WorkoutConfiguration(activityType: .cycling), clock: clock, commitInterval: 0)
-        try recording.session.start(at: t(0))
+        let (recording, clock) = try startedCyclingRecording(fixture)
         try recording.builder.add([QuantitySample(.heartRate, 140, at: t(1), source: strap)])
         try recording.commit()
         let stored = try fixture.execute(
@@ -374,12 +369,7 @@ struct CrashRecoveryTests {
             sqlite: "UPDATE sample_chunk SET data = ?", [Data(bytes)],
             postgres: "UPDATE sample_chunk SET data = $1::bytea WHERE athlete = \(fixture.athleteLiteral)",
             ["\\x" + Hex.string(bytes)])
-        #expect {
-            try store.recoverActiveSession(clock: clock, commitInterval: 0)
-        } throws: { error in
-            guard case .corruptChunk(let workout, _) = error as? StoreError else { return false }
-            return workout == recording.id
-        }
+        expectRecoveryRefusedAsDamage(fixture.store, recording, clock: clock)
     }
 
     /// SQLite only: the failure is another connection holding the file's write lock.

@@ -32,23 +32,31 @@ struct StoreCancellationTests {
             (0..<count).map { pulse(100, at: start + Double($0)) }, firstOrdinal: next)
     }
 
+    /// Runs `work` bound to a new cancellation, which `work` is given to cancel midway, and expects the store to
+    /// stop it with `.timedOut`.
+    static func expectStoppedWhenCancelled(
+        sourceLocation: SourceLocation = #_sourceLocation, _ work: (StoreCancellation) throws(StoreError) -> Void
+    ) {
+        let cancellation = StoreCancellation()
+        #expect(throws: StoreError.timedOut, sourceLocation: sourceLocation) {
+            try cancellation.run { () throws(StoreError) in try work(cancellation) }
+        }
+    }
+
     @Test("a write cancelled between its statements fails before the next one and keeps nothing")
     func aWriteCancelledBetweenStatementsStopsAndKeepsNothing() throws {
         let (backend, store, id, folder) = try Self.storeWithRide()
         defer { try? FileManager.default.removeItem(at: folder) }
         let samplesBefore = try store.samples(workout: id).count
-        let cancellation = StoreCancellation()
         // The cancellation comes inside the transaction, after its reads and deletes, before its inserts and the
         // workout's update: statements of a few dozen steps each, which the progress handler never sees.
-        #expect(throws: StoreError.timedOut) {
-            try cancellation.run { () throws(StoreError) in
-                try backend.updateWorkout(id, replacing: [], where: { _ in false }) {
-                    (metadata: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
-                    cancellation.cancel()
-                    var changed = metadata
-                    changed["cancelled"] = .string("written")
-                    return (changed, Self.readings(from: 5000, count: 600, next: next))
-                }
+        Self.expectStoppedWhenCancelled { cancellation throws(StoreError) in
+            try backend.updateWorkout(id, replacing: [], where: { _ in false }) {
+                (metadata: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
+                cancellation.cancel()
+                var changed = metadata
+                changed["cancelled"] = .string("written")
+                return (changed, Self.readings(from: 5000, count: 600, next: next))
             }
         }
         let workout = try #require(try store.workout(id: id))
@@ -61,17 +69,14 @@ struct StoreCancellationTests {
         let (backend, store, id, folder) = try Self.storeWithRide()
         defer { try? FileManager.default.removeItem(at: folder) }
         let samplesBefore = try store.samples(workout: id).count
-        let cancellation = StoreCancellation()
         let replaced = CallCount()
-        #expect(throws: StoreError.timedOut) {
-            try cancellation.run { () throws(StoreError) in
-                // Every heart-rate chunk is to go: the first one cancels, its delete must not run.
-                try backend.updateWorkout(id, replacing: [.heartRate], where: { _ in
-                    cancellation.cancel()
-                    replaced.add()
-                    return true
-                }) { (metadata: Metadata, _: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in (metadata, []) }
-            }
+        Self.expectStoppedWhenCancelled { cancellation throws(StoreError) in
+            // Every heart-rate chunk is to go: the first one cancels, its delete must not run.
+            try backend.updateWorkout(id, replacing: [.heartRate], where: { _ in
+                cancellation.cancel()
+                replaced.add()
+                return true
+            }) { (metadata: Metadata, _: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in (metadata, []) }
         }
         #expect(replaced.value == 1, "the work went on past the cancellation: \(replaced.value) chunks examined")
         #expect(try store.samples(workout: id).count == samplesBefore, "chunks of the cancelled transaction went")
@@ -81,14 +86,11 @@ struct StoreCancellationTests {
     func theStoreServesOnAfterACancelledWrite() throws {
         let (backend, store, id, folder) = try Self.storeWithRide()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let cancellation = StoreCancellation()
-        #expect(throws: StoreError.timedOut) {
-            try cancellation.run { () throws(StoreError) in
-                try backend.updateWorkout(id, replacing: [], where: { _ in false }) {
-                    (metadata: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
-                    cancellation.cancel()
-                    return (metadata, Self.readings(from: 5000, count: 60, next: next))
-                }
+        Self.expectStoppedWhenCancelled { cancellation throws(StoreError) in
+            try backend.updateWorkout(id, replacing: [], where: { _ in false }) {
+                (metadata: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
+                cancellation.cancel()
+                return (metadata, Self.readings(from: 5000, count: 60, next: next))
             }
         }
         // Work for no client (no cancellation bound), and another caller's: both run and commit.

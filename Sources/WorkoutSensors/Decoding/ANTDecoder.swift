@@ -204,6 +204,21 @@ public struct ANTDecoder: SensorDecoder {
     }
 }
 
+/// Messages in a row of one page that brought no new event (the crank or wheel not turning): a device holds its
+/// last event while it stands, and after `stopAfter` such messages its rate is 0 (power, cadence, speed).
+private struct IdleCounter: Sendable {
+    private var count = 0
+
+    /// A message with a new event: the count starts again.
+    mutating func reset() { count = 0 }
+
+    /// One more message without a new event; whether there have now been `stopAfter` or more in a row.
+    mutating func idle(stopAfter: Int) -> Bool {
+        count = min(count &+ 1, Int.max / 2)
+        return count >= stopAfter
+    }
+}
+
 /// Per-device profile state: the previous values that rates and deltas are computed from.
 private struct DeviceState: Sendable {
     /// The readings of the device's previous message (a repeat of them adds nothing).
@@ -219,13 +234,13 @@ private struct DeviceState: Sendable {
     var hasPower = false
     var lastPowerEvent: UInt8 = 0
     var lastAccumulatedPower: UInt16 = 0
-    var powerIdle = 0
+    var powerIdle = IdleCounter()
     // Crank torque page 0x12
     var hasTorque = false
     var lastTorqueEvent: UInt8 = 0
     var lastCrankPeriod: UInt16 = 0
     var lastAccumulatedTorque: UInt16 = 0
-    var torqueIdle = 0
+    var torqueIdle = IdleCounter()
     // Foot pod page 1
     var hasStride = false
     var lastDistance: UInt16 = 0  // 1/16 m, 12 bits
@@ -238,14 +253,14 @@ private struct DeviceState: Sendable {
     var lastWheelTicks: UInt8 = 0
     var lastWheelPeriod: UInt16 = 0
     var lastWheelTorque: UInt16 = 0
-    var wheelTorqueIdle = 0
+    var wheelTorqueIdle = IdleCounter()
     var wheelTicksTotal: UInt64 = 0
     // Crank torque frequency page 0x20 (offset from calibration page 0x01)
     var hasFrequency = false
     var lastFrequencyEvent: UInt8 = 0
     var lastFrequencyTime: UInt16 = 0
     var lastTorqueTicks: UInt16 = 0
-    var frequencyIdle = 0
+    var frequencyIdle = IdleCounter()
     var torqueFrequencyOffset: Double?
     // Fitness equipment
     var equipmentType: UInt8?
@@ -255,24 +270,24 @@ private struct DeviceState: Sendable {
     var hasFEPower = false
     var lastFEEvent: UInt8 = 0
     var lastFEAccumulated: UInt16 = 0
-    var fePowerIdle = 0
+    var fePowerIdle = IdleCounter()
 
     mutating func restart() {
         lastReadings = []
         hasWheelTorque = false
-        wheelTorqueIdle = 0
+        wheelTorqueIdle.reset()
         hasFrequency = false
-        frequencyIdle = 0
+        frequencyIdle.reset()
         hasFEDistance = false
         hasFEPower = false
-        fePowerIdle = 0
+        fePowerIdle.reset()
         hasBeat = false
         wheel.restart()
         crank.restart()
         hasPower = false
-        powerIdle = 0
+        powerIdle.reset()
         hasTorque = false
-        torqueIdle = 0
+        torqueIdle.reset()
         hasStride = false
     }
 
@@ -440,10 +455,9 @@ private struct DeviceState: Sendable {
             let events = event &- lastPowerEvent
             if events > 0 {
                 average = Double(accumulated &- lastAccumulatedPower) / Double(events)
-                powerIdle = 0
-            } else {
-                powerIdle = min(powerIdle &+ 1, Int.max / 2)
-                if powerIdle >= stopAfter { average = 0 }
+                powerIdle.reset()
+            } else if powerIdle.idle(stopAfter: stopAfter) {
+                average = 0
             }
         }
         hasPower = true
@@ -470,7 +484,7 @@ private struct DeviceState: Sendable {
         if hasTorque {
             let events = event &- lastTorqueEvent
             if events > 0 {
-                torqueIdle = 0
+                torqueIdle.reset()
                 let ticks = period &- lastCrankPeriod
                 let torqueDelta = Double(torque &- lastAccumulatedTorque)
                 if ticks > 0 {
@@ -482,12 +496,9 @@ private struct DeviceState: Sendable {
                     reading.cadence = 0
                     reading.averageTorque = 0
                 }
-            } else {
-                torqueIdle = min(torqueIdle &+ 1, Int.max / 2)
-                if torqueIdle >= stopAfter {
-                    reading.averagePower = 0
-                    reading.cadence = 0
-                }
+            } else if torqueIdle.idle(stopAfter: stopAfter) {
+                reading.averagePower = 0
+                reading.cadence = 0
             }
         }
         if reading.cadence == nil, data[3] != 0xFF { reading.cadence = Double(data[3]) }
@@ -526,7 +537,7 @@ private struct DeviceState: Sendable {
             wheelTicksTotal &+= UInt64(ticks &- lastWheelTicks)
             let events = event &- lastWheelEvent
             if events > 0 {
-                wheelTorqueIdle = 0
+                wheelTorqueIdle.reset()
                 let periodTicks = period &- lastWheelPeriod
                 let torqueDelta = Double(torque &- lastWheelTorque)
                 if periodTicks > 0 {
@@ -537,12 +548,9 @@ private struct DeviceState: Sendable {
                     reading.averagePower = 0
                     reading.speed = 0
                 }
-            } else {
-                wheelTorqueIdle = min(wheelTorqueIdle &+ 1, Int.max / 2)
-                if wheelTorqueIdle >= stopAfter {
-                    reading.averagePower = 0
-                    reading.speed = 0
-                }
+            } else if wheelTorqueIdle.idle(stopAfter: stopAfter) {
+                reading.averagePower = 0
+                reading.speed = 0
             }
         }
         hasWheelTorque = true
@@ -566,7 +574,7 @@ private struct DeviceState: Sendable {
         if hasFrequency {
             let events = event &- lastFrequencyEvent
             if events > 0 {
-                frequencyIdle = 0
+                frequencyIdle.reset()
                 let elapsed = Double(time &- lastFrequencyTime) / 2000
                 if elapsed > 0 {
                     let cadence = 60 * Double(events) / elapsed
@@ -581,12 +589,9 @@ private struct DeviceState: Sendable {
                     reading.cadence = 0
                     reading.averagePower = 0
                 }
-            } else {
-                frequencyIdle = min(frequencyIdle &+ 1, Int.max / 2)
-                if frequencyIdle >= stopAfter {
-                    reading.cadence = 0
-                    reading.averagePower = 0
-                }
+            } else if frequencyIdle.idle(stopAfter: stopAfter) {
+                reading.cadence = 0
+                reading.averagePower = 0
             }
         }
         hasFrequency = true
@@ -622,11 +627,10 @@ private struct DeviceState: Sendable {
             if hasFEPower {
                 let events = event &- lastFEEvent
                 if events > 0 {
-                    fePowerIdle = 0
+                    fePowerIdle.reset()
                     reading.averagePower = Double(accumulated &- lastFEAccumulated) / Double(events)
-                } else {
-                    fePowerIdle = min(fePowerIdle &+ 1, Int.max / 2)
-                    if fePowerIdle >= stopAfter { reading.averagePower = 0 }
+                } else if fePowerIdle.idle(stopAfter: stopAfter) {
+                    reading.averagePower = 0
                 }
             }
             hasFEPower = true
