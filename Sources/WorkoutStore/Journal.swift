@@ -199,12 +199,23 @@ final class JournalWriter: WorkoutRecordingSink {
         case .finish: finishingJournalEnd = seq...(seq + failedEntries)
         case nil: break
         }
-        let commit = JournalCommit(
+        var commit = JournalCommit(
             session: session, entries: closing == nil ? tails.pendingEntries.map(\.entry) : [],
             sampleChunks: discarding ? [] : sampleChunks, routeChunks: discarding ? [] : routeChunks, closing: closing,
             alreadyCompact: tails.capacity == Series.capacity, finishingJournalEnd: finishingJournalEnd)
-        do {
-            try store.backend.commitJournal(commit)
+        do throws(StoreError) {
+            do throws(StoreError) {
+                try store.backend.commitJournal(commit)
+            } catch {
+                // A failed commit may have been kept after all (its answer lost): the stored journal then goes on
+                // past `seq`, and this commit, starting with that one's entries again, is out of step. The entries
+                // the journal holds are no longer pending; the rest are written.
+                guard case .journalOutOfStep = error, closing == nil, failedEntries > 0,
+                    try keptFailedEntries(&tails, from: seq, upTo: failedEntries)
+                else { throw error }
+                commit.entries = tails.pendingEntries.map(\.entry)
+                try store.backend.commitJournal(commit)
+            }
         } catch {
             state.withLock { $0.lastError = error }
             throw error
@@ -234,6 +245,27 @@ final class JournalWriter: WorkoutRecordingSink {
             }
             return state.committedSamples
         }
+    }
+
+    /// After a commit refused as out of step: whether the stored journal ends within the entries of failed commits
+    /// (a commit answered as failed that was kept, its answer lost). It is read back; when it goes on past `seq`
+    /// (the writer's committed changes) by at most `failed` changes, those entries are kept ones, counted as
+    /// committed and no longer pending (their chunks are written again by the retry: a chunk replaces the one with
+    /// its first ordinal), and true is returned. Otherwise (a commit reported done was not kept, the journal is
+    /// gone) false, and nothing changed. Under the commit lock.
+    private func keptFailedEntries(_ tails: inout Tails, from seq: Int64, upTo failed: Int64) throws(StoreError) -> Bool {
+        guard let journal = try store.backend.loadJournal(id: session) else { return false }
+        let next = (journal.entries.last?.seq).map { $0 + 1 } ?? 0
+        guard next > seq, next - seq <= failed, next - seq <= Int64(tails.pendingEntries.count) else { return false }
+        let kept = Int(next - seq)
+        let samples = tails.pendingEntries[..<kept].reduce(0) { $0 + ($1.kind == .samples ? $1.count : 0) }
+        tails.pendingEntries.removeFirst(kept)
+        tails.pendingSamples -= samples
+        state.withLock { state in
+            state.nextSeq += Int64(kept)
+            state.committedSamples += samples
+        }
+        return true
     }
 
     /// Adds `changes` (numbered from `seq`) to the tails and to what is pending: their entries, the

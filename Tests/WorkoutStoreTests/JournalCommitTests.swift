@@ -1,11 +1,13 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutModel
 import WorkoutReplay
 import WorkoutSimulator
-import WorkoutStore
+
+@testable import WorkoutStore
 
 @Suite("Store: journal commits and finishing refuse what would poison or orphan the journal")
 struct JournalCommitTests {
@@ -137,6 +139,44 @@ struct JournalCommitTests {
         #expect(try fixture.store.samples(workout: workout.id).map(\.start) == (0..<20).map { t(Double($0)) })
     }
 
+    // A commit answered as failed but kept after all (its answer lost) left the writer numbering its next commits
+    // from before it: each one, starting with the kept commit's entries again, was refused as out of step until the
+    // finish (whose check allows for it). The writer now reads where the stored journal ends and goes on from there:
+    // nothing lost, nothing stored twice.
+    @Test(arguments: Backend.available) func aFailedCommitThatWasKeptAfterAllIsNotWrittenAgain(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let losing = AnswerLosingBackend(fixture.store.backend)
+        let recording = try WorkoutStore(backend: losing).beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        try recording.builder.add((10..<20).map { hr(Double($0)) })
+        try recording.builder.addMetadata(["kept": .string("after all")])
+        losing.loseNextAnswer()
+        #expect(throws: StoreError.timedOut) { try recording.commit() }
+        #expect(recording.journalError == .timedOut)
+
+        // The next commits (the periodic committer's) go on.
+        for batch in 2..<4 {
+            try recording.builder.add((batch * 10..<batch * 10 + 10).map { hr(Double($0)) })
+            #expect(throws: Never.self) { try recording.commit() }
+        }
+        #expect(recording.journalError == nil)
+        let all = (0..<40).map { t(Double($0)) }
+        #expect(try recording.committedSamples().map(\.start) == all, "every sample once")
+        let recovered = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(try recovered.committedSamples().map(\.start) == all)
+        #expect(recovered.builder.metadata["kept"] == .string("after all"))
+        try recovered.close()
+
+        try recording.session.end(at: t(40))
+        let workout = try recording.finish()
+        #expect(try fixture.store.samples(workout: workout.id).map(\.start) == all)
+        #expect(workout.metadata["kept"] == .string("after all"))
+    }
+
     // A packed row whose stated count is not what it holds would make every later commit out of step (the
     // continuity check numbers on from the stated count): recovery refuses it as damage, not 503 for ever.
     @Test func aPackedRowThatMisstatesItsCountIsDamage() throws {
@@ -178,4 +218,55 @@ struct JournalCommitTests {
             postgres: "SELECT count(*)::text FROM journal_change WHERE athlete = \(fixture.athleteLiteral)")
         #expect(orphans == [["0"]])
     }
+}
+
+/// A backend whose next journal commit is applied by the real backend underneath but answered as failed
+/// (`StoreError.timedOut`), as a commit whose answer was lost after the database kept it.
+final class AnswerLosingBackend: StoreBackend {
+    let backend: any StoreBackend
+    private let losing = Mutex(false)
+
+    init(_ backend: any StoreBackend) { self.backend = backend }
+
+    /// The next journal commit is kept, and answered as failed.
+    func loseNextAnswer() { losing.withLock { $0 = true } }
+
+    var location: String { backend.location }
+
+    func commitJournal(_ commit: JournalCommit) throws(StoreError) {
+        try backend.commitJournal(commit)
+        let lose = losing.withLock { lose in
+            defer { lose = false }
+            return lose
+        }
+        if lose { throw .timedOut }
+    }
+
+    func save(_ workout: Workout, sampleChunks: [SampleChunk], routeChunks: [RouteChunk]) throws(StoreError) {
+        try backend.save(workout, sampleChunks: sampleChunks, routeChunks: routeChunks)
+    }
+    func delete(workout: UUID) throws(StoreError) { try backend.delete(workout: workout) }
+    func updateWorkout(
+        _ workout: UUID, replacing: Set<QuantityType>, where isReplaced: (SampleChunk) throws(StoreError) -> Bool,
+        _ update: (Metadata, Int64) throws(StoreError) -> (Metadata, [SampleChunk])
+    ) throws(StoreError) {
+        try backend.updateWorkout(workout, replacing: replacing, where: isReplaced, update)
+    }
+    func workout(id: UUID) throws(StoreError) -> Workout? { try backend.workout(id: id) }
+    func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] { try backend.workouts(matching: query) }
+    func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] { try backend.workoutIDs(matching: query) }
+    func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts {
+        try backend.anchoredWorkouts(since: anchor, limit: limit)
+    }
+    func sampleChunks(_ filter: ChunkFilter) throws(StoreError) -> [StoredChunk<SampleChunk>] {
+        try backend.sampleChunks(filter)
+    }
+    func routeChunks(workout: UUID) throws(StoreError) -> [RouteChunk] { try backend.routeChunks(workout: workout) }
+    func beginJournal(_ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date)
+        throws(StoreError)
+    {
+        try backend.beginJournal(session, configuration: configuration, start: start)
+    }
+    func journalSessions() throws(StoreError) -> [JournalSessionRecord] { try backend.journalSessions() }
+    func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? { try backend.loadJournal(id: id) }
 }
