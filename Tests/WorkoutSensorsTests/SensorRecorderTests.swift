@@ -173,6 +173,43 @@ struct SensorRecorderTests {
         )
     }
 
+    /// Two GPS receivers on two ports, one moving north at 5 m/s, the other at 3 m/s: both were one source
+    /// (`nmea:gps`) with one running total, so each fix's distance was counted from the other receiver's total
+    /// (the slower one's fixes went backwards and counted nothing, the faster one's counted the gap between the
+    /// two). Each is now a source of its own whose distance is its own track's.
+    @Test func twoGPSPortsAreTwoSourcesEachWithItsOwnDistance() async throws {
+        let fast = try PseudoTerminal()
+        let slow = try PseudoTerminal()
+        let clock = ManualClock(at(0))
+        let recording = InMemoryRecording()
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .running, locationType: .outdoor), clock: clock,
+            sink: recording)
+        try session.start(at: at(0))
+        let recorder = SensorRecorder(
+            session: session, sensors: [.init(path: fast.path, wire: .nmea), .init(path: slow.path, wire: .nmea)],
+            clock: clock)
+        try recorder.start()
+        defer { recorder.stop() }
+        for second in 1...20 {
+            clock.set(at(Double(second)))
+            try fast.write(rmc(Double(second), north: 5 * Double(second)))
+            #expect(await eventually { recorder.status[0].decoder.framesDecoded == second })
+            try slow.write(rmc(Double(second), north: 3 * Double(second)))
+            #expect(await eventually { recorder.status[1].decoder.framesDecoded == second })
+        }
+        func distance(_ identifier: String) -> Double {
+            recording.samples.filter { $0.type == .distanceWalkingRunning && $0.source.identifier == identifier }
+                .reduce(0) { $0 + $1.quantity.value }
+        }
+        // 19 intervals after each receiver's first fix: 95 m and 57 m.
+        _ = await eventually { abs(distance("nmea:gps") - 95) < 1 && abs(distance("nmea:gps:2") - 57) < 1 }
+        #expect(abs(distance("nmea:gps") - 95) < 1, "first receiver: \(distance("nmea:gps")) m")
+        #expect(abs(distance("nmea:gps:2") - 57) < 1, "second receiver: \(distance("nmea:gps:2")) m")
+        let sources = Set(recording.samples.filter { $0.type == .distanceWalkingRunning }.map(\.source))
+        #expect(sources.map(\.name).sorted() == ["GPS", "GPS 2"])
+    }
+
     /// A multi-constellation receiver switches talker (GP → GN → GP) on a straight 35 s track north at 5 m/s,
     /// sending GGA and RMC for every fix: the distance counts once, within 2 % of the track's own.
     @Test func distanceFromOneReceiverCountsOnceWhateverTalkerItUses() async throws {

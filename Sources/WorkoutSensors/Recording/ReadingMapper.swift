@@ -46,7 +46,9 @@ public struct RecordedInput: Sendable {
 /// Amounts: sensors send running totals (wheel revolutions × circumference, a foot pod's distance, a
 /// receiver's distance between fixes); each new total becomes a cumulative sample of the increase
 /// since the previous reading of the same source. A GPS receiver is one source whatever talker (GP,
-/// GN, GL …) its sentences carry, and its GGA and RMC of one fix count once. After a disconnect (`connectionLost`) the next
+/// GN, GL …) its sentences carry, and its GGA and RMC of one fix count once; each GPS port of a
+/// recording is a receiver of its own (`receiver` of `map`: `nmea:gps`, then `nmea:gps:2` …), with its
+/// own distance, clock mapping and sentences. After a disconnect (`connectionLost`) the next
 /// total only re-bases: no amount is invented across a gap. Distance comes from the best source
 /// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
 /// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
@@ -56,7 +58,10 @@ public struct ReadingMapper: Sendable {
     public var lapLength: Double?
     private var totals: [String: (value: Double, at: Date)] = [:]
     private var watchAnchor: Date?
-    private var gpsAnchor: TimeInterval?
+    /// Each GPS receiver's state, by its number among the recording's GPS ports.
+    private var receivers: [Int: Receiver] = [:]
+    /// The receiver of the readings being mapped (`map`'s `receiver`).
+    private var receiver = 0
     private var watchName = "watch"
     /// The source measuring each distance type, and when it last reported: one source per type.
     private var distanceOwners: [QuantityType: (key: String, at: Date)] = [:]
@@ -64,20 +69,37 @@ public struct ReadingMapper: Sendable {
     /// Samples emitted by the current `map` call per source and type, to merge a chunk's amounts.
     private var chunkAmounts: [String: Int] = [:]
     private var lastLengthEnd: Date?
-    private var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
-    private var sawRMC = false
     /// What ANT+ devices said about themselves (common pages 80/81), by source identifier.
     private var antInfo: [String: ANTDeviceInfo] = [:]
     /// Readings that could not be used (no value, no position, a time that cannot be anchored).
     public private(set) var unusable = 0
 
+    /// A GPS receiver's own state: its clock's mapping to ours, the altitude of its last GGA, whether it sends RMC.
+    private struct Receiver: Sendable {
+        var anchor: TimeInterval?
+        var pendingAltitude: (secondsOfDay: Double, altitude: Double)?
+        var sawRMC = false
+    }
+
     public init(lapLength: Double? = nil) {
         self.lapLength = lapLength
     }
 
+    /// The source identifier of the GPS receiver numbered `receiver` (0: the recording's first GPS port).
+    static func gpsIdentifier(_ receiver: Int) -> String {
+        receiver == 0 ? "nmea:gps" : "nmea:gps:\(receiver + 1)"
+    }
+
     /// Forgets the running totals of `port`'s sources (a disconnect): the next totals re-base. A
-    /// watch's clock is mapped afresh when it is back (it may have restarted).
-    public mutating func connectionLost(_ port: SensorProtocol) {
+    /// watch's clock is mapped afresh when it is back (it may have restarted), and so is a GPS
+    /// receiver's; for `nmea`, only the receiver numbered `receiver` (as `map` was told) is forgotten.
+    public mutating func connectionLost(_ port: SensorProtocol, receiver: Int = 0) {
+        if port == .nmea {
+            let key = Self.gpsIdentifier(receiver)
+            totals[key] = nil
+            receivers[receiver]?.anchor = nil
+            return
+        }
         let prefix =
             switch port {
             case .ant: "ant:"
@@ -91,15 +113,18 @@ public struct ReadingMapper: Sendable {
             lastWatchDistance = nil
             lastLengthEnd = nil
         }
-        if port == .nmea { gpsAnchor = nil }
     }
 
     /// Maps `readings` (one chunk's, arrived at `arrival`) with `leg` the current activity type.
+    ///
+    /// - Parameter receiver: for GPS readings, which GPS port of the recording they came from (0 the
+    ///   first, 1 the second …): each is a source of its own, whose distance never mixes with another's.
     public mutating func map(
-        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?,
+        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?, receiver: Int = 0,
         into input: inout RecordedInput
     ) {
         chunkAmounts.removeAll(keepingCapacity: true)
+        self.receiver = receiver
         for reading in readings {
             map(reading, arrival: arrival, leg: leg, into: &input)
         }
@@ -254,8 +279,10 @@ public struct ReadingMapper: Sendable {
         case .gga:
             // Altitude comes with GGA; the point is written with the RMC of the same second (speed,
             // course), or on its own when the receiver sends no RMC.
-            if let altitude = fix.altitude, let secondsOfDay { pendingAltitude = (secondsOfDay, altitude) }
-            if !sawRMC {
+            if let altitude = fix.altitude, let secondsOfDay {
+                receivers[receiver, default: Receiver()].pendingAltitude = (secondsOfDay, altitude)
+            }
+            if receivers[receiver]?.sawRMC != true {
                 input.route.append(
                     RoutePoint(
                         date: date, latitude: latitude, longitude: longitude, altitude: fix.altitude,
@@ -263,9 +290,11 @@ public struct ReadingMapper: Sendable {
                 gpsDistance(fix, at: date, leg: leg, source: source, key: key, into: &input)
             }
         case .rmc:
-            sawRMC = true
+            receivers[receiver, default: Receiver()].sawRMC = true
             var altitude: Double?
-            if let pending = pendingAltitude, pending.secondsOfDay == secondsOfDay { altitude = pending.altitude }
+            if let pending = receivers[receiver]?.pendingAltitude, pending.secondsOfDay == secondsOfDay {
+                altitude = pending.altitude
+            }
             input.route.append(
                 RoutePoint(
                     date: date, latitude: latitude, longitude: longitude, altitude: altitude, speed: fix.speed,
@@ -379,13 +408,13 @@ public struct ReadingMapper: Sendable {
             guard let instant = utc.instant else { return arrival }
             // The same rule for a receiver's UTC: the smallest arrival − UTC seen so far.
             let candidate = arrival.timeIntervalSince(instant)
-            if let anchor = gpsAnchor {
+            if let anchor = receivers[receiver]?.anchor {
                 // A fix claiming to be from more than 5 s after it arrived keeps the mapping as is.
-                if candidate < anchor, candidate >= anchor - 5 { gpsAnchor = candidate }
+                if candidate < anchor, candidate >= anchor - 5 { receivers[receiver]?.anchor = candidate }
             } else {
-                gpsAnchor = candidate
+                receivers[receiver, default: Receiver()].anchor = candidate
             }
-            return instant.addingTimeInterval(gpsAnchor ?? candidate)
+            return instant.addingTimeInterval(receivers[receiver]?.anchor ?? candidate)
         }
     }
 
@@ -395,8 +424,10 @@ public struct ReadingMapper: Sendable {
             // One receiver whatever talker its sentences carry: a multi-constellation receiver
             // switches GP → GN → GP as satellites come and go, and its decoder's distance total
             // runs on across the switches. Keyed per talker, each switch back re-counted the
-            // distance covered under the other talker.
-            return SourceDevice(name: "GPS", model: "NMEA 0183", identifier: "nmea:gps")
+            // distance covered under the other talker. A second GPS port is another receiver.
+            return SourceDevice(
+                name: receiver == 0 ? "GPS" : "GPS \(receiver + 1)", model: "NMEA 0183",
+                identifier: Self.gpsIdentifier(receiver))
         case .ant(let channel, let device):
             if let device {
                 let name =

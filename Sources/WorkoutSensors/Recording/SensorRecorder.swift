@@ -124,6 +124,8 @@ public final class SensorRecorder: Sendable {
     private let connections: [SensorConnection]
     /// The speed hunt of each port whose speed is hunted.
     private let hunts: [NMEASpeedHunt?]
+    /// Each port's number among the ports of its protocol (the mapper's `receiver`: two GPS ports are two receivers).
+    private let receivers: [Int]
     private let state: Mutex<State>
     /// Serialises delivery into the session, so buttons and samples of different ports keep their order.
     private let delivery = Mutex(())
@@ -158,6 +160,7 @@ public final class SensorRecorder: Sendable {
             }
         }
         self.hunts = hunts
+        receivers = sensors.indices.map { index in sensors[..<index].count { $0.wire == sensors[index].wire } }
         connections = zip(sensors, hunts).map { (sensor, hunt) -> SensorConnection in
             var opener: SensorConnection.Opener?
             if let hunt { opener = { (path) throws(SensorError) -> any ByteTransport in try hunt.open(path) } }
@@ -235,7 +238,8 @@ public final class SensorRecorder: Sendable {
                 let leg = currentLeg()
                 let input = state.withLock { state -> RecordedInput in
                     var input = RecordedInput()
-                    state.mapper.map(readings[start..<stop], arrival: arrival, leg: leg, into: &input)
+                    state.mapper.map(
+                        readings[start..<stop], arrival: arrival, leg: leg, receiver: receivers[port], into: &input)
                     return input
                 }
                 if !input.isEmpty { deliver(input, port: port) }
@@ -247,7 +251,7 @@ public final class SensorRecorder: Sendable {
                     state.ports[port].decoder.connectionLost()
                     state.ports[port].bytesSinceValidFrame = 0
                     state.ports[port].devices = state.ports[port].devices.mapValues { _ in false }
-                    state.mapper.connectionLost(sensors[port].wire)
+                    state.mapper.connectionLost(sensors[port].wire, receiver: receivers[port])
                 }
             }
             onEvent(.availability(sensors[port], availability, clock.now()))
