@@ -253,7 +253,9 @@ final class JournalWriter: WorkoutRecordingSink {
     /// committed and no longer pending (their chunks are written again by the retry: a chunk replaces the one with
     /// its first ordinal), and true is returned. Otherwise (a commit reported done was not kept, the journal is
     /// gone) false, and nothing changed. Under the commit lock.
-    private func keptFailedEntries(_ tails: inout Tails, from seq: Int64, upTo failed: Int64) throws(StoreError) -> Bool {
+    private func keptFailedEntries(
+        _ tails: inout Tails, from seq: Int64, upTo failed: Int64
+    ) throws(StoreError) -> Bool {
         guard let journal = try store.backend.loadJournal(id: session) else { return false }
         let next = (journal.entries.last?.seq).map { $0 + 1 } ?? 0
         guard next > seq, next - seq <= failed, next - seq <= Int64(tails.pendingEntries.count) else { return false }

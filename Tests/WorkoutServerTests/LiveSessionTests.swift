@@ -398,7 +398,9 @@ struct LiveSessionTests {
             try python.run()
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             python.waitUntilExit()
-            guard python.terminationStatus == 0 else { throw TestFailure("python3 failed on \(file) \(arguments): \(script)") }
+            guard python.terminationStatus == 0 else {
+                throw TestFailure("python3 failed on \(file) \(arguments): \(script)")
+            }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
     }

@@ -164,7 +164,8 @@ struct SchemaMigrationTests {
             let definition = "SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = '\(name)'"
             let upgraded = try TestPostgres.psql(url, definition)
             #expect(!upgraded.isEmpty)
-            #expect(upgraded == (try TestPostgres.psql(fresh.url, definition)), "\(name) after the upgrade from \(version)")
+            let installed = try TestPostgres.psql(fresh.url, definition)
+            #expect(upgraded == installed, "\(name) after the upgrade from \(version)")
         }
         let resumed = try #require(
             try reopened.store(athlete: athlete).recoverActiveSession(

@@ -15,7 +15,8 @@ struct ServerVersionTests {
             let refused = #expect(throws: StoreError.self) {
                 try PostgresSchema.checkServerVersion(number, location: "postgres://db.example/workouts")
             }
-            #expect(refused == .unsupportedServer(path: "postgres://db.example/workouts", found: number, needed: 110_000))
+            #expect(
+                refused == .unsupportedServer(path: "postgres://db.example/workouts", found: number, needed: 110_000))
             let message = refused?.description ?? ""
             #expect(message.contains("PostgreSQL \(shown) (server_version_num \(number))"), "\(message)")
             #expect(message.contains("needs PostgreSQL 11 or later"), "\(message)")
@@ -38,7 +39,8 @@ struct ServerVersionTests {
         try PostgresSchema.checkServerVersion(number, location: database.url)
         let opened = try PostgresWorkoutDatabase(url: database.url, poolSize: 2)
         defer { opened.closeConnections() }
-        #expect(try TestPostgres.psql(database.url, "SELECT max(version) FROM schema_migration") == "\(PostgresSchema.version)")
+        let migrated = try TestPostgres.psql(database.url, "SELECT max(version) FROM schema_migration")
+        #expect(migrated == "\(PostgresSchema.version)")
         let readOnly = try PostgresWorkoutDatabase(url: database.url, poolSize: 1, readOnly: true)
         readOnly.closeConnections()
     }

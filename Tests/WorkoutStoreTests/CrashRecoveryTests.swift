@@ -298,8 +298,9 @@ struct CrashRecoveryTests {
     func journalMissingAChunkIsATypedError(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.cleanup() }
-        let (recording, clock) = try startedCyclingRecording(
-            fixture, options: BuilderOptions(dataSource: WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])))
+        let explicitTypes = WorkoutDataSource(explicitTypes: [.heartRate, .distanceCycling])
+        let options = BuilderOptions(dataSource: explicitTypes)
+        let (recording, clock) = try startedCyclingRecording(fixture, options: options)
         try recording.builder.add((0..<10).map { QuantitySample(.heartRate, 140, at: t(Double($0)), source: strap) })
         try recording.builder.add(
             (10..<15).map {

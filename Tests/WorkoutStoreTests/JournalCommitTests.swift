@@ -143,7 +143,8 @@ struct JournalCommitTests {
     // from before it: each one, starting with the kept commit's entries again, was refused as out of step until the
     // finish (whose check allows for it). The writer now reads where the stored journal ends and goes on from there:
     // nothing lost, nothing stored twice.
-    @Test(arguments: Backend.available) func aFailedCommitThatWasKeptAfterAllIsNotWrittenAgain(_ backend: Backend) throws {
+    @Test(arguments: Backend.available)
+    func aFailedCommitThatWasKeptAfterAllIsNotWrittenAgain(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.cleanup() }
         let losing = AnswerLosingBackend(fixture.store.backend)
@@ -253,8 +254,12 @@ final class AnswerLosingBackend: StoreBackend {
         try backend.updateWorkout(workout, replacing: replacing, where: isReplaced, update)
     }
     func workout(id: UUID) throws(StoreError) -> Workout? { try backend.workout(id: id) }
-    func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] { try backend.workouts(matching: query) }
-    func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] { try backend.workoutIDs(matching: query) }
+    func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
+        try backend.workouts(matching: query)
+    }
+    func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID] {
+        try backend.workoutIDs(matching: query)
+    }
     func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts {
         try backend.anchoredWorkouts(since: anchor, limit: limit)
     }
@@ -262,9 +267,9 @@ final class AnswerLosingBackend: StoreBackend {
         try backend.sampleChunks(filter)
     }
     func routeChunks(workout: UUID) throws(StoreError) -> [RouteChunk] { try backend.routeChunks(workout: workout) }
-    func beginJournal(_ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date)
-        throws(StoreError)
-    {
+    func beginJournal(
+        _ session: JournalSessionRecord, configuration: WorkoutConfiguration, start: Date
+    ) throws(StoreError) {
         try backend.beginJournal(session, configuration: configuration, start: start)
     }
     func journalSessions() throws(StoreError) -> [JournalSessionRecord] { try backend.journalSessions() }
