@@ -253,6 +253,7 @@ public enum FITExport {
         case .transition: return (FITProfile.Sport.transition, 0)
         case .swimBikeRun: return (FITProfile.Sport.multisport, 0)
         case .other: return (FITProfile.Sport.generic, 0)
+        case .paddleSports: return (FITProfile.Sport.paddling, 0)
         }
     }
 

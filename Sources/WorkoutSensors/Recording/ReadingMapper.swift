@@ -297,6 +297,7 @@ public struct ReadingMapper: Sendable {
             switch leg {
             case .cycling?: .distanceCycling
             case .running?, .walking?: .distanceWalkingRunning
+            case .paddleSports?: .distancePaddleSports
             default: nil
             }
         // A sensor measuring the leg's own distance type beats the watch and GPS.
@@ -310,6 +311,7 @@ public struct ReadingMapper: Sendable {
         case .swimming?: return lapLength == nil ? .distanceSwimming : nil
         case .transition?, .running?, .walking?: return .distanceWalkingRunning
         case .cycling?: return .distanceCycling
+        case .paddleSports?: return .distancePaddleSports
         case .swimBikeRun?, .other?, nil: return nil
         }
     }
