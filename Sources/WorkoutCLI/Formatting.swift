@@ -280,10 +280,13 @@ enum Format {
 }
 
 extension Dictionary where Key == QuantityType, Value == Statistics {
-    /// The sum of the distance types in meters (swimming, cycling, walking and running); nil when
+    /// The sum of the distance types in meters (swimming, cycling, walking and running, paddling); nil when
     /// none was recorded.
     var distance: Double? {
-        let sums = [QuantityType.distanceSwimming, .distanceCycling, .distanceWalkingRunning].compactMap {
+        let types: [QuantityType] = [
+            .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .distancePaddleSports,
+        ]
+        let sums = types.compactMap {
             self[$0]?.sum?.doubleValue(for: .meter)
         }
         return sums.isEmpty ? nil : sums.reduce(0, +)

@@ -148,8 +148,8 @@ public enum LegSequence: Sendable, Hashable, Codable {
             zip(sports, sports.dropFirst()).allSatisfy({ $0 != $1 })
         else {
             throw .invalidOption(
-                "a stated leg sequence needs two or more sports of swimming, cycling, running and paddleSports, no sport twice in a "
-                    + "row (a transition lies between two legs); got \(sports.map(\.rawValue))")
+                "a stated leg sequence needs two or more sports of swimming, cycling, running and paddleSports, "
+                    + "no sport twice in a row (a transition lies between two legs); got \(sports.map(\.rawValue))")
         }
     }
 }
@@ -652,7 +652,8 @@ struct TransitionDetector: Sendable {
         flag == swim ? entry.swimEnd : flag == boat ? entry.boatEnd : entry.rideEnd
     }
 
-    /// The first cue of `flag` (ride, run, or in a leg sequence swim, boat and on foot) at or after `from`, among the seconds the ring holds.
+    /// The first cue of `flag` (ride, run, or in a leg sequence swim, boat and on foot) at or after `from`, among the
+    /// seconds the ring holds.
     private func firstStart(of flag: UInt8, from: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down))

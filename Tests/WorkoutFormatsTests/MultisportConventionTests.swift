@@ -376,8 +376,12 @@ extension MultisportSegmentationTests {
             .other, .transition, .running, .transition, .running, .transition, .cycling,
         ])
         let found = result.workout.activities
-        #expect(found.map(\.configuration.activityType) == [.paddleSports, .transition, .running, .transition, .cycling])
+        #expect(
+            found.map(\.configuration.activityType) == [.paddleSports, .transition, .running, .transition, .cycling])
         try #require(found.count == 5)
+        // The boat's distance is the paddle's: the device's first session states 25,072.07 m.
+        let paddled = try #require(found[0].statistics[.distancePaddleSports]?.sum?.doubleValue(for: .meter))
+        #expect(abs(paddled - 25_072.07) <= 0.005 * 25_072.07, "\(paddled)")
         let origin = device[0].start
         func offset(_ date: Date) -> Double { date.timeIntervalSince(origin) }
         let records = try FITDecoder.decode(try SharedData.bytes(name)).records.compactMap { record in
@@ -395,7 +399,8 @@ extension MultisportSegmentationTests {
             ("bike", press, offset(found[4].start), ridingFrom),
         ]
         for row in rows {
-            print("| \(name) | \(row.boundary) | \(Int(row.device)) | \(row.ours) | \(row.sensors.map { "\(Int($0))" } ?? "") |")
+            let sensors = row.sensors.map { "\(Int($0))" } ?? ""
+            print("| \(name) | \(row.boundary) | \(Int(row.device)) | \(row.ours) | \(sensors) |")
             #expect(abs(row.ours - (row.sensors ?? row.device)) <= 60, "\(row)")
         }
         #expect(press - ridingFrom > 60)
@@ -403,13 +408,19 @@ extension MultisportSegmentationTests {
         // covers: a stride, under 2 m; the athlete slows at the top of the climb, 1.4 → 0.7 m/s).
         let change = offset(device[3].start)
         func stride(_ from: Double, _ to: Double) -> (metres: Double, cadence: Double) {
-            let cycles = records.filter { $0.time >= from && $0.time < to }.compactMap { entry -> (Double, Double)? in
-                guard let speed = entry.record.speed, let cadence = entry.record.cadence, cadence > 0 else { return nil }
+            let span = records.filter { $0.time >= from && $0.time < to }
+            let cycles = span.compactMap { entry -> (Double, Double)? in
+                guard let speed = entry.record.speed, let cadence = entry.record.cadence, cadence > 0 else {
+                    return nil
+                }
                 return (speed * 60 / Double(cadence), Double(cadence))
             }
             let metres = cycles.map(\.0).sorted()
             let cadences = cycles.map(\.1).sorted()
-            return (metres.isEmpty ? .infinity : metres[metres.count / 2], cadences.isEmpty ? 0 : cadences[cadences.count / 2])
+            return (
+                metres.isEmpty ? .infinity : metres[metres.count / 2],
+                cadences.isEmpty ? 0 : cadences[cadences.count / 2]
+            )
         }
         let (walkBefore, walkAfter) = (stride(change - 60, change), stride(change + 5, change + 65))
         print("\(name): the run-to-run transition at \(change) s: \(walkBefore) before, \(walkAfter) after")

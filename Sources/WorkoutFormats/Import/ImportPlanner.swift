@@ -58,8 +58,8 @@ struct ImportPlanner {
     /// Whether the record pass takes a swim's strokes from the stroke rate in `cadence` (a leg counts strokes and no
     /// record carries `total_cycles`; set before the record pass begins).
     var strokesFromCadence = false
-    /// Automatic segmentation's paddled stretches (`paddleSpans`), in time order: their records are a boat's (set before
-    /// the record pass begins).
+    /// Automatic segmentation's paddled stretches (`paddleSpans`), in time order: their records are a boat's (set
+    /// before the record pass begins).
     var paddledSpans: [(start: Double, end: Double)] = []
 
     /// The state the record pass carries from one record to the next.

@@ -688,8 +688,9 @@ extension ImportPlanner {
     /// minutes slowly on the level without a cadence sensor, a 310XT's open-water swim whose GPS jumps).
     static let shortestPaddle = 1200.0
 
-    /// Whether one record looks like a paddled boat's: moving at `paddleStrokeSpeeds`, no power, no step length, no half
-    /// stride, and a cadence of 0 or of strokes too long for strides (3 m a cycle and more: `longestRunningStride`).
+    /// Whether one record looks like a paddled boat's: moving at `paddleStrokeSpeeds`, no power, no step length, no
+    /// half stride, and a cadence of 0 or of strokes too long for strides (3 m a cycle and more:
+    /// `longestRunningStride`).
     static func looksPaddled(_ record: FITRecord) -> Bool {
         guard let speed = record.speed, paddleStrokeSpeeds.contains(speed), record.power == nil,
             record.stepLength == nil, (record.fractionalCadence ?? 0) == 0
@@ -711,9 +712,9 @@ extension ImportPlanner {
     /// The stretches of the records where a boat is paddled (automatic segmentation only): every window of
     /// `paddleWindow` seconds (slid by 10 s) with 20 records or more, at least half of them moving (1 m/s and more),
     /// whose moving records' median speed is in `paddlingSpeeds`, at least `paddledShare` of them `looksPaddled`, and
-    /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first record that looks
-    /// paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat pushed off
-    /// (`launching`); a stretch shorter than `shortestPaddle` is none.
+    /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first
+    /// record that looks paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat
+    /// pushed off (`launching`); a stretch shorter than `shortestPaddle` is none.
     ///
     /// A wrist in a kayak counts no strides and reads the strokes' rhythm now and then (a fenix 2: a cadence of 0 in
     /// 17–95 % of the records, else 30–127 a minute); without that window such records were riding (a cadence of 0
