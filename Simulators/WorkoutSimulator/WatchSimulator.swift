@@ -113,7 +113,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
         switch leg.type {
         case .swimming: speed = resting ? 0 : 100 / athlete.swimPace100m * factor * (segment.kind == .drill ? 0.8 : 1)
         case .cycling: speed = athlete.cyclingSpeed * factor
-        case .running, .walking, .other, .swimBikeRun: speed = 1000 / athlete.runPaceKm * factor
+        case .running, .walking, .other, .swimBikeRun, .paddleSports: speed = 1000 / athlete.runPaceKm * factor
         case .transition: speed = 2.0 * factor
         }
         if stopped { speed = 0 }
@@ -214,7 +214,7 @@ public struct WatchSimulator: Sequence, IteratorProtocol, Sendable {
                         .cyclingPower, stopped ? 0 : (scenario.athlete.thresholdPower * intensity / 0.9).rounded(),
                         at: time, source: Self.powerMeter))
             }
-        case .running, .walking, .other, .swimBikeRun:
+        case .running, .walking, .other, .swimBikeRun, .paddleSports:
             if !droppedOut(.footPod, at: t) {
                 let cadence = stopped ? 0 : (150 + 30 * intensity).rounded()
                 result.samples.append(

@@ -72,7 +72,7 @@ enum Format {
             return minutesSeconds(seconds / (meters / 1000)) + " /km"
         case .swimming:
             return minutesSeconds(seconds / (meters / 100)) + " /100m"
-        case .cycling, .swimBikeRun, .transition, .other:
+        case .cycling, .swimBikeRun, .transition, .other, .paddleSports:
             return String(format: "%.1f km/h", meters / seconds * 3.6)
         }
     }
@@ -272,7 +272,7 @@ enum Format {
         switch type {
         case .cycling: return .cyclingPower
         case .running: return .runningPower
-        case .swimming, .swimBikeRun, .transition, .walking, .other:
+        case .swimming, .swimBikeRun, .transition, .walking, .other, .paddleSports:
             let present = [QuantityType.cyclingPower, .runningPower].filter { statistics[$0]?.average != nil }
             return present.count == 1 ? present.first : nil
         }
@@ -280,10 +280,13 @@ enum Format {
 }
 
 extension Dictionary where Key == QuantityType, Value == Statistics {
-    /// The sum of the distance types in meters (swimming, cycling, walking and running); nil when
+    /// The sum of the distance types in meters (swimming, cycling, walking and running, paddling); nil when
     /// none was recorded.
     var distance: Double? {
-        let sums = [QuantityType.distanceSwimming, .distanceCycling, .distanceWalkingRunning].compactMap {
+        let types: [QuantityType] = [
+            .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .distancePaddleSports,
+        ]
+        let sums = types.compactMap {
             self[$0]?.sum?.doubleValue(for: .meter)
         }
         return sums.isEmpty ? nil : sums.reduce(0, +)

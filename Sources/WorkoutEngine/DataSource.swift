@@ -32,6 +32,8 @@ public struct WorkoutDataSource: Sendable, Hashable {
             ])
         case .transition:
             return always.union([.distanceWalkingRunning])
+        case .paddleSports:
+            return always.union([.distancePaddleSports, .paddleSportsSpeed])
         case .swimBikeRun, .other:
             return Set(QuantityType.allCases)
         }

@@ -116,7 +116,7 @@ public enum LegSequence: Sendable, Hashable, Codable {
     case detected
 
     /// The sports a leg can be: what the transition detector has cues for.
-    public static let sports: Set<WorkoutActivityType> = [.swimming, .cycling, .running]
+    public static let sports: Set<WorkoutActivityType> = [.swimming, .cycling, .running, .paddleSports]
 
     /// The planned legs of `sports` raced in `configuration` (its locations; a swim takes its swimming location
     /// and lap length, as a triathlon's does), a transition between two.
@@ -148,8 +148,8 @@ public enum LegSequence: Sendable, Hashable, Codable {
             zip(sports, sports.dropFirst()).allSatisfy({ $0 != $1 })
         else {
             throw .invalidOption(
-                "a stated leg sequence needs two or more sports of swimming, cycling and running, no sport twice in a "
-                    + "row (a transition lies between two legs); got \(sports.map(\.rawValue))")
+                "a stated leg sequence needs two or more sports of swimming, cycling, running and paddleSports, "
+                    + "no sport twice in a row (a transition lies between two legs); got \(sports.map(\.rawValue))")
         }
     }
 }
@@ -226,6 +226,9 @@ struct TransitionDetector: Sendable {
         /// (A leg sequence's detector only: `general`.)
         var runEnd = -Double.infinity
         var swimStart = Double.infinity
+        /// (A leg sequence's detector only: a boat's cues.)
+        var boatEnd = -Double.infinity
+        var boatStart = Double.infinity
     }
     static let swim: UInt8 = 1
     static let ride: UInt8 = 2
@@ -239,8 +242,12 @@ struct TransitionDetector: Sendable {
     /// On foot at a running pace, `runningPace` and more (a leg sequence's detector only): where a run begins
     /// (a walk through a transition zone is no run yet).
     static let pace: UInt8 = 64
+    /// Paddling a boat (a leg sequence's detector only): a paddled boat's distance or speed.
+    static let boat: UInt8 = 128
+    /// The cues of a sport other than on foot: a run's window ends with them.
+    static let notOnFoot: UInt8 = swim | ride | boat
     /// The cues of any sport.
-    static let sports: UInt8 = swim | ride | run | foot
+    static let sports: UInt8 = swim | ride | run | foot | boat
     /// The slowest running pace (m/s): slower on foot is walking (through a transition zone).
     static let runningPace = 2.0
     /// Seconds of standing still (no sport's cue between) that make a stop in a transition zone.
@@ -271,11 +278,14 @@ struct TransitionDetector: Sendable {
     var unchangedLegStart = -Double.infinity
     /// A run's window being counted after a step (`windowedRunEnd`): its second, how far, and its counts so far.
     var pendingRun: (second: Int64, probe: Int64, same: Int, other: Int, quiet: Int)?
-    /// The newest instant with a swim's or a ride's cue: a run's window can end only after one.
+    /// The newest instant with a swim's, a ride's or a boat's cue: a run's window can end only after one.
     var latestSwimOrRide = -Double.infinity
-    /// The seconds that hold a swim's or a ride's cue, ascending (the ring's reach and more): a run's window can end
-    /// only with `minimumEvidence` of them after its step.
+    /// The seconds that hold a swim's, a ride's or a boat's cue (`notOnFoot`), ascending (the ring's reach and more): a
+    /// run's window can end only with `minimumEvidence` of them after its step.
     var swimOrRideSeconds: [Int64] = []
+    /// Where the last on-foot distance span at a running pace ended (a leg sequence's): the next span at one makes the
+    /// pace.
+    var lastPacedSpanEnd = -Double.infinity
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -315,12 +325,12 @@ struct TransitionDetector: Sendable {
         setFlags(flag, at: index)
     }
 
-    /// Sets cues of a slot, noting a second's first swim or ride cue (`swimOrRideSeconds`).
+    /// Sets cues of a slot, noting a second's first swim, ride or boat cue (`swimOrRideSeconds`).
     @inline(__always)
     private mutating func setFlags(_ flag: UInt8, at index: Int) {
         let before = ring[index].flags
         ring[index].flags |= flag
-        guard before & (Self.swim | Self.ride) == 0, flag & (Self.swim | Self.ride) != 0 else { return }
+        guard before & Self.notOnFoot == 0, flag & Self.notOnFoot != 0 else { return }
         let second = ring[index].second
         if let last = swimOrRideSeconds.last, last > second {
             // A cue marked into an older second (a span): kept in order.
@@ -376,6 +386,18 @@ struct TransitionDetector: Sendable {
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
                 stood(start, until: end)
             }
+        case .distancePaddleSports:
+            if duration > 0, value / duration >= Self.slowestRide {
+                paddle(start, end)
+            } else if general, duration > 0, value / duration < Self.slowestOnFoot {
+                stood(start, until: end)
+            }
+        case .paddleSportsSpeed:
+            if value >= Self.slowestRide {
+                paddle(start, end)
+            } else if general, value < Self.slowestOnFoot {
+                mark(Self.still, at: start)
+            }
         case .runningCadence, .runningPower, .runningStrideLength:
             if value > 0 { run(start) }
         case .runningSpeed:
@@ -389,7 +411,13 @@ struct TransitionDetector: Sendable {
         case .distanceWalkingRunning:
             if duration > 0, value / duration >= 0.5, value / duration <= Self.fastestOnFoot {
                 mark(Self.foot, at: end)
-                if general { footEnds(end, pace: value / duration >= Self.runningPace) }
+                // A running pace holds for 2 s and more (one span, or two in a row): one second's GPS distance
+                // jumping 2.5 m while the athlete stands (a fenix 2 at 0.25 m/s in its T1) is no run.
+                if general {
+                    let atPace = value / duration >= Self.runningPace
+                    footEnds(end, pace: atPace && (duration >= 2 || lastPacedSpanEnd == start))
+                    if atPace { lastPacedSpanEnd = end }
+                }
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
                 stood(start, until: end)
             }
@@ -417,6 +445,31 @@ struct TransitionDetector: Sendable {
         if let index = slot(start) {
             setFlags(Self.ride, at: index)
             ring[index].rideStart = Swift.min(ring[index].rideStart, start)
+        }
+    }
+
+    /// Paddling from `start` until `end` (a leg sequence's boat: every second of the span).
+    @inline(__always)
+    private mutating func paddle(_ start: Seconds, _ end: Seconds) {
+        guard general else { return }
+        if end > latestSwimOrRide { latestSwimOrRide = end }
+        if let index = slot(start) {
+            setFlags(Self.boat, at: index)
+            ring[index].boatStart = Swift.min(ring[index].boatStart, start)
+            ring[index].boatEnd = Swift.max(ring[index].boatEnd, start)
+        }
+        guard end - start < Double(ring.count) else { return }
+        var t = start.rounded(.down) + 1
+        while t <= end {
+            if let index = slot(t) {
+                setFlags(Self.boat, at: index)
+                ring[index].boatEnd = Swift.max(ring[index].boatEnd, Swift.min(end, t))
+            }
+            t += 1
+        }
+        if let index = slot(end) {
+            setFlags(Self.boat, at: index)
+            ring[index].boatEnd = Swift.max(ring[index].boatEnd, end)
         }
     }
 
@@ -511,7 +564,7 @@ struct TransitionDetector: Sendable {
         while second <= newest {
             defer { second += 1 }
             guard let entry = cues(second), entry.flags & flag != 0 else { continue }
-            let end = flag == Self.swim ? entry.swimEnd : entry.rideEnd
+            let end = Self.end(of: flag, entry)
             guard end > legStart, end > judgedUntil else { continue }
             // The window after this cue: at least `quietWindow` seconds and `minimumEvidence` seconds with a cue.
             var same = 0
@@ -577,7 +630,7 @@ struct TransitionDetector: Sendable {
                             score += 1
                             if score > bestScore {
                                 bestScore = score
-                                best = Swift.max(best, flag == Self.swim ? next.swimEnd : next.rideEnd)
+                                best = Swift.max(best, Self.end(of: flag, next))
                             }
                         } else {
                             score -= 1
@@ -593,14 +646,24 @@ struct TransitionDetector: Sendable {
         return nil
     }
 
-    /// The first cue of `flag` (ride, run, or in a leg sequence swim and on foot) at or after `from`, among the seconds the ring holds.
+    /// Where the cues of a swim, a ride or a boat (`flag`) in a second end.
+    @inline(__always)
+    static func end(of flag: UInt8, _ entry: CueSecond) -> Seconds {
+        flag == swim ? entry.swimEnd : flag == boat ? entry.boatEnd : entry.rideEnd
+    }
+
+    /// The first cue of `flag` (ride, run, or in a leg sequence swim, boat and on foot) at or after `from`, among the
+    /// seconds the ring holds.
     private func firstStart(of flag: UInt8, from: Seconds) -> Seconds? {
         guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down))
         var second = Swift.max(Int64(from.rounded(.down)), newest - Int64(ring.count) + 1)
         while second <= newest {
             if let entry = cues(second), entry.flags & flag != 0 {
-                let start = flag == Self.ride ? entry.rideStart : flag == Self.swim ? entry.swimStart : entry.runStart
+                let start =
+                    flag == Self.ride
+                    ? entry.rideStart
+                    : flag == Self.swim ? entry.swimStart : flag == Self.boat ? entry.boatStart : entry.runStart
                 // (A second holding only the end of a longer cue has no start of it.)
                 if start >= from, start.isFinite { return start }
             }
@@ -652,7 +715,7 @@ struct TransitionDetector: Sendable {
                     if let old = cues(dropped) {
                         if Self.isOnFoot(old.flags) {
                             same -= 1
-                        } else if old.flags & (Self.swim | Self.ride) != 0 {
+                        } else if old.flags & Self.notOnFoot != 0 {
                             other -= 1
                         } else if Self.isStill(old.flags) {
                             quiet -= 1
@@ -672,7 +735,7 @@ struct TransitionDetector: Sendable {
                 if let next = cues(probe) {
                     if Self.isOnFoot(next.flags) {
                         same += 1
-                    } else if next.flags & (Self.swim | Self.ride) != 0 {
+                    } else if next.flags & Self.notOnFoot != 0 {
                         other += 1
                     } else if Self.isStill(next.flags) {
                         quiet += 1
@@ -712,7 +775,7 @@ struct TransitionDetector: Sendable {
                             bestScore = score
                             best = Swift.max(best, next.runEnd)
                         }
-                    } else if next.flags & (Self.swim | Self.ride) != 0 || Self.isStill(next.flags) {
+                    } else if next.flags & Self.notOnFoot != 0 || Self.isStill(next.flags) {
                         score -= 1
                     }
                 }
@@ -732,11 +795,11 @@ struct TransitionDetector: Sendable {
         guard now.isFinite, abs(now) < 1e15, from.isFinite, abs(from) < 1e15 else { return nil }
         let newest = Int64(now.rounded(.down)) - 1
         var second = Swift.max(Int64(from.rounded(.down)), Int64(now.rounded(.down)) - Int64(ring.count) + 4)
-        let sports: [UInt8] = [Self.swim, Self.ride, Self.run | Self.foot]
+        let sports: [UInt8] = [Self.swim, Self.ride, Self.run | Self.foot, Self.boat]
         while second <= newest {
             defer { second += 1 }
             guard let entry = cues(second), Self.hasSport(entry.flags) else { continue }
-            var counts = [0, 0, 0]
+            var counts = [0, 0, 0, 0]
             var total = 0
             var probe = second
             while probe <= newest, total < Self.minimumEvidence || probe - second < span {
@@ -745,6 +808,7 @@ struct TransitionDetector: Sendable {
                     if next.flags & Self.swim != 0 { counts[0] += 1 }
                     if next.flags & Self.ride != 0 { counts[1] += 1 }
                     if Self.isOnFoot(next.flags) { counts[2] += 1 }
+                    if next.flags & Self.boat != 0 { counts[3] += 1 }
                 }
                 probe += 1
             }
@@ -800,7 +864,7 @@ struct TransitionDetector: Sendable {
         }
         guard let flag = Self.flag(type), open || leg + 1 < plan.count else { return [] }
         let end: Seconds
-        if flag == Self.swim || flag == Self.ride {
+        if flag & Self.notOnFoot != 0 {
             guard let found = windowedEnd(of: flag, legStart: legStart) else { return [] }
             end = found
         } else {
@@ -874,11 +938,11 @@ struct TransitionDetector: Sendable {
 
     /// Whether a second's cues are standing still, no sport's.
     @inline(__always)
-    static func isStill(_ flags: UInt8) -> Bool { flags & still != 0 && flags & (swim | ride | run) == 0 }
+    static func isStill(_ flags: UInt8) -> Bool { flags & still != 0 && flags & (notOnFoot | run) == 0 }
 
     /// Whether a second holds a sport's cue (in a leg sequence).
     @inline(__always)
-    static func hasSport(_ flags: UInt8) -> Bool { flags & (swim | ride) != 0 || isOnFoot(flags) }
+    static func hasSport(_ flags: UInt8) -> Bool { flags & notOnFoot != 0 || isOnFoot(flags) }
 
     /// The start second of a stop (`stillStretch` seconds standing, no sport's cue between) among the seconds
     /// `from` down to `to` (scanned backwards, the ring's reach); nil when none.
@@ -985,13 +1049,14 @@ struct TransitionDetector: Sendable {
         case .swimming: swim
         case .cycling: ride
         case .running, .walking: run | foot
+        case .paddleSports: boat
         default: nil
         }
     }
 
     /// The sport of a cue flag (`flag(_:)`).
     static func sport(_ flag: UInt8) -> WorkoutActivityType {
-        flag == swim ? .swimming : flag == ride ? .cycling : .running
+        flag == swim ? .swimming : flag == ride ? .cycling : flag == boat ? .paddleSports : .running
     }
 
     /// The leg changes the cues call for, given the current planned leg (0 swim … 4 run).

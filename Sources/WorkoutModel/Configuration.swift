@@ -9,6 +9,8 @@ public enum WorkoutActivityType: String, Sendable, Codable, Hashable, CaseIterab
     case transition
     case walking
     case other
+    /// Paddling a boat: kayak, canoe, stand-up paddleboard, rafting (HealthKit's `paddleSports`).
+    case paddleSports
 }
 
 /// Indoor or outdoor, as in HKWorkoutSessionLocationType.

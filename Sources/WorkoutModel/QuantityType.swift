@@ -103,6 +103,11 @@ public struct QuantityType: Sendable, Hashable, CaseIterable, RawRepresentable, 
             healthKit: "HKQuantityTypeIdentifierDistanceDownhillSnowSports"),
         Definition("distanceWheelchair", unit: .meter, .cumulative, healthKit: "HKQuantityTypeIdentifierDistanceWheelchair"),
         Definition("pushCount", unit: .count, .cumulative, healthKit: "HKQuantityTypeIdentifierPushCount"),
+        // A paddled boat's distance and speed (kayak, canoe, stand-up paddleboard).
+        Definition("distancePaddleSports", unit: .meter, .cumulative,
+            healthKit: "HKQuantityTypeIdentifierDistancePaddleSports", fit: "distance"),
+        Definition("paddleSportsSpeed", unit: .meterPerSecond, .discrete, range: 0...100,
+            healthKit: "HKQuantityTypeIdentifierPaddleSportsSpeed", fit: "speed"),
     ]
 
     public static let heartRate = QuantityType(registered: "heartRate")
@@ -128,6 +133,10 @@ public struct QuantityType: Sendable, Hashable, CaseIterable, RawRepresentable, 
     public static let runningVerticalOscillation = QuantityType(registered: "runningVerticalOscillation")
     public static let elevationAscended = QuantityType(registered: "elevationAscended")
     public static let flightsClimbed = QuantityType(registered: "flightsClimbed")
+    /// A paddled boat's distance (kayak, canoe, stand-up paddleboard).
+    public static let distancePaddleSports = QuantityType(registered: "distancePaddleSports")
+    /// A paddled boat's speed.
+    public static let paddleSportsSpeed = QuantityType(registered: "paddleSportsSpeed")
 
     /// A dense index (0 ..< allCases.count) for array-backed tables on hot paths: the type's
     /// position in `registry`.

@@ -88,7 +88,7 @@ enum Analysis {
     static func types(_ kind: Series.Kind) -> [QuantityType] {
         switch kind {
         case .heartRate: [.heartRate]
-        case .speed: [.cyclingSpeed, .runningSpeed]
+        case .speed: [.cyclingSpeed, .runningSpeed, .paddleSportsSpeed]
         case .power: [.cyclingPower, .runningPower]
         case .cadence: [.cyclingCadence, .runningCadence]
         }

@@ -13,6 +13,7 @@ enum Text {
         case .transition: "Transition"
         case .swimBikeRun: "Triathlon"
         case .other: "Other"
+        case .paddleSports: "Paddle"
         }
     }
 
@@ -52,7 +53,8 @@ enum Text {
         switch type {
         case .running, .walking: return minutesSeconds(seconds / (meters / 1000)) + " /km"
         case .swimming: return minutesSeconds(seconds / (meters / 100)) + " /100m"
-        case .cycling, .swimBikeRun, .transition, .other: return String(format: "%.1f km/h", meters / seconds * 3.6)
+        case .cycling, .swimBikeRun, .transition, .other, .paddleSports:
+            return String(format: "%.1f km/h", meters / seconds * 3.6)
         }
     }
 

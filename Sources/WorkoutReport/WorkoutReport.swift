@@ -187,7 +187,10 @@ struct Page {
     }
 
     static func distance(_ statistics: [QuantityType: Statistics]) -> Double? {
-        let sums = [QuantityType.distanceSwimming, .distanceCycling, .distanceWalkingRunning].compactMap {
+        let types: [QuantityType] = [
+            .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .distancePaddleSports,
+        ]
+        let sums = types.compactMap {
             statistics[$0]?.sum?.doubleValue(for: .meter)
         }
         return sums.isEmpty ? nil : sums.reduce(0, +)

@@ -118,7 +118,7 @@ struct ExportTimeline {
             switch sample.type {
             case .heartRate:
                 if let second = second(sample.start) { update(second) { $0.heartRate = value } }
-            case .cyclingSpeed, .runningSpeed:
+            case .cyclingSpeed, .runningSpeed, .paddleSportsSpeed:
                 if let second = second(sample.start) { update(second) { $0.speed = value } }
             case .cyclingCadence:
                 if let second = second(sample.start) { update(second) { $0.cadence = value } }
@@ -133,7 +133,7 @@ struct ExportTimeline {
                 if let second = second(sample.start) { update(second) { $0.power = value } }
             case .runningStrideLength:
                 if let second = second(sample.start) { update(second) { $0.stepLength = value } }
-            case .distanceSwimming, .distanceCycling, .distanceWalkingRunning:
+            case .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .distancePaddleSports:
                 // Counted at the first whole second at or after its end (a record shows what was done by then).
                 let end = FITTime.seconds(sample.end).rounded(.up)
                 if end >= 0, end <= Double(UInt32.max) { cumulative.append((UInt32(end), value, 0)) }

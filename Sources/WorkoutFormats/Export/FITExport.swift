@@ -253,6 +253,7 @@ public enum FITExport {
         case .transition: return (FITProfile.Sport.transition, 0)
         case .swimBikeRun: return (FITProfile.Sport.multisport, 0)
         case .other: return (FITProfile.Sport.generic, 0)
+        case .paddleSports: return (FITProfile.Sport.paddling, 0)
         }
     }
 
@@ -318,8 +319,12 @@ public enum FITExport {
         let swum = lengths.filter { $0.length.kind != .rest }
         let pool = !lengths.isEmpty
         let strokes = statistics[.swimmingStrokeCount]?.sum?.value
-        let speed = statistics.average(.cyclingSpeed) ?? statistics.average(.runningSpeed)
-        let maxSpeed = statistics.maximum(.cyclingSpeed) ?? statistics.maximum(.runningSpeed)
+        let speed =
+            statistics.average(.cyclingSpeed) ?? statistics.average(.runningSpeed)
+            ?? statistics.average(.paddleSportsSpeed)
+        let maxSpeed =
+            statistics.maximum(.cyclingSpeed) ?? statistics.maximum(.runningSpeed)
+            ?? statistics.maximum(.paddleSportsSpeed)
         let power = statistics.average(.cyclingPower) ?? statistics.average(.runningPower)
         let maxPower = statistics.maximum(.cyclingPower) ?? statistics.maximum(.runningPower)
         let cadence = statistics.average(.cyclingCadence) ?? statistics.average(.runningCadence).map { $0 / 2 }

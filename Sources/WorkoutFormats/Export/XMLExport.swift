@@ -119,7 +119,7 @@ public enum TCXExport {
         switch type {
         case .running, .walking: "Running"
         case .cycling: "Biking"
-        case .swimming, .transition, .swimBikeRun, .other: "Other"
+        case .swimming, .transition, .swimBikeRun, .other, .paddleSports: "Other"
         }
     }
 

@@ -27,6 +27,10 @@ public enum FITProfile {
         public static let walking: UInt8 = 11
         public static let hiking: UInt8 = 17
         public static let multisport: UInt8 = 18
+        public static let paddling: UInt8 = 19
+        public static let standUpPaddleboarding: UInt8 = 37
+        public static let kayaking: UInt8 = 41
+        public static let rafting: UInt8 = 42
 
         /// The profile's name for a sport value (`sport 42` when this package does not know it).
         public static func name(_ value: UInt8?) -> String {
@@ -40,6 +44,10 @@ public enum FITProfile {
             case walking: return "walking"
             case hiking: return "hiking"
             case multisport: return "multisport"
+            case paddling: return "paddling"
+            case standUpPaddleboarding: return "stand_up_paddleboarding"
+            case kayaking: return "kayaking"
+            case rafting: return "rafting"
             default: return "sport \(value)"
             }
         }

@@ -266,7 +266,9 @@ public struct FITComparison: Sendable, Hashable, Codable {
         return reason
     }
 
-    static let distanceTypes: [QuantityType] = [.distanceSwimming, .distanceCycling, .distanceWalkingRunning]
+    static let distanceTypes: [QuantityType] = [
+        .distanceSwimming, .distanceCycling, .distanceWalkingRunning, .distancePaddleSports,
+    ]
 
     static func figures(_ summary: FITSummary) -> ComparedFigures {
         var figures = ComparedFigures()

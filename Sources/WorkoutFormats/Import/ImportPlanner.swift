@@ -58,6 +58,9 @@ struct ImportPlanner {
     /// Whether the record pass takes a swim's strokes from the stroke rate in `cadence` (a leg counts strokes and no
     /// record carries `total_cycles`; set before the record pass begins).
     var strokesFromCadence = false
+    /// Automatic segmentation's paddled stretches (`paddleSpans`), in time order: their records are a boat's (set
+    /// before the record pass begins).
+    var paddledSpans: [(start: Double, end: Double)] = []
 
     /// The state the record pass carries from one record to the next.
     struct RecordPass {
@@ -73,6 +76,8 @@ struct ImportPlanner {
         var swim = OpeningSwim()
         /// Whether the last record whose metres per cadence cycle were unambiguous was on foot (`ownTypes`).
         var onFoot: Bool?
+        /// The first of `paddledSpans` not ended before the previous record.
+        var nextPaddledSpan = 0
     }
 
     /// Rank of steps at the same instant: leg ends, leg starts, pauses, then data.
@@ -106,6 +111,7 @@ struct ImportPlanner {
         // counting pass and the replay's stepper both start from here).
         recordBeatTimes = file.heartBeats.map(\.time).sorted()
         planHeartRateSources(records)
+        if typesRecordsByThemselves { paddledSpans = Self.paddleSpans(records) }
         strokesFromCadence =
             (typesRecordsByThemselves || legs.indices.contains { types($0)?.strokes == true })
             && !records.contains { $0.record.totalCycles != nil }
@@ -410,6 +416,9 @@ struct ImportPlanner {
         case FITProfile.Sport.transition?: .transition
         case FITProfile.Sport.swimming?: .swimming
         case FITProfile.Sport.walking?, FITProfile.Sport.hiking?: .walking
+        case FITProfile.Sport.paddling?, FITProfile.Sport.standUpPaddleboarding?, FITProfile.Sport.kayaking?,
+            FITProfile.Sport.rafting?:
+            .paddleSports
         default: .other
         }
     }

@@ -321,6 +321,9 @@ extension ImportPlanner {
                 cadenceFactor = 2
                 power = .runningPower
                 stride = .runningStrideLength
+            case .paddleSports:
+                distance = .distancePaddleSports
+                speed = .paddleSportsSpeed
             case .transition, .other, .swimBikeRun:
                 distance = .distanceWalkingRunning
             }
@@ -393,12 +396,16 @@ extension ImportPlanner {
         }
         // With automatic segmentation the leg's sport is hidden: a record is typed by what it
         // carries itself (`ownTypes`), as a recorder's sensors type their readings.
-        let own =
+        var own =
             typesRecordsByThemselves
             ? Self.ownTypes(
                 record, previousCycles: recordPass.cycles.reference, swimGoesOn: recordPass.swim.goesOn,
                 swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
             : nil
+        // In a paddled stretch (`paddleSpans`) every record is the boat's, but one counting a swim's strokes.
+        if let types = own, !(types.strokes && record.totalCycles != nil), inPaddledSpan(recordTime) {
+            own = LegTypes(.paddleSports, pool: false)
+        }
         if let own { recordPass.swim.advance(record, at: time, typedSwimming: own.strokes) }
         if let value = record.distance, case let firstValue = recordPass.distance.reference == nil,
             let (amount, from) = recordPass.distance.advance(to: value, at: time, previousRecord: previousRecord)
@@ -459,6 +466,16 @@ extension ImportPlanner {
             sampleCount += batch.count
             add(.samples(batch), at: time, rank: .data)
         }
+    }
+
+    /// Whether `time` lies in one of `paddledSpans` (records come in time order: the pass keeps its place).
+    mutating func inPaddledSpan(_ time: Double) -> Bool {
+        let spans = paddledSpans
+        guard !spans.isEmpty else { return false }
+        var index = recordPass.nextPaddledSpan
+        while index < spans.count, spans[index].end < time { index += 1 }
+        recordPass.nextPaddledSpan = index
+        return index < spans.count && spans[index].start <= time
     }
 
     mutating func planRecords(_ records: SortedRecords) {
@@ -652,6 +669,108 @@ extension ImportPlanner {
             notSwimmingSince = since
             if time - since >= ImportPlanner.strokeRateEnd { goesOn = false }
         }
+    }
+
+    // MARK: paddling
+
+    /// A window of records (s) that shows a boat paddled (`paddleSpans`).
+    static let paddleWindow = 600.0
+    /// The speeds (m/s) the moving records of a paddled window hold (their median): faster than any swimmer holds for
+    /// 10 minutes (open-water swims here: 1.2–1.4 m/s), slower than a bike rides on the level.
+    static let paddlingSpeeds = 1.6...4.0
+    /// The most a paddled window's altitudes differ (m): a boat stays on the water's level.
+    static let paddlingLevel = 20.0
+    /// The share of a window's moving records that must look paddled (`looksPaddled`).
+    static let paddledShare = 0.6
+    /// The speeds (m/s) of one record that looks paddled.
+    static let paddleStrokeSpeeds = 1.5...4.5
+    /// The shortest paddled stretch (s): twice the window. Shorter ones stay typed record by record (rides of 3–9
+    /// minutes slowly on the level without a cadence sensor, a 310XT's open-water swim whose GPS jumps).
+    static let shortestPaddle = 1200.0
+
+    /// Whether one record looks like a paddled boat's: moving at `paddleStrokeSpeeds`, no power, no step length, no
+    /// half stride, and a cadence of 0 or of strokes too long for strides (3 m a cycle and more:
+    /// `longestRunningStride`).
+    static func looksPaddled(_ record: FITRecord) -> Bool {
+        guard let speed = record.speed, paddleStrokeSpeeds.contains(speed), record.power == nil,
+            record.stepLength == nil, (record.fractionalCadence ?? 0) == 0
+        else { return false }
+        guard let cadence = record.cadence, cadence > 0 else { return true }
+        return speed * 60 / Double(cadence) >= longestRunningStride
+    }
+
+    /// Whether a record before a paddled stretch's first is the boat pushed off: no faster than `paddleStrokeSpeeds`,
+    /// no power, step length or half stride, and a cadence of 0 or a stroke rate (under `strokeRateBound`; a walk or a
+    /// run counts more strides).
+    static func launching(_ record: FITRecord) -> Bool {
+        guard (record.speed ?? 0) <= paddleStrokeSpeeds.upperBound, record.power == nil, record.stepLength == nil,
+            (record.fractionalCadence ?? 0) == 0
+        else { return false }
+        return record.cadence.map { Double($0) < strokeRateBound } ?? true
+    }
+
+    /// The stretches of the records where a boat is paddled (automatic segmentation only): every window of
+    /// `paddleWindow` seconds (slid by 10 s) with 20 records or more, at least half of them moving (1 m/s and more),
+    /// whose moving records' median speed is in `paddlingSpeeds`, at least `paddledShare` of them `looksPaddled`, and
+    /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first
+    /// record that looks paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat
+    /// pushed off (`launching`); a stretch shorter than `shortestPaddle` is none.
+    ///
+    /// A wrist in a kayak counts no strides and reads the strokes' rhythm now and then (a fenix 2: a cadence of 0 in
+    /// 17–95 % of the records, else 30–127 a minute); without that window such records were riding (a cadence of 0
+    /// at 2 m/s and more) and running by turns. What no other leg of the shared multisport files does for 10 minutes:
+    /// the swims move at 1.2–1.4 m/s, the bikes without a cadence sensor that slowly climb (a Forerunner 935's
+    /// 60–126 m in 10 minutes), the runs and walks count strides. Of the 44 shared files only the fenix 2's paddle
+    /// (11,728 s) is such a stretch; the longest others, a Coros ride's 544 s and a 310XT swim's 764 s.
+    static func paddleSpans(_ records: SortedRecords) -> [(start: Double, end: Double)] {
+        guard let first = records.first?.time, let last = records.last?.time else { return [] }
+        var spans: [(start: Double, end: Double)] = []
+        var low = 0
+        var speeds: [Double] = []
+        var windowStart = first
+        while windowStart <= last {
+            defer { windowStart += 10 }
+            while low < records.count, records[low].time < windowStart { low += 1 }
+            var index = low
+            var count = 0
+            var lowAltitude = Double.infinity
+            var highAltitude = -Double.infinity
+            var paddled = 0
+            var firstPaddled: (time: Double, index: Int)?
+            var lastPaddled = 0.0
+            speeds.removeAll(keepingCapacity: true)
+            while index < records.count, case let (time, record) = records[index], time <= windowStart + paddleWindow {
+                index += 1
+                count += 1
+                if let altitude = record.altitude {
+                    lowAltitude = Swift.min(lowAltitude, altitude)
+                    highAltitude = Swift.max(highAltitude, altitude)
+                }
+                guard let speed = record.speed, speed >= 1 else { continue }
+                speeds.append(speed)
+                if looksPaddled(record) {
+                    paddled += 1
+                    if firstPaddled == nil { firstPaddled = (time, index - 1) }
+                    lastPaddled = time
+                }
+            }
+            guard count >= 20, 2 * speeds.count >= count, let firstPaddled,
+                Double(paddled) >= paddledShare * Double(speeds.count),
+                highAltitude >= lowAltitude, highAltitude - lowAltitude <= paddlingLevel
+            else { continue }
+            speeds.sort()
+            guard paddlingSpeeds.contains(speeds[speeds.count / 2]) else { continue }
+            if let previous = spans.last, firstPaddled.time <= previous.end {
+                spans[spans.count - 1].end = Swift.max(previous.end, lastPaddled)
+            } else {
+                // A new stretch begins with the boat pushed off: the window's records before its first paddled one
+                // with strokes or none (a fenix 2: 0.6–2 m/s, a cadence of 0 or 42–43, for 12 s).
+                var start = firstPaddled.index
+                while start > low, launching(records[start - 1].record) { start -= 1 }
+                spans.append((records[start].time, lastPaddled))
+            }
+        }
+        return spans.filter { $0.end - $0.start >= shortestPaddle }
     }
 
     /// Seconds of records surely not swimming that end the opening swim (`OpeningSwim`).

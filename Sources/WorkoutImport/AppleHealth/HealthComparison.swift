@@ -9,7 +9,9 @@ import WorkoutModel
 /// statistic filled from Apple's because nothing was there to recompute it is not ours and is left
 /// blank: `FileImport.statedStatisticsKey`).
 enum HealthComparison {
-    static let distanceTypes: [QuantityType] = [.distanceWalkingRunning, .distanceCycling, .distanceSwimming]
+    static let distanceTypes: [QuantityType] = [
+        .distanceWalkingRunning, .distanceCycling, .distanceSwimming, .distancePaddleSports,
+    ]
 
     static func rows(workout: Workout, stated: Metadata) -> [ComparisonRow] {
         var rows: [ComparisonRow] = []

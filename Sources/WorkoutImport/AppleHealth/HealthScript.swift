@@ -40,6 +40,7 @@ enum HealthActivityTypes {
         case "HKWorkoutActivityTypeSwimming": .swimming
         case "HKWorkoutActivityTypeSwimBikeRun": .swimBikeRun
         case "HKWorkoutActivityTypeTransition": .transition
+        case "HKWorkoutActivityTypePaddleSports": .paddleSports
         default: .other
         }
     }

@@ -326,6 +326,7 @@ public struct ReadingMapper: Sendable {
             switch leg {
             case .cycling?: .distanceCycling
             case .running?, .walking?: .distanceWalkingRunning
+            case .paddleSports?: .distancePaddleSports
             default: nil
             }
         // A sensor measuring the leg's own distance type beats the watch and GPS.
@@ -339,6 +340,7 @@ public struct ReadingMapper: Sendable {
         case .swimming?: return lapLength == nil ? .distanceSwimming : nil
         case .transition?, .running?, .walking?: return .distanceWalkingRunning
         case .cycling?: return .distanceCycling
+        case .paddleSports?: return .distancePaddleSports
         case .swimBikeRun?, .other?, nil: return nil
         }
     }
