@@ -130,8 +130,9 @@ public protocol WorkoutFileReader: Sendable {
 }
 
 /// Imports recorded files through the same live path as a recording (and as `RaceReplay`): a
-/// journaled session and its builder on a virtual clock, then the store. Every statistic is the
-/// engine's; a file's own summaries are only compared with.
+/// session and its builder on a virtual clock, then the store. Every statistic is the engine's; a
+/// file's own summaries are only compared with. No journal is kept (`WorkoutStore.beginImport`): a
+/// file's workouts are saved a batch at a time, in one transaction, each whole or not at all.
 ///
 /// A reader per format (`FileImport.readers`) turns a file into `SessionScript`s; the import path
 /// after that is the same for every format.
@@ -179,8 +180,9 @@ public enum FileImport {
     }
 
     /// Imports the file at `path` (with the reader its content names, as `runAll`), handing each workout's
-    /// result to `each` as soon as it is stored: nothing of a workout is held once `each` returns, so an
-    /// export of many thousand workouts imports in memory that does not grow with it.
+    /// result to `each` once it is stored, in file order. The workouts are saved a batch at a time (up to
+    /// `batchWorkouts`, or `batchBytes` of encoded samples) in one transaction: nothing of a workout is held once
+    /// its batch is saved, so an export of many thousand workouts imports in memory that does not grow with it.
     public static func runEach(
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
         progress: ((Double) -> Void)? = nil, each: (Result<FileImportResult, FileImportError>) -> Void
@@ -205,24 +207,97 @@ public enum FileImport {
     ) throws(FileImportError) {
         // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
         defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
-        try reader.read(path: path, options: options) { read in
-            switch read {
-            case .failure(let error):
-                each(.failure(error))
-            case .success(let read):
-                do throws(StoreError) {
-                    each(
-                        .success(
-                            try run(read, format: reader.format, path: path, into: store, compare: compare, progress: progress)
-                        ))
-                } catch {
-                    if case .workoutExists(let id) = error {
-                        each(.failure(.alreadyImported(path: path, workout: id)))
-                    } else {
-                        each(.failure(.store(path: path, error)))
+        // The replayed workouts are saved a batch at a time, in one transaction (a savepoint each: one that cannot be
+        // saved is left out whole, the others kept), and their results handed over in file order once saved.
+        var pending: [Pending] = []
+        var pendingBytes = 0
+        func flush() {
+            let replayed = pending.compactMap { if case .replayed(let item) = $0 { item } else { nil } }
+            var saved: [StoreError?] = []
+            do throws(StoreError) {
+                saved = try store.saveImported(replayed.map(\.imported))
+            } catch {
+                saved = Array(repeating: error, count: replayed.count)
+            }
+            var next = 0
+            for entry in pending {
+                switch entry {
+                case .result(let result): each(result)
+                case .replayed(let item):
+                    let error = saved[next]
+                    next += 1
+                    do throws(StoreError) {
+                        if let error { throw error }
+                        each(.success(try item.result(path: path, into: store, compare: compare)))
+                    } catch {
+                        each(.failure(Self.failure(error, path: path)))
                     }
                 }
             }
+            pending.removeAll()
+            pendingBytes = 0
+        }
+        do {
+            try reader.read(path: path, options: options) { read in
+                switch read {
+                case .failure(let error):
+                    pending.append(.result(.failure(error)))
+                case .success(let read):
+                    do throws(StoreError) {
+                        let item = try replay(read, format: reader.format, into: store, progress: progress)
+                        pending.append(.replayed(item))
+                        pendingBytes += item.imported.chunkBytes
+                    } catch {
+                        pending.append(.result(.failure(Self.failure(error, path: path))))
+                    }
+                }
+                if pending.count >= batchWorkouts || pendingBytes >= batchBytes { flush() }
+            }
+        } catch {
+            flush()
+            throw error
+        }
+        flush()
+    }
+
+    /// A store error as the import of one workout reports it.
+    static func failure(_ error: StoreError, path: String) -> FileImportError {
+        if case .workoutExists(let id) = error { return .alreadyImported(path: path, workout: id) }
+        return .store(path: path, error)
+    }
+
+    /// A workout of a file, replayed and waiting to be saved with the others of its batch; or a result to hand over
+    /// in its turn.
+    enum Pending {
+        case result(Result<FileImportResult, FileImportError>)
+        case replayed(Replayed)
+    }
+
+    /// A workout replayed, not yet saved.
+    struct Replayed {
+        var read: ReadWorkout
+        var format: String
+        var imported: ImportedWorkout
+        var recovery: HeartRateRecoveryResult?
+
+        /// Once saved: the heart-rate recovery attached, the comparison made.
+        func result(path: String, into store: WorkoutStore, compare: Bool) throws(StoreError) -> FileImportResult {
+            var workout = imported.workout
+            if let recovery {
+                try store.attachHeartRateRecovery(recovery, toWorkout: workout.id)
+                workout.metadata.merge(recovery.workoutMetadata) { _, new in new }
+            }
+            var rows: [ComparisonRow]?
+            var details = read.details
+            if compare {
+                let compared = read.compare(workout, try store.samples(workout: workout.id))
+                rows = compared.rows
+                details = compared.details
+            }
+            return FileImportResult(
+                path: path, format: format, workout: workout, anomalies: read.anomalies, damageDetail: read.damageDetail,
+                comparisonRows: rows, heartRateRecovery: recovery, samplesSent: read.script.sampleCount,
+                routePointsSent: read.script.routePointCount, details: details)
         }
     }
 
@@ -268,6 +343,16 @@ public enum FileImport {
         _ read: ReadWorkout, format: String, path: String, into store: WorkoutStore, compare: Bool,
         progress: ((Double) -> Void)?
     ) throws(StoreError) -> FileImportResult {
+        let item = try replay(read, format: format, into: store, progress: progress)
+        if let error = try store.saveImported([item.imported]).first ?? nil { throw error }
+        return try item.result(path: path, into: store, compare: compare)
+    }
+
+    /// Replays one read workout through a session and its builder: the workout, finished and laid out in chunks,
+    /// nothing saved yet.
+    static func replay(
+        _ read: ReadWorkout, format: String, into store: WorkoutStore, progress: ((Double) -> Void)?
+    ) throws(StoreError) -> Replayed {
         let plan = read.script
         // The same file gives the same ids: refuse to import it twice (also under the ids it had before
         // `ImportOptions.idSalt` salted them).
@@ -281,15 +366,13 @@ public enum FileImport {
             }
         }
         let clock = ManualClock(plan.start)
-        // The file is replayed faster than real time and committed every `commitSteps` steps and by the finish:
-        // chunks as a save writes them, nothing to merge, and never more than those steps' changes waiting in
-        // memory. An import cut short leaves a journal that no live session owns (the server discards it when the
-        // file is uploaded again).
-        let recording = try store.beginRecording(
-            configuration: plan.configuration, clock: clock, options: plan.builderOptions, commitInterval: 0,
-            chunking: .whole)
+        // The file is replayed faster than real time into one new workout, without a journal (`ImportRecording`):
+        // nothing is written until the workout is saved with its samples and route, so a workout refused halfway
+        // (a damaged file) or an import cut short leaves nothing behind. Every `commitSteps` steps the samples
+        // accepted so far are laid out in encoded chunks, so that a large file's samples are never all held.
+        let recording = try store.beginImport(
+            configuration: plan.configuration, clock: clock, options: plan.builderOptions)
         let total = max(1, plan.steps.count)
-        var commitFailure: StoreError?
         do throws(EngineError) {
             var lastReport = -1
             try plan.replay(into: recording.session, clock: clock) { index, _ in
@@ -298,53 +381,35 @@ public enum FileImport {
                     lastReport = percent
                     progress?(Double(index + 1) / Double(total))
                 }
-                if (index + 1) % commitSteps == 0 {
-                    do throws(StoreError) { try recording.commit() } catch {
-                        commitFailure = error
-                        return false
-                    }
-                }
+                if (index + 1) % commitSteps == 0 { recording.flush() }
                 return true
             }
         } catch {
             try? recording.discard()
             throw .engine(error)
         }
-        if let commitFailure {
-            try? recording.discard()
-            throw commitFailure
-        }
-        var workout = try recording.finish { workout in Self.fillStated(plan.statedStatistics, into: &workout) }
-        var recovery: HeartRateRecoveryResult?
-        let result: HeartRateRecoveryResult?
+        let imported = try recording.complete { workout in Self.fillStated(plan.statedStatistics, into: &workout) }
+        let recovery: HeartRateRecoveryResult?
         do {
-            result = try plan.finishRecovery(of: recording.session)
+            recovery = try plan.finishRecovery(of: recording.session)
         } catch {
             throw .engine(error)
         }
-        if let result {
-            try store.attachHeartRateRecovery(result, toWorkout: workout.id)
-            workout.metadata.merge(result.workoutMetadata) { _, new in new }
-            recovery = result
-        }
-        var rows: [ComparisonRow]?
-        var details = read.details
-        if compare {
-            let compared = read.compare(workout, try store.samples(workout: workout.id))
-            rows = compared.rows
-            details = compared.details
-        }
-        return FileImportResult(
-            path: path, format: format, workout: workout, anomalies: read.anomalies, damageDetail: read.damageDetail,
-            comparisonRows: rows, heartRateRecovery: recovery, samplesSent: plan.sampleCount,
-            routePointsSent: plan.routePointCount, details: details)
+        return Replayed(read: read, format: format, imported: imported, recovery: recovery)
     }
 }
 
 extension FileImport {
-    /// Steps of a replay between two commits of its journal: a large file's changes are written as the replay
-    /// goes (each commit rewrites the streams' open chunks, up to 4,096 samples each), a small file's at its end.
+    /// Steps of a replay between two layouts of its samples in chunks (`ImportRecording.flush()`): what is held
+    /// of a large file's samples between them is bounded.
     static let commitSteps = 20_000
+
+    /// Workouts of a file saved in one transaction, at most (`WorkoutStore.saveImported(_:)`): a transaction per
+    /// workout wrote the pages they share (the statistics' indexes, the anchor, the b-trees' last leaves) to
+    /// SQLite's log again for each.
+    static let batchWorkouts = 128
+    /// Bytes of encoded samples and route held for a batch, at most: a batch of large workouts is saved sooner.
+    static let batchBytes = 16 << 20
 
     /// The size of the file at `path` (0 when it cannot be read).
     static func fileSize(_ path: String) -> Int {

@@ -235,6 +235,12 @@ package protocol StoreBackend: Sendable {
     /// Saves a finished workout with its chunks. Throws `.workoutExists` when the id is taken.
     func save(_ workout: Workout, sampleChunks: [SampleChunk], routeChunks: [RouteChunk]) throws(StoreError)
 
+    /// Saves finished workouts with their chunks in one transaction, each in a savepoint of its own: a workout that
+    /// cannot be saved (`.workoutExists`) is left out whole, the others kept. Returns each one's error (nil: saved),
+    /// in order; throws when the transaction as a whole fails (nothing saved). The default saves each in a
+    /// transaction of its own.
+    func saveEach(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?]
+
     /// Deletes a finished workout and its chunks; records the deletion for anchored queries.
     /// Throws `.workoutNotFound`.
     func delete(workout: UUID) throws(StoreError)
@@ -284,6 +290,19 @@ package protocol StoreBackend: Sendable {
 }
 
 extension StoreBackend {
+    package func saveEach(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
+        var errors: [StoreError?] = []
+        for item in workouts {
+            do {
+                try save(item.workout, sampleChunks: item.sampleChunks, routeChunks: item.routeChunks)
+                errors.append(nil)
+            } catch {
+                errors.append(error)
+            }
+        }
+        return errors
+    }
+
     package func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
         nil
     }

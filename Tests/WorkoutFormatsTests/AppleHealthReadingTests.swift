@@ -344,6 +344,35 @@ struct AppleHealthReadingTests {
 
     // MARK: Memory: the records spooled between the passes
 
+    /// Each distinct source name of a record is kept for the whole import: an export naming a new source in every
+    /// record (hostile, or broken) would grow memory with its records. Beyond `sourceLimit` names, the records of a
+    /// source not yet seen are left out and counted; those of the sources already seen still count.
+    @Test func recordsOfSourcesBeyondTheLimitAreLeftOutAndCounted() throws {
+        var body = Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:30:00 +0000", minutes: 30)
+        for minute in 0..<6 {
+            // Sources S0…S5, one record each, then S0 again.
+            body += Self.heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute), String(100 + minute))
+                .replacingOccurrences(of: "sourceName=\"W\"", with: "sourceName=\"S\(minute)\"")
+        }
+        body += Self.heartRate("2020-01-01 10:10:00 +0000", "150").replacingOccurrences(
+            of: "sourceName=\"W\"", with: "sourceName=\"S0\"")
+        let bytes = Self.export(body)
+        var counts: HealthExportCounts?
+        var taken = 0
+        try HealthExportReading.read(
+            entry: "export.xml", xml: { Self.reader(bytes) }, routes: [], sourceLimit: 4,
+            each: { outcome in if case .success = outcome { taken += 1 } }, counted: { counts = $0 })
+        let final = try #require(counts)
+        #expect(taken == 1)
+        #expect(final.records == 7)
+        #expect(final.recordsOfExcessSources == 2)
+        // S4 and S5 are left out with the records outside every window; S0's second record still counts.
+        #expect(final.recordsInWorkouts == 5)
+        #expect(final.recordsLeftOut == 2)
+        #expect(HealthExportReading.sourceLimit == 10_000)
+    }
+
+
     @Test func theSpoolGivesEachWorkoutItsRecordsInOrderFromTheFileAndMemory() throws {
         let spool = HealthRecordSpool(limit: 3)
         let start = try Self.utc(2024, 5, 1, 10)

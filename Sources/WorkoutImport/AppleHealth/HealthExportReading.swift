@@ -44,6 +44,9 @@ public struct HealthExportCounts: Sendable, Hashable, Codable {
     public var recordsLeftOut = 0
     /// Records inside a window dropped for a better-ranked source of the same type.
     public var recordsOfOtherSources = 0
+    /// Records of a source first named after `HealthExportReading.sourceLimit` others: left out (and counted in
+    /// `recordsLeftOut` too).
+    public var recordsOfExcessSources = 0
     public var unreadableRecords = 0
     public var correlations = 0
     /// Top-level elements that are neither records nor workouts (ActivitySummary, ClinicalRecord …).
@@ -194,7 +197,7 @@ enum HealthExportReading {
     /// whole XML again: the records, the bulk of an export, are read once.
     static func read(
         entry: String, xml: Open, xmlPart: OpenPart? = nil, routes: [Open], limits: ImportOptions = ImportOptions(),
-        spoolLimit: Int = HealthRecordSpool.defaultLimit,
+        spoolLimit: Int = HealthRecordSpool.defaultLimit, sourceLimit: Int = sourceLimit,
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
@@ -213,11 +216,18 @@ enum HealthExportReading {
         let log = HealthRecordLog(limit: spoolLimit)
         var sources: [String] = []
         var sourceIndex: [String: Int32] = [:]
+        var excessSourceRecords = 0
         first.onRecord = { record, source in
             var record = record
             if let index = sourceIndex[source] {
                 record.source = index
             } else {
+                // Every name is kept until the end: beyond the limit a new name's records are left out, so that an
+                // export naming a new source in each record cannot grow memory with its records.
+                guard sources.count < sourceLimit else {
+                    excessSourceRecords += 1
+                    return
+                }
                 record.source = Int32(sources.count)
                 sourceIndex[source] = record.source
                 sources.append(source)
@@ -232,6 +242,7 @@ enum HealthExportReading {
         var counts = HealthExportCounts()
         counts.forbiddenCharacters = forbidden
         counts.records = first.records
+        counts.recordsOfExcessSources = excessSourceRecords
         counts.correlations = first.correlations
         counts.otherElements = first.otherElements
         counts.workouts = workouts.count
@@ -399,6 +410,9 @@ enum HealthExportReading {
         if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
     }
+
+    /// Distinct source names of records kept, at most (a real export names tens: the watch, the phone, apps).
+    static let sourceLimit = 10_000
 
     /// Why `workout` is refused (damaged, or outside `limits`); nil when it is taken.
     static func refusal(of workout: HealthWorkout, limits: ImportOptions) -> String? {

@@ -59,6 +59,11 @@ package final class SQLiteBackend: StoreBackend {
                 if !db.configuration.readonly {
                     // Checkpoint (and fsync) every 4 MiB of WAL, as with SQLite's default on 4 KiB pages.
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = 4096")
+                    // Statement and savepoint journals in memory: an import saves each workout in a savepoint
+                    // (`saveEach`), whose journal of the pages it changes went to a temporary file past 64 KiB
+                    // (55,168 of the 76,113 pwrite64 of a 31 MB Apple Health export's import). The writer's
+                    // temporary tables and sorts are small; readers keep the default.
+                    try db.execute(sql: "PRAGMA temp_store = MEMORY")
                     // New files give freed pages back (`reclaimSpace`): a recording's journal and its
                     // rewritten chunk tails leave free pages behind. No effect on an existing file.
                     try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")

@@ -17,6 +17,36 @@ extension SQLiteBackend {
         }
     }
 
+    /// One transaction, a savepoint per workout: an import's workouts share the pages they write (the statistics'
+    /// indexes, the anchor, the b-trees' last leaves), which a transaction per workout wrote to the log again each
+    /// time. A workout that fails is rolled back to its savepoint, the others kept; an error that ended the
+    /// transaction itself (SQLite rolls back on a full disk or an I/O error) fails them all, nothing saved.
+    package func saveEach(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
+        try write { db in
+            var writer = try ChunkWriter(db)
+            var errors: [StoreError?] = []
+            errors.reserveCapacity(workouts.count)
+            for item in workouts {
+                // A source row inserted in a savepoint rolled back is gone: its cached id goes too.
+                let sources = writer.sources
+                do {
+                    try db.inSavepoint {
+                        let row = try insertWorkout(db, item.workout)
+                        for chunk in item.sampleChunks { try writer.write(chunk, workout: row) }
+                        for chunk in item.routeChunks { try writer.write(chunk, workout: row) }
+                        return .commit
+                    }
+                    errors.append(nil)
+                } catch {
+                    guard db.isInsideTransaction else { throw error }
+                    writer.sources = sources
+                    errors.append(StoreError.from(error, path: path))
+                }
+            }
+            return errors
+        }
+    }
+
     package func delete(workout id: UUID) throws(StoreError) {
         try write { db in
             guard

@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+import WorkoutEngine
+import WorkoutModel
+
+/// A session replaying a file into one new workout (an import), without a journal: its samples and route points
+/// are laid out in chunks as a save writes them while the replay goes (`JournalChunking.whole`), and `finish()`
+/// writes the workout with every chunk in one transaction (`WorkoutStore.save`'s).
+///
+/// A recording keeps a journal so that a crash loses at most a second of what a device sent; a file is still there
+/// after a crash, so an import cut short is simply imported again, and a journal would only cost: a transaction to
+/// begin it, its rows written and deleted again, and its session row read at each commit. Nothing is written before
+/// `finish()`: an import cut short, or a workout refused halfway (a damaged file), leaves nothing in the store, and
+/// its workout id is not held (before, an import cut short left a journal holding it).
+///
+/// Memory: the samples of each stream's open chunk (up to 4,096) and the encoded chunks already closed (a few bytes
+/// a sample), not the samples themselves.
+public final class ImportRecording: Sendable {
+    public let session: WorkoutSession
+    public let store: WorkoutStore
+    let writer: ImportWriter
+
+    init(session: WorkoutSession, store: WorkoutStore, writer: ImportWriter) {
+        self.session = session
+        self.store = store
+        self.writer = writer
+    }
+
+    public var builder: LiveWorkoutBuilder { session.builder }
+
+    /// Lays the samples and route points accepted so far out in chunks (only encoded chunks stay), so that what
+    /// is held between two calls stays bounded; nothing is written to the store.
+    public func flush() { writer.flush() }
+
+    /// Saves the workout with its samples and route in one transaction (`.workoutExists` when its id is taken),
+    /// then finishes the builder. The session must have ended.
+    ///
+    /// - Parameter completing: an import's last word on the saved workout before it is written (an Apple Health
+    ///   import fills the statistics the export states for types without samples).
+    @discardableResult
+    public func finish(completing: ((inout Workout) -> Void)? = nil) throws(StoreError) -> Workout {
+        let completed = try complete(completing: completing)
+        if let error = try store.saveImported([completed]).first ?? nil { throw error }
+        return completed.workout
+    }
+
+    /// Finishes the builder and hands the workout over with its samples and route laid out in chunks, nothing
+    /// written: `WorkoutStore.saveImported(_:)` saves it, with other workouts of the same file in one transaction.
+    /// The session must have ended.
+    ///
+    /// - Parameter completing: an import's last word on the workout before it is handed over.
+    public func complete(completing: ((inout Workout) -> Void)? = nil) throws(StoreError) -> ImportedWorkout {
+        guard session.builder.state == .ended else { throw .sessionNotEnded(state: session.state.rawValue) }
+        // What finishWorkout() returns: the builder's state at its end, every sample folded in.
+        var workout = session.builder.snapshot()
+        completing?(&workout)
+        let (sampleChunks, routeChunks) = writer.takeChunks()
+        do {
+            _ = try session.builder.finishWorkout()
+        } catch {
+            throw .engine(error)
+        }
+        return ImportedWorkout(workout: workout, sampleChunks: sampleChunks, routeChunks: routeChunks)
+    }
+
+    /// Drops the recording: nothing of it was written.
+    public func discard() throws(StoreError) {
+        writer.close()
+        if session.builder.state != .discarded, session.builder.state != .finished {
+            do { try session.builder.discardWorkout() } catch { throw .engine(error) }
+        }
+    }
+}
+
+/// A finished workout of an import with its samples and route laid out in chunks, not yet saved
+/// (`ImportRecording.complete(completing:)`, `WorkoutStore.saveImported(_:)`).
+public struct ImportedWorkout: Sendable {
+    public let workout: Workout
+    package let sampleChunks: [SampleChunk]
+    package let routeChunks: [RouteChunk]
+
+    /// The bytes of its encoded samples and route (what holding it costs, roughly).
+    public var chunkBytes: Int {
+        sampleChunks.reduce(0) { $0 + $1.payload.count } + routeChunks.reduce(0) { $0 + $1.payload.count }
+    }
+}
+
+/// The sink of an `ImportRecording`: keeps the samples and route points the session accepts and lays them out in
+/// chunks (the journal's tails, with a save's chunk size); every other change is the builder's, and the workout
+/// it finishes with holds it.
+final class ImportWriter: WorkoutRecordingSink {
+    private struct State: Sendable {
+        var buffer: [RecordingChange] = []
+        var tails: JournalWriter.Tails
+        /// Set once the chunks were taken or the recording dropped: nothing more is kept.
+        var closed = false
+    }
+
+    private let state: Mutex<State>
+
+    init() {
+        var tails = JournalWriter.Tails()
+        tails.capacity = Series.capacity
+        state = Mutex(State(tails: tails))
+    }
+
+    func record(_ change: RecordingChange) {
+        switch change {
+        case .samples, .route:
+            state.withLock { state in
+                if !state.closed { state.buffer.append(change) }
+            }
+        default: return
+        }
+    }
+
+    func flush() {
+        state.withLock { state in Self.flush(&state) }
+    }
+
+    private static func flush(_ state: inout State) {
+        guard !state.buffer.isEmpty else { return }
+        // The journal's layout: ordinals in the order accepted, a chunk per stream closed at `capacity`. The
+        // entries it notes are a journal's, not kept.
+        JournalWriter.prepare(state.buffer, from: 0, tails: &state.tails)
+        state.buffer.removeAll(keepingCapacity: true)
+        state.tails.pendingEntries.removeAll(keepingCapacity: true)
+        state.tails.pendingSamples = 0
+    }
+
+    /// Every chunk of the recording (closed ones, then each stream's open one), after which nothing more is kept.
+    func takeChunks() -> ([SampleChunk], [RouteChunk]) {
+        state.withLock { state in
+            Self.flush(&state)
+            state.closed = true
+            var samples = state.tails.pendingClosed
+            for tail in state.tails.samples.values where tail.count > 0 { samples.append(tail.chunk()) }
+            var route = state.tails.pendingRouteClosed
+            if !state.tails.route.isEmpty {
+                route.append(Series.routeChunk(state.tails.route[...], firstOrdinal: state.tails.routeFirst))
+            }
+            state.tails = JournalWriter.Tails()
+            return (samples, route)
+        }
+    }
+
+    func close() {
+        state.withLock { state in
+            state.closed = true
+            state.buffer = []
+            state.tails = JournalWriter.Tails()
+        }
+    }
+}
+
+extension WorkoutStore {
+    /// Starts a session that replays a file into one new workout, without a journal (`ImportRecording`).
+    ///
+    /// - Parameters:
+    ///   - configuration: what the workout is (activity type, location, planned legs).
+    ///   - clock: the source of "now" for the session's calls without a date (the replay's virtual clock).
+    ///   - options: the builder's tunables (identifiers, hold cap, reorder window …).
+    public func beginImport(
+        configuration: WorkoutConfiguration, clock: any WorkoutClock, options: BuilderOptions = BuilderOptions()
+    ) throws(StoreError) -> ImportRecording {
+        let writer = ImportWriter()
+        let session: WorkoutSession
+        do {
+            session = try WorkoutSession(configuration: configuration, clock: clock, options: options, sink: writer)
+        } catch {
+            throw .engine(error)
+        }
+        return ImportRecording(session: session, store: self, writer: writer)
+    }
+
+    /// Saves finished workouts of an import (`ImportRecording.complete(completing:)`) in one transaction, each
+    /// workout in a savepoint of its own: a workout that cannot be saved (its id taken: `.workoutExists`) is left
+    /// out whole and the others are kept. Returns each workout's error, nil for a saved one, in order.
+    ///
+    /// - Throws: when the transaction as a whole fails (a locked or full file): nothing of it was saved.
+    public func saveImported(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
+        guard !workouts.isEmpty else { return [] }
+        let errors = try backend.saveEach(workouts)
+        let saved = zip(workouts, errors).compactMap { $1 == nil ? $0.workout.id : nil }
+        if !saved.isEmpty { broadcaster.publish(.added(saved)) }
+        return errors
+    }
+}
