@@ -55,13 +55,62 @@ struct SQL {
         }
         return PostgresQuery(unsafeSQL: text, binds: bindings)
     }
+
+    /// The parameters as PostgresNIO's prepared statements take them (`PreparedQuery.execute`), encoded as
+    /// `query()` encodes them.
+    func data() throws -> [PostgresData] {
+        func encoded(_ value: some PostgresThrowingDynamicTypeEncodable) throws -> PostgresData {
+            var buffer = ByteBuffer()
+            try value.encode(into: &buffer, context: .default)
+            return PostgresData(type: value.psqlType, formatCode: value.psqlFormat, value: buffer)
+        }
+        return try binds.map { value in
+            switch value {
+            case .text(let text): try text.map(encoded) ?? PostgresData(type: .text)
+            case .double(let number): try number.map(encoded) ?? PostgresData(type: .float8)
+            case .int(let number): try number.map(encoded) ?? PostgresData(type: .int8)
+            case .bool(let flag): try encoded(flag)
+            case .uuid(let id): try encoded(id)
+            case .bytes(let bytes): try encoded(ByteBuffer(bytes: bytes))
+            case .uuids(let ids): try encoded(ids)
+            case .texts(let texts): try encoded(PackedArray(elements: .texts(texts)))
+            case .bools(let flags): try encoded(PackedArray(elements: .bools(flags)))
+            case .ints(let numbers): try encoded(PackedArray(elements: .ints(numbers)))
+            case .doubles(let numbers): try encoded(numbers)
+            case .byteas(let values): try encoded(values.map { ByteBuffer(bytes: $0) })
+            }
+        }
+    }
+}
+
+/// The statements prepared on one pooled connection, by their text: each lives on the server as long as the
+/// connection does (`Transaction.runPrepared`).
+final class PreparedStatements: Sendable {
+    let byText = Mutex<[String: PreparedQuery]>([:])
+}
+
+/// A connection of the pool and the statements prepared on it.
+struct PooledConnection: Sendable {
+    let connection: PostgresConnection
+    let prepared = PreparedStatements()
 }
 
 /// A row read back, by column position.
 struct Record {
-    let row: PostgresRandomAccessRow
+    let row: [PostgresCell]
 
-    init(_ row: PostgresRow) { self.row = row.makeRandomAccess() }
+    init(_ row: PostgresRow) { self.row = Array(row) }
+
+    /// A row of a statement prepared with PostgresNIO's `prepare(query:)` (`Transaction.runPrepared`): PostgreSQL
+    /// sends it in the binary format PostgresNIO asks for, but PostgresNIO labels its cells with the statement's
+    /// description, taken before any format was asked for (text), and decoding them as text fails.
+    init(prepared row: PostgresRow) {
+        self.row = row.map { cell in
+            var cell = cell
+            cell.format = .binary
+            return cell
+        }
+    }
 
     func text(_ index: Int) throws -> String { try row[index].decode(String.self) }
     func optionalText(_ index: Int) throws -> String? { try row[index].decode(String?.self) }
@@ -90,6 +139,8 @@ struct Transaction {
     /// Whether each statement runs in a transaction of its own, committed by an explicit COMMIT (`runCommitted`):
     /// a single-statement write, whose success is acknowledged to a client.
     var commitsEach = false
+    /// The statements prepared on this connection (`runPrepared`).
+    var prepared: PreparedStatements?
 
     @discardableResult
     func run(_ sql: SQL) throws -> [Record] {
@@ -110,14 +161,42 @@ struct Transaction {
             guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
             return connection.query(query, logger: logger)
         }
-        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init) }
+        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init(_:)) }
         return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
-            try future.wait().rows.map(Record.init)
+            try future.wait().rows.map(Record.init(_:))
         }
     }
 
     @discardableResult
     func run(_ text: String) throws -> [Record] { try run(SQL(text)) }
+
+    /// Runs `sql` as a named prepared statement of this connection: PostgreSQL parses and analyses it once per
+    /// connection (on its first run there), then only binds and executes it. For a statement run very often whose
+    /// text does not change (a live session's journal commit, `CALL workout_journal_commit`): its 34 arguments were
+    /// parsed and analysed again on every commit, about a fifth of PostgreSQL's work per commit (docs/live-load.md).
+    /// Answered as `run` answers (PostgreSQL's CommandComplete); not for `commitsEach` or a team's statements.
+    @discardableResult
+    func runPrepared(_ sql: SQL) throws -> [Record] {
+        guard let prepared, !team, !commitsEach else { return try run(sql) }
+        let (text, binds, connection) = (sql.text, try sql.data(), connection)
+        let cancellation = StoreCancellation.current
+        if cancellation?.isCancelled == true { throw StoreError.timedOut }
+        // As in `run`: checked and sent on the channel's event loop, so that the channel cannot close in between
+        // (a query written to a closed channel is never answered); the statement is prepared there first if needed.
+        let future = connection.eventLoop.flatSubmit { () -> EventLoopFuture<[PostgresRow]> in
+            guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
+            if let statement = prepared.byText.withLock({ $0[text] }) { return statement.execute(binds) }
+            return connection.prepare(query: text).flatMap { statement in
+                guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ConnectionClosed()) }
+                prepared.byText.withLock { $0[text] = statement }
+                return statement.execute(binds)
+            }
+        }
+        guard let cancellation, interruptible else { return try future.wait().map(Record.init(prepared:)) }
+        return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
+            try future.wait().map(Record.init(prepared:))
+        }
+    }
 
     /// Runs `query` in a transaction of its own: `BEGIN`, the statement and `COMMIT`, handed to the connection
     /// together (PostgresNIO sends each as the previous one is answered, without a wait of this thread in between)
@@ -153,9 +232,9 @@ struct Transaction {
                     return answer
                 }
         }
-        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init) }
+        guard let cancellation, interruptible else { return try future.wait().rows.map(Record.init(_:)) }
         return try cancellation.whileWaiting(interrupt: { connection.close().whenComplete { _ in } }) {
-            try future.wait().rows.map(Record.init)
+            try future.wait().rows.map(Record.init(_:))
         }
     }
 }
@@ -211,7 +290,7 @@ struct PostgresURL: Sendable {
 final class ConnectionPool: Sendable {
     let url: PostgresURL
     let logger: Logger
-    private let idle = Mutex<[PostgresConnection]>([])
+    private let idle = Mutex<[PooledConnection]>([])
     private let slots: DispatchSemaphore
     private let nextID = Atomic<Int>(0)
     /// Each statement's time limit, seconds (0: none): the connection's `statement_timeout`.
@@ -265,7 +344,10 @@ final class ConnectionPool: Sendable {
         // The last reference may go on an event loop thread (a server's handler finishing as it shuts down),
         // where waiting on a future traps: the idle connections are told to close, not waited for. Each stays
         // referenced by its completion handler until it is closed (PostgresNIO asserts on an open one's deinit).
-        for connection in idle.withLock({ $0 }) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
+        for pooled in idle.withLock({ $0 }) {
+            let connection = pooled.connection
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
     }
 
     /// Closes the idle connections and waits for them to close (not on an event loop thread).
@@ -274,7 +356,7 @@ final class ConnectionPool: Sendable {
             defer { connections.removeAll() }
             return connections
         }) {
-            _ = try? connection.close().wait()
+            _ = try? connection.connection.close().wait()
         }
     }
 
@@ -308,15 +390,15 @@ final class ConnectionPool: Sendable {
         }
         slots.wait()
         defer { slots.signal() }
-        let connection: PostgresConnection
+        let pooledConnection: PooledConnection
         do {
             // Connections the server closed while idle are dropped, not handed out.
             var pooled = idle.withLock { $0.popLast() }
-            while let closed = pooled, closed.isClosed { pooled = idle.withLock { $0.popLast() } }
+            while let closed = pooled, closed.connection.isClosed { pooled = idle.withLock { $0.popLast() } }
             if let pooled {
-                connection = pooled
+                pooledConnection = pooled
             } else {
-                connection = try PostgresConnection.connect(
+                let connection = try PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.next(), configuration: url.configuration,
                     id: nextID.add(1, ordering: .relaxed).newValue, logger: logger
                 ).wait()
@@ -348,13 +430,16 @@ final class ConnectionPool: Sendable {
                             + "WHERE current_setting('server_version_num')::int >= 140000"), logger: logger
                 ).wait()
                 checksClient.store(!checking.rows.isEmpty, ordering: .relaxed)
+                pooledConnection = PooledConnection(connection: connection)
             }
         } catch {
             throw .database(path: url.redacted, detail: "cannot connect (\(Self.describe(error)))")
         }
+        let connection = pooledConnection.connection
         let transaction = Transaction(
             connection: connection, logger: logger, team: team,
-            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly && !committing)
+            interruptible: checksClient.load(ordering: .relaxed), commitsEach: single && !readOnly && !committing,
+            prepared: pooledConnection.prepared)
         do {
             if !single {
                 let isolation = snapshot ? " ISOLATION LEVEL REPEATABLE READ" : ""
@@ -362,14 +447,14 @@ final class ConnectionPool: Sendable {
             }
             let result = try body(transaction)
             if !single { try transaction.run("COMMIT") }
-            putBack(connection, cancellation: cancellation)
+            putBack(pooledConnection, cancellation: cancellation)
             return result
         } catch {
             // A connection that failed mid-transaction is not reused (it may be broken or still in the transaction).
             if single {
-                putBack(connection, cancellation: cancellation)
+                putBack(pooledConnection, cancellation: cancellation)
             } else if (try? transaction.run("ROLLBACK")) != nil {
-                putBack(connection, cancellation: cancellation)
+                putBack(pooledConnection, cancellation: cancellation)
             } else {
                 _ = try? connection.close().wait()
             }
@@ -382,15 +467,19 @@ final class ConnectionPool: Sendable {
     /// Gives `connection` back to the idle ones, or closes it when it is closed or closing: the server ended it, or
     /// the caller's work is cancelled (its close may have been scheduled by the cancellation and not have happened
     /// yet: lent to another caller, the connection would be closed under that caller's statement).
-    private func putBack(_ connection: PostgresConnection, cancellation: StoreCancellation?) {
-        if cancellation?.isCancelled == true || connection.isClosed {
-            _ = try? connection.close().wait()
+    private func putBack(_ pooled: PooledConnection, cancellation: StoreCancellation?) {
+        if cancellation?.isCancelled == true || pooled.connection.isClosed {
+            _ = try? pooled.connection.close().wait()
         } else {
-            idle.withLock { $0.append(connection) }
+            idle.withLock { $0.append(pooled) }
         }
     }
 
     static func describe(_ error: any Error) -> String {
+        // A prepared statement's error (`Transaction.runPrepared`): PostgresNIO's older error type.
+        if case .server(let server) = error as? PostgresError, let message = server.fields[.message] {
+            return "\(message) (SQLSTATE \(server.fields[.sqlState] ?? "?"))"
+        }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
@@ -400,7 +489,10 @@ final class ConnectionPool: Sendable {
         return String(describing: error)
     }
 
-    static func sqlState(_ error: any Error) -> String? { (error as? PSQLError)?.serverInfo?[.sqlState] }
+    static func sqlState(_ error: any Error) -> String? {
+        if case .server(let server) = error as? PostgresError { return server.fields[.sqlState] }
+        return (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
 }
 
 /// An array parameter written in PostgreSQL's binary array format in one pass, its size worked out first: PostgresNIO

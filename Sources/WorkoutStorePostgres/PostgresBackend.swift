@@ -674,7 +674,7 @@ final class PostgresBackend: StoreBackend {
         // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
         // session's commit (nothing closing) is one statement that commits itself, a CALL of
         // `workout_journal_commit` (migration 6): it is answered only once PostgreSQL committed it, in one round
-        // trip, and a failure of the commit itself is the CALL's error.
+        // trip, and a failure of the commit itself is the CALL's error. It is a prepared statement of its connection.
         if commit.closing == nil, !isTeam {
             let found = try pool.transaction(single: true, committing: true) { t in
                 try append(t, commit, committing: true)
@@ -766,10 +766,12 @@ final class PostgresBackend: StoreBackend {
 
     /// Runs `appendSQL(commit, committing:)`: the session's workout row, nil when the session's journal is gone.
     /// Entries that do not continue the stored journal are refused by the database (migration 5):
-    /// `journalOutOfStep`.
+    /// `journalOutOfStep`. The committing CALL, a live session's commit, runs as a prepared statement of its
+    /// connection (its text is the same for every commit: only the arguments change), parsed once per connection.
     private func append(_ t: Transaction, _ commit: JournalCommit, committing: Bool = false) throws -> Int64? {
         do {
-            return try appendedRow(t.run(appendSQL(commit, committing: committing)))
+            let sql = appendSQL(commit, committing: committing)
+            return try appendedRow(committing ? t.runPrepared(sql) : t.run(sql))
         } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
             throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
         }
