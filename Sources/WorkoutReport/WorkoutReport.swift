@@ -363,7 +363,7 @@ struct Page {
     // MARK: style and script
 
     static let style = """
-        :root{--swim:#1f77b4;--bike:#2ca02c;--run:#d62728;--trans:#7f7f7f;--walk:#9467bd;--other:#8c564b;--ink:#1b1f24;--muted:#5b6470}
+        :root{--swim:#1f77b4;--bike:#2ca02c;--run:#d62728;--trans:#7f7f7f;--walk:#9467bd;--other:#8c564b;--paddle:#17becf;--ink:#1b1f24;--muted:#5b6470}
         body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);margin:0 auto;max-width:1180px;padding:16px 20px}
         h1{font-size:24px;margin:4px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d8dde3;padding-bottom:4px}
         .id{color:var(--muted);margin:0;font-size:12px}.note{color:var(--muted);font-size:12.5px;margin:4px 0 8px}
@@ -378,7 +378,7 @@ struct Page {
         .leg{fill-opacity:.09}.leg.even{fill-opacity:.16}
         .leg-swimming{fill:var(--swim);stroke:var(--swim)}.leg-cycling{fill:var(--bike);stroke:var(--bike)}
         .leg-running{fill:var(--run);stroke:var(--run)}.leg-transition{fill:var(--trans);stroke:var(--trans)}
-        .leg-walking{fill:var(--walk);stroke:var(--walk)}.leg-other,.leg-swimBikeRun{fill:var(--other);stroke:var(--other)}
+        .leg-walking{fill:var(--walk);stroke:var(--walk)}.leg-paddleSports{fill:var(--paddle);stroke:var(--paddle)}.leg-other,.leg-swimBikeRun{fill:var(--other);stroke:var(--other)}
         rect.leg{stroke:none}text.leg-label{stroke:none;font-weight:600;font-size:12px}
         .pause{fill:url(#hatch);stroke:#888;stroke-width:.5}.hatch-line{stroke:#6b7280;stroke-width:2;stroke-opacity:.5}
         .motion-pause{fill:url(#hatch-motion);stroke:#e08a00;stroke-width:.5}.hatch-motion-line{stroke:#e08a00;stroke-width:2;stroke-opacity:.6}
@@ -400,7 +400,7 @@ struct Page {
         .start{fill:#2ca02c;stroke:#fff}.finish{fill:#1b1f24;stroke:#fff}
         .swatch{display:inline-block;width:14px;height:4px;margin:0 4px 3px 10px}
         .swatch.leg-swimming{background:var(--swim)}.swatch.leg-cycling{background:var(--bike)}.swatch.leg-running{background:var(--run)}
-        .swatch.leg-transition{background:var(--trans)}.swatch.leg-walking{background:var(--walk)}.swatch.leg-other{background:var(--other)}
+        .swatch.leg-transition{background:var(--trans)}.swatch.leg-walking{background:var(--walk)}.swatch.leg-paddleSports{background:var(--paddle)}.swatch.leg-other{background:var(--other)}
         #recovery{max-width:780px}.exercise{fill:none;stroke:#b0181f;stroke-width:1.5}.after{fill:none;stroke:#b0181f;stroke-opacity:.5}
         .recovery-levels{fill:none;stroke:#1b1f24;stroke-width:1.5;stroke-dasharray:5 3}.mark{stroke:#5b6470;stroke-dasharray:2 3}
         .mark.stop{stroke:#1b1f24;stroke-dasharray:none}.level{fill:#1b1f24}.level-label{font-weight:600}

@@ -356,6 +356,25 @@ extension MultisportSegmentationTests {
     }
 }
 
+    /// Half an hour on the flat at 3.3 m/s with no cadence, power or step length (a watch without a foot pod or a
+    /// cadence sensor) looks paddled record by record but counts no stroke: no paddled stretch. The same records with
+    /// a stroke rate now and then (40 a minute in one record of ten: 5 m a stroke) are one.
+    @Test func aFlatStretchWithoutStrokesIsNoPaddle() {
+        func records(strokeEvery: Int?) -> SortedRecords {
+            let records = (0..<1800).map { second in
+                var record = FITRecord(timestamp: 1_000_000_000 + UInt32(second))
+                record.speed = 3.3
+                record.altitude = 12
+                record.distance = 3.3 * Double(second)
+                if let strokeEvery, second % strokeEvery == 0 { record.cadence = 40 }
+                return record
+            }
+            return SortedRecords(records: records, order: records.indices.map { Int32($0) })
+        }
+        #expect(ImportPlanner.paddleSpans(records(strokeEvery: nil)).isEmpty)
+        #expect(ImportPlanner.paddleSpans(records(strokeEvery: 10)).count == 1)
+    }
+
 extension MultisportSegmentationTests {
     /// The fenix 2 multisport: seven sessions of one lap each (no auto-lap; `activity.type` manual): generic 11738 s
     /// 25.1 km, T 335 s, running 2295 s 2.2 km, T 4.3 s, running 6764 s 12.7 km, T 270 s, cycling 3211 s 28.9 km: an

@@ -731,6 +731,11 @@ extension ImportPlanner {
         while windowStart <= last {
             defer { windowStart += 10 }
             while low < records.count, records[low].time < windowStart { low += 1 }
+            // A gap in the records longer than a window (a device's clock set mid-file, a salvaged file) is
+            // crossed at once, on the same 10 s grid: a window holding no record shows nothing.
+            if low < records.count, records[low].time > windowStart + paddleWindow {
+                windowStart += ((records[low].time - paddleWindow - windowStart) / 10).rounded(.down) * 10
+            }
             var index = low
             var count = 0
             var lowAltitude = Double.infinity
@@ -770,7 +775,26 @@ extension ImportPlanner {
                 spans.append((records[start].time, lastPaddled))
             }
         }
-        return spans.filter { $0.end - $0.start >= shortestPaddle }
+        return spans.filter { $0.end - $0.start >= shortestPaddle && showsStrokes(records, from: $0.start, to: $0.end) }
+    }
+
+    /// The share of a paddled stretch's moving records that must count strokes (`showsStrokes`).
+    static let strokedShare = 0.05
+
+    /// Whether a paddled stretch shows strokes, not only the absence of strides: at least `strokedShare` of its
+    /// moving records (1 m/s and more) look paddled with a cadence above 0 (strokes of 3 m and more a cycle). A run
+    /// or a ride recorded without any cadence (a watch without a foot pod or a cadence sensor, on the flat at
+    /// 1.6–4 m/s) looks paddled record by record but never counts a stroke; a wrist in a kayak does now and then
+    /// (the fenix 2's paddle reads the strokes' rhythm between its records of cadence 0).
+    static func showsStrokes(_ records: SortedRecords, from start: Double, to end: Double) -> Bool {
+        var moving = 0
+        var stroked = 0
+        for (time, record) in records where time >= start && time <= end {
+            guard let speed = record.speed, speed >= 1 else { continue }
+            moving += 1
+            if (record.cadence ?? 0) > 0, looksPaddled(record) { stroked += 1 }
+        }
+        return moving > 0 && Double(stroked) >= strokedShare * Double(moving)
     }
 
     /// Seconds of records surely not swimming that end the opening swim (`OpeningSwim`).

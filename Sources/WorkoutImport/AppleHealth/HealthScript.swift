@@ -169,6 +169,7 @@ struct HealthScriptBuilder {
                 switch configuration.activityType {
                 case .swimming: "HKQuantityTypeIdentifierDistanceSwimming"
                 case .cycling: "HKQuantityTypeIdentifierDistanceCycling"
+                case .paddleSports: "HKQuantityTypeIdentifierDistancePaddleSports"
                 default: "HKQuantityTypeIdentifierDistanceWalkingRunning"
                 }
             if value > 0 { statistics.append(HealthStatistic(type: type, start: workout.start, end: workout.end, sum: value, unit: unit)) }
