@@ -181,7 +181,7 @@ public enum FileImport {
 
     /// Imports the file at `path` (with the reader its content names, as `runAll`), handing each workout's
     /// result to `each` once it is stored, in file order. The workouts are saved a batch at a time (up to
-    /// `batchWorkouts`, or `batchBytes` of encoded samples) in one transaction: nothing of a workout is held once
+    /// `batchWorkouts`, or `batchBytes` held: `heldBytes`) in one transaction: nothing of a workout is held once
     /// its batch is saved, so an export of many thousand workouts imports in memory that does not grow with it.
     public static func runEach(
         path: String, into store: WorkoutStore, options: ImportOptions = ImportOptions(), compare: Bool = false,
@@ -246,7 +246,7 @@ public enum FileImport {
                     do throws(StoreError) {
                         let item = try replay(read, format: reader.format, into: store, progress: progress)
                         pending.append(.replayed(item))
-                        pendingBytes += item.imported.chunkBytes
+                        pendingBytes += item.heldBytes
                     } catch {
                         pending.append(.result(.failure(Self.failure(error, path: path))))
                     }
@@ -279,6 +279,12 @@ public enum FileImport {
         var format: String
         var imported: ImportedWorkout
         var recovery: HeartRateRecoveryResult?
+
+        /// What this workout holds while it waits (`FileImport.heldBytes`).
+        var heldBytes: Int {
+            FileImport.heldBytes(
+                chunkBytes: imported.chunkBytes, inputs: read.script.sampleCount + read.script.routePointCount)
+        }
 
         /// Once saved: the heart-rate recovery attached, the comparison made.
         func result(path: String, into store: WorkoutStore, compare: Bool) throws(StoreError) -> FileImportResult {
@@ -408,8 +414,20 @@ extension FileImport {
     /// workout wrote the pages they share (the statistics' indexes, the anchor, the b-trees' last leaves) to
     /// SQLite's log again for each.
     static let batchWorkouts = 128
-    /// Bytes of encoded samples and route held for a batch, at most: a batch of large workouts is saved sooner.
+    /// Bytes held for a batch, at most (`Replayed.heldBytes`: the encoded chunks and the decoded inputs kept until the
+    /// batch is saved): a batch of large workouts is saved sooner.
     static let batchBytes = 16 << 20
+    /// Bytes a decoded sample or route point of a waiting workout holds, about (a `QuantitySample` with its type,
+    /// dates, value and source is about 110): what a pending workout keeps besides its encoded chunks.
+    static let heldBytesPerInput = 128
+
+    /// What a workout waiting for its batch's save holds, about: its encoded chunks and its decoded inputs (an Apple
+    /// Health workout keeps every sample of its script until the comparison; one hour of a watch's run is 15,000–20,000
+    /// of them, about 2 MB, where its chunks are a few bytes a sample). Counting the chunks alone let a batch of 128
+    /// such workouts hold 250 MB.
+    static func heldBytes(chunkBytes: Int, inputs: Int) -> Int {
+        chunkBytes + inputs * heldBytesPerInput
+    }
 
     /// The size of the file at `path` (0 when it cannot be read).
     static func fileSize(_ path: String) -> Int {

@@ -445,4 +445,14 @@ struct AppleHealthReadingTests {
         #expect(inMemory.last?.filter { $0.hasPrefix("heartRate ") }.count == 31)
         #expect(inMemory.last?.filter { $0.hasPrefix("stepCount ") && $0.hasSuffix(" W") }.count == 25)
     }
+
+    /// A batch of workouts waiting for their save counts what they hold decoded, not only their encoded chunks: 128
+    /// one-hour runs of 18,000 samples each (their chunks about 5 bytes a sample) close their batch long before the
+    /// 128th, so that the batch holds at most about `batchBytes` (16 MiB) and not 128 workouts' samples (about 290 MB).
+    @Test func aBatchOfLongWorkoutsIsSavedBeforeItHoldsTheirSamplesAll() {
+        let held = FileImport.heldBytes(chunkBytes: 18_000 * 5, inputs: 18_000)
+        let workoutsInABatch = FileImport.batchBytes / held + 1
+        #expect(workoutsInABatch < 16)
+        #expect(workoutsInABatch * held < 2 * FileImport.batchBytes)
+    }
 }
