@@ -176,8 +176,10 @@ struct SensorRecorderTests {
     /// Two GPS receivers on two ports, one moving north at 5 m/s, the other at 3 m/s: both were one source
     /// (`nmea:gps`) with one running total, so each fix's distance was counted from the other receiver's total
     /// (the slower one's fixes went backwards and counted nothing, the faster one's counted the gap between the
-    /// two). Each is now a source of its own whose distance is its own track's.
-    @Test func twoGPSPortsAreTwoSourcesEachWithItsOwnDistance() async throws {
+    /// two). Each is now a source of its own with its own total, and one of them at a time counts (the workout's
+    /// distance is one track's, not both added, and so is its route): the first to report owns GPS while it
+    /// reports within 10 s; the other takes over when it falls silent, from its own last total (no jump).
+    @Test func twoGPSPortsAreTwoReceiversOfWhichOneCountsAtATime() async throws {
         let fast = try PseudoTerminal()
         let slow = try PseudoTerminal()
         let clock = ManualClock(at(0))
@@ -191,10 +193,13 @@ struct SensorRecorderTests {
             clock: clock)
         try recorder.start()
         defer { recorder.stop() }
-        for second in 1...20 {
+        // Both report for 20 s; then only the slow one, for 20 s more.
+        for second in 1...40 {
             clock.set(at(Double(second)))
-            try fast.write(rmc(Double(second), north: 5 * Double(second)))
-            #expect(await eventually { recorder.status[0].decoder.framesDecoded == second })
+            if second <= 20 {
+                try fast.write(rmc(Double(second), north: 5 * Double(second)))
+                #expect(await eventually { recorder.status[0].decoder.framesDecoded == second })
+            }
             try slow.write(rmc(Double(second), north: 3 * Double(second)))
             #expect(await eventually { recorder.status[1].decoder.framesDecoded == second })
         }
@@ -202,10 +207,21 @@ struct SensorRecorderTests {
             recording.samples.filter { $0.type == .distanceWalkingRunning && $0.source.identifier == identifier }
                 .reduce(0) { $0 + $1.quantity.value }
         }
-        // 19 intervals after each receiver's first fix: 95 m and 57 m.
-        _ = await eventually { abs(distance("nmea:gps") - 95) < 1 && abs(distance("nmea:gps:2") - 57) < 1 }
+        func routePoints() -> Int {
+            recording.changes.reduce(0) { count, change in
+                if case .route(let points) = change { return count + points.count }
+                return count
+            }
+        }
+        // The fast receiver: 19 intervals of 5 m. The slow one counts from 31 s (the fast one's last fix at 20 s
+        // is 10 s old at 30 s): 10 intervals of 3 m, from its own fix at 30 s. The route: 20 fixes of the fast one,
+        // then the slow one's from 31 s.
+        _ = await eventually { abs(distance("nmea:gps:2") - 30) < 1 }
         #expect(abs(distance("nmea:gps") - 95) < 1, "first receiver: \(distance("nmea:gps")) m")
-        #expect(abs(distance("nmea:gps:2") - 57) < 1, "second receiver: \(distance("nmea:gps:2")) m")
+        #expect(abs(distance("nmea:gps:2") - 30) < 1, "second receiver: \(distance("nmea:gps:2")) m")
+        let total = recording.samples.filter { $0.type == .distanceWalkingRunning }.reduce(0) { $0 + $1.quantity.value }
+        #expect(abs(total - 125) < 1, "the workout's distance: \(total) m")
+        #expect(routePoints() == 30)
         let sources = Set(recording.samples.filter { $0.type == .distanceWalkingRunning }.map(\.source))
         #expect(sources.map(\.name).sorted() == ["GPS", "GPS 2"])
     }

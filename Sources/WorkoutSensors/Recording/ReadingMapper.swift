@@ -48,7 +48,8 @@ public struct RecordedInput: Sendable {
 /// since the previous reading of the same source. A GPS receiver is one source whatever talker (GP,
 /// GN, GL …) its sentences carry, and its GGA and RMC of one fix count once; each GPS port of a
 /// recording is a receiver of its own (`receiver` of `map`: `nmea:gps`, then `nmea:gps:2` …), with its
-/// own distance, clock mapping and sentences. After a disconnect (`connectionLost`) the next
+/// own distance, clock mapping and sentences, and one receiver at a time counts (distance and route): the one that
+/// reported within 10 s, else the next (`ownsGPS`). After a disconnect (`connectionLost`) the next
 /// total only re-bases: no amount is invented across a gap. Distance comes from the best source
 /// that reported within 10 s: a speed sensor or foot pod, else the watch's own distance (`DST`),
 /// else GPS; typed by the current leg. Pool lengths become lap events (with kind, style and strokes), a
@@ -62,6 +63,8 @@ public struct ReadingMapper: Sendable {
     private var receivers: [Int: Receiver] = [:]
     /// The receiver of the readings being mapped (`map`'s `receiver`).
     private var receiver = 0
+    /// The GPS receiver whose fixes count (distance and route), and its last fix: one at a time (`ownsGPS`).
+    private var gpsOwner: (receiver: Int, at: Date)?
     private var watchName = "watch"
     /// The source measuring each distance type, and when it last reported: one source per type.
     private var distanceOwners: [QuantityType: (key: String, at: Date)] = [:]
@@ -97,7 +100,8 @@ public struct ReadingMapper: Sendable {
         if port == .nmea {
             let key = Self.gpsIdentifier(receiver)
             totals[key] = nil
-            receivers[receiver]?.anchor = nil
+            receivers[receiver] = nil
+            if gpsOwner?.receiver == receiver { gpsOwner = nil }
             return
         }
         let prefix =
@@ -275,6 +279,7 @@ public struct ReadingMapper: Sendable {
         let date = time.map { self.time(of: $0, arrival: arrival) } ?? arrival
         var secondsOfDay: Double?
         if case .utc(let utc)? = time { secondsOfDay = utc.secondsOfDay }
+        let counts = ownsGPS(at: date)
         switch fix.sentence {
         case .gga:
             // Altitude comes with GGA; the point is written with the RMC of the same second (speed,
@@ -283,6 +288,10 @@ public struct ReadingMapper: Sendable {
                 receivers[receiver, default: Receiver()].pendingAltitude = (secondsOfDay, altitude)
             }
             if receivers[receiver]?.sawRMC != true {
+                guard counts else {
+                    totals[key] = (fix.totalDistance, date)
+                    return
+                }
                 input.route.append(
                     RoutePoint(
                         date: date, latitude: latitude, longitude: longitude, altitude: fix.altitude,
@@ -295,12 +304,28 @@ public struct ReadingMapper: Sendable {
             if let pending = receivers[receiver]?.pendingAltitude, pending.secondsOfDay == secondsOfDay {
                 altitude = pending.altitude
             }
+            guard counts else {
+                totals[key] = (fix.totalDistance, date)
+                return
+            }
             input.route.append(
                 RoutePoint(
                     date: date, latitude: latitude, longitude: longitude, altitude: altitude, speed: fix.speed,
                     course: fix.course))
             gpsDistance(fix, at: date, leg: leg, source: source, key: key, into: &input)
         }
+    }
+
+    /// Whether the receiver being mapped counts its fix at `date` (distance and route): one GPS receiver at a time,
+    /// the one that reported last within 10 s, else this one (it takes over). Two receivers on one athlete see one
+    /// track: adding both doubled the workout's distance and zig-zagged its route. A receiver that does not count
+    /// keeps its own total moving, so that when it takes over it counts from its own last fix, not a jump.
+    private mutating func ownsGPS(at date: Date) -> Bool {
+        if let owner = gpsOwner, owner.receiver != receiver, abs(date.timeIntervalSince(owner.at)) <= 10 {
+            return false
+        }
+        gpsOwner = (receiver, date)
+        return true
     }
 
     private mutating func gpsDistance(
