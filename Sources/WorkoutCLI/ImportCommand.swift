@@ -11,7 +11,8 @@ struct ImportCommand: ParsableCommand {
         commandName: "import", abstract: "Import FIT files or an Apple Health export through the live engine and save them.",
         discussion: """
             Replays a FIT activity file (or every .fit file of a folder) through the same path as a \
-            recording: session, builder, journal, store, on a virtual clock. Legs change at the file's \
+            recording: session, builder and store, on a virtual clock (without a crash journal: a file can be \
+            read again; workouts are saved in batches, each whole or not at all). Legs change at the file's \
             session boundaries, or with --auto-segment the engine's transition detection finds them, \
             and their sports, in any multisport. Every statistic is recomputed from the samples; --compare prints ours next to \
             the device's own per session and lap. Anomalies found in the file are listed. The same file \
