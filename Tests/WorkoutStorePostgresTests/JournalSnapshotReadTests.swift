@@ -12,24 +12,32 @@ import WorkoutStorePostgres
     .enabled(if: TestPostgres.available, "no WORKOUT_TEST_POSTGRES_URL: run scripts/test.sh"))
 struct JournalSnapshotReadTests {
     /// Starts psql holding an ACCESS EXCLUSIVE lock on `table` of `url` (until `release`), once it is granted.
+    ///
+    /// A psql that ends before its lock is granted (refused a connection while every suite beside this one holds
+    /// the test server's) is started again, up to three times; the error names what psql said. The wait is long
+    /// (300 s): under the whole test command a poll can wait its turn on the cooperative pool for minutes.
     static func lock(_ table: String, url: String) async throws -> Process {
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = [
-            "psql", url, "-v", "ON_ERROR_STOP=1", "-Atc",
-            "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;",
-        ]
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
-        let granted = await waitUntil(60, every: .milliseconds(20)) {
-            (try? TestPostgres.psql(url, Self.locks(table, granted: true))) == "1"
+        var said = ""
+        for _ in 0..<3 {
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            holder.arguments = [
+                "psql", url, "-v", "ON_ERROR_STOP=1", "-Atc",
+                "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;",
+            ]
+            let errors = Pipe()
+            holder.standardOutput = FileHandle.nullDevice
+            holder.standardError = errors
+            try holder.run()
+            let granted = await waitUntil(300, every: .milliseconds(20)) {
+                (try? TestPostgres.psql(url, Self.locks(table, granted: true))) == "1" || !holder.isRunning
+            }
+            if granted, holder.isRunning { return holder }
+            if holder.isRunning { holder.terminate() }
+            await onOwnThread { holder.waitUntilExit() }
+            said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         }
-        guard granted else {
-            holder.terminate()
-            throw TestFailure("\(table) was not locked")
-        }
-        return holder
+        throw TestFailure("\(table) was not locked (psql: \(said.isEmpty ? "nothing" : said))")
     }
 
     /// How many ACCESS EXCLUSIVE locks on `table` are granted, or how many locks on it are waited for.
@@ -79,7 +87,7 @@ struct JournalSnapshotReadTests {
         let id = recording.id
         let read = Task { try await onOwnThread { try reader.recoverActiveSession(id: id, commitInterval: 0) } }
         // The read has its session and changes, and waits for the sample chunks.
-        let waiting = await waitUntil(60, every: .milliseconds(20)) {
+        let waiting = await waitUntil(300, every: .milliseconds(20)) {
             (try? TestPostgres.psql(url, Self.locks(partition, granted: false))) == "1"
         }
         if waiting {
