@@ -178,6 +178,44 @@ struct JournalCommitTests {
         #expect(workout.metadata["kept"] == .string("after all"))
     }
 
+    // The stored journal may end where a failed commit's entries would, yet hold another writer's entries (a
+    // session continued elsewhere while this writer's answer was lost): those are not this writer's kept commit.
+    // The writer compares what is stored with what it sent and, when they differ, refuses as out of step as
+    // before, never writing its own entries over the other's.
+    @Test(arguments: Backend.available)
+    func aJournalEndingWhereAFailedCommitWouldButHoldingOtherEntriesIsRefused(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let losing = AnswerLosingBackend(fixture.store.backend)
+        let recording = try WorkoutStore(backend: losing).beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        try recording.builder.addMetadata(["writer": .string("this one")])
+        losing.storeInsteadOfNextCommit { commit in
+            var other = commit
+            other.entries = commit.entries.map { entry in
+                var entry = entry
+                entry.payload = entry.payload?.replacingOccurrences(of: "this one", with: "another")
+                return entry
+            }
+            return other
+        }
+        #expect(throws: StoreError.timedOut) { try recording.commit() }
+
+        try recording.builder.add((10..<20).map { hr(Double($0)) })
+        let refused = #expect(throws: StoreError.self) { try recording.commit() }
+        if case .journalOutOfStep(let id, _) = refused {
+            #expect(id == recording.id)
+        } else {
+            Issue.record("expected journalOutOfStep, got \(String(describing: refused))")
+        }
+        let recovered = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
+        #expect(recovered.builder.metadata["writer"] == .string("another"))
+        try recovered.close()
+    }
+
     // A packed row whose stated count is not what it holds would make every later commit out of step (the
     // continuity check numbers on from the stated count): recovery refuses it as damage, not 503 for ever.
     @Test func aPackedRowThatMisstatesItsCountIsDamage() throws {
@@ -232,9 +270,23 @@ final class AnswerLosingBackend: StoreBackend {
     /// The next journal commit is kept, and answered as failed.
     func loseNextAnswer() { losing.withLock { $0 = true } }
 
+    /// The next journal commit is replaced by what `other` makes of it (another writer's entries), stored, and
+    /// answered as failed.
+    func storeInsteadOfNextCommit(_ other: @escaping @Sendable (JournalCommit) -> JournalCommit) {
+        replacing.withLock { $0 = other }
+    }
+    private let replacing = Mutex<(@Sendable (JournalCommit) -> JournalCommit)?>(nil)
+
     var location: String { backend.location }
 
     func commitJournal(_ commit: JournalCommit) throws(StoreError) {
+        if let other = replacing.withLock({ other in
+            defer { other = nil }
+            return other
+        }) {
+            try backend.commitJournal(other(commit))
+            throw .timedOut
+        }
         try backend.commitJournal(commit)
         let lose = losing.withLock { lose in
             defer { lose = false }
