@@ -402,8 +402,11 @@ extension ImportPlanner {
                 record, previousCycles: recordPass.cycles.reference, swimGoesOn: recordPass.swim.goesOn,
                 swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
             : nil
-        // In a paddled stretch (`paddleSpans`) every record is the boat's, but one counting a swim's strokes.
-        if let types = own, !(types.strokes && record.totalCycles != nil), inPaddledSpan(recordTime) {
+        // In a paddled stretch (`paddleSpans`) every record is the boat's, but one counting a swim's strokes and one
+        // with power or a running step length: those show a ride or a run, not a boat (their own types stand).
+        if let types = own, !(types.strokes && record.totalCycles != nil), record.power == nil,
+            record.stepLength == nil, inPaddledSpan(recordTime)
+        {
             own = LegTypes(.paddleSports, pool: false)
         }
         if let own { recordPass.swim.advance(record, at: time, typedSwimming: own.strokes) }
@@ -699,9 +702,14 @@ extension ImportPlanner {
         return speed * 60 / Double(cadence) >= longestRunningStride
     }
 
+    /// The longest the boat pushed off (`launching`) may last before a paddled stretch's first paddled record (s):
+    /// the fenix 2's took 12 s. Without a bound a stretch began at its first window's first record, up to a whole
+    /// window (600 s) of standing at the shore before the boat moved.
+    static let longestLaunch = 60.0
+
     /// Whether a record before a paddled stretch's first is the boat pushed off: no faster than `paddleStrokeSpeeds`,
     /// no power, step length or half stride, and a cadence of 0 or a stroke rate (under `strokeRateBound`; a walk or a
-    /// run counts more strides).
+    /// run counts more strides); at most `longestLaunch` before the first paddled record (`paddleSpans`).
     static func launching(_ record: FITRecord) -> Bool {
         guard (record.speed ?? 0) <= paddleStrokeSpeeds.upperBound, record.power == nil, record.stepLength == nil,
             (record.fractionalCadence ?? 0) == 0
@@ -714,7 +722,7 @@ extension ImportPlanner {
     /// whose moving records' median speed is in `paddlingSpeeds`, at least `paddledShare` of them `looksPaddled`, and
     /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first
     /// record that looks paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat
-    /// pushed off (`launching`); a stretch shorter than `shortestPaddle` is none.
+    /// pushed off (`launching`, at most `longestLaunch`); a stretch shorter than `shortestPaddle` is none.
     ///
     /// A wrist in a kayak counts no strides and reads the strokes' rhythm now and then (a fenix 2: a cadence of 0 in
     /// 17–95 % of the records, else 30–127 a minute); without that window such records were riding (a cadence of 0
@@ -771,7 +779,11 @@ extension ImportPlanner {
                 // A new stretch begins with the boat pushed off: the window's records before its first paddled one
                 // with strokes or none (a fenix 2: 0.6–2 m/s, a cadence of 0 or 42–43, for 12 s).
                 var start = firstPaddled.index
-                while start > low, launching(records[start - 1].record) { start -= 1 }
+                while start > low, records[start - 1].time >= firstPaddled.time - longestLaunch,
+                    launching(records[start - 1].record)
+                {
+                    start -= 1
+                }
                 spans.append((records[start].time, lastPaddled))
             }
         }
