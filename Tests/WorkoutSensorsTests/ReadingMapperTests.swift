@@ -113,6 +113,41 @@ struct ReadingMapperTests {
         let total: Double = after.map(\.quantity.value).reduce(0, +)
         #expect(abs(total - 4 * 2.105) < 1e-9)
     }
+
+    /// Two ANT sticks (two ANT ports of one recording): the foot pod's stick is unplugged; the wheel heard by the
+    /// other stick keeps its running total, so its next page counts in full (only the lost port's totals re-base).
+    @Test func anANTDisconnectForgetsOnlyThatPortsTotals() throws {
+        var mapper = ReadingMapper()
+        var bike = ANTDecoder()
+        var pod = ANTDecoder()
+        var input = RecordedInput()
+        func feed(_ decoder: inout ANTDecoder, _ bytes: [UInt8], at second: Double, receiver: Int) {
+            var readings: [SensorReading] = []
+            decoder.decode(bytes, into: &readings)
+            mapper.map(readings, arrival: at(second), leg: .cycling, receiver: receiver, into: &input)
+        }
+        func wheel(_ second: Int, _ revolutions: Int) -> [UInt8] {
+            ANT.broadcast(
+                channel: 1,
+                ANT.speedCadencePage(
+                    crankTime: 0, crankRevolutions: 0, wheelTime: (second * 1024) & 0xFFFF,
+                    wheelRevolutions: revolutions))
+        }
+        feed(&bike, ANT.channelID(channel: 1, deviceNumber: 102, type: .bikeSpeedCadence) + wheel(0, 100), at: 0, receiver: 0)
+        feed(
+            &pod,
+            ANT.channelID(channel: 3, deviceNumber: 104, type: .footPod)
+                + ANT.broadcast(channel: 3, ANT.footPodPage(time: 0, distance: 10, speed: 3, strides: 0)),
+            at: 0.5, receiver: 1)
+        feed(&bike, wheel(1, 104), at: 1, receiver: 0)
+        // The foot pod's stick (the second ANT port) is unplugged.
+        pod.connectionLost()
+        mapper.connectionLost(.ant, receiver: 1)
+        feed(&bike, wheel(2, 108), at: 2, receiver: 0)
+        let distance = sum(input.samples, .distanceCycling)
+        // 8 revolutions of a 2.105 m wheel: the second 4 were lost when every ANT port's totals were forgotten.
+        #expect(abs(distance - 8 * 2.105) < 1e-9, "wheel distance \(distance) m")
+    }
 }
 
 /// A decoder per protocol kept across chunks, as the recorder keeps one per port.
