@@ -12,7 +12,7 @@ private func map(
     var readings: [SensorReading] = []
     decoder.decode(bytes, into: &readings)
     var input = RecordedInput()
-    mapper.map(readings, arrival: arrival, leg: leg, into: &input)
+    mapper.map(readings, arrival: arrival, leg: leg, receiver: 0, into: &input)
     return input
 }
 
@@ -56,7 +56,7 @@ struct ReadingMapperTests {
             NMEA.rmc(time: at(5), latitude: 47.9, longitude: 11.3, speed: 1.7, course: 0)
                 + NMEA.rmc(time: at(6), latitude: 47.90002, longitude: 11.3, speed: 1.7, course: 0), into: &readings)
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(6), leg: .transition, into: &input)
+        mapper.map(readings, arrival: at(6), leg: .transition, receiver: 0, into: &input)
         #expect(input.route.count == 2)
         #expect(input.samples.isEmpty)
         // A pool swim's distance comes from its lengths, not from DST.
@@ -75,7 +75,7 @@ struct ReadingMapperTests {
                     course: 0), into: &readings)
         }
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(3), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(3), leg: .cycling, receiver: 0, into: &input)
         let distance: Double = input.samples.filter { $0.type == .distanceCycling }.map(\.quantity.value).reduce(0, +)
         // Two steps of 0.0001° of latitude: about 22.2 m.
         #expect(abs(distance - 22.24) < 0.2)
@@ -91,22 +91,22 @@ struct ReadingMapperTests {
         var readings: [SensorReading] = []
         decoder.decode(setup + page(wheelTime: 0, revolutions: 100), into: &readings)
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(0), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(0), leg: .cycling, receiver: 0, into: &input)
         readings = []
         decoder.decode(page(wheelTime: 1024, revolutions: 104), into: &readings)
-        mapper.map(readings, arrival: at(1), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(1), leg: .cycling, receiver: 0, into: &input)
         let distance = input.samples.filter { $0.type == .distanceCycling }
         #expect(distance.count == 1)
         #expect(abs((distance.first?.quantity.value ?? 0) - 4 * 2.105) < 1e-9)
         #expect(distance.first?.source.identifier == "ant:121:102")
         // A gap: the sensor kept counting while unplugged; nothing is invented across it.
         decoder.connectionLost()
-        mapper.connectionLost(.ant)
+        mapper.connectionLost(.ant, receiver: 0)
         input = RecordedInput()
         for (second, revolutions) in [(61, 400), (62, 404)] {
             readings = []
             decoder.decode(page(wheelTime: (second * 1024) & 0xFFFF, revolutions: revolutions), into: &readings)
-            mapper.map(readings, arrival: at(Double(second)), leg: .cycling, into: &input)
+            mapper.map(readings, arrival: at(Double(second)), leg: .cycling, receiver: 0, into: &input)
         }
         let after = input.samples.filter { $0.type == .distanceCycling }
         #expect(after.allSatisfy { $0.start >= at(61) })
@@ -162,7 +162,7 @@ private struct Ports {
         decoder.decode(bytes, into: &readings)
         decoders[wire] = decoder
         var input = RecordedInput()
-        mapper.map(readings, arrival: arrival, leg: leg, into: &input)
+        mapper.map(readings, arrival: arrival, leg: leg, receiver: 0, into: &input)
         return input
     }
 }
@@ -295,7 +295,7 @@ extension ReadingMapperTests {
             WatchLink.distance(endMilliseconds: 100_000, durationMilliseconds: 1000, meters: 1.5), .watch, arrival: at(100),
             leg: .transition, mapper: &mapper)
         #expect(sum(t1.samples, .distanceWalkingRunning) == 1.5)
-        mapper.connectionLost(.watch)
+        mapper.connectionLost(.watch, receiver: 0)
         // Twenty minutes later, in T2: GPS fixes 2 m apart.
         var samples: [QuantitySample] = []
         for second in 1300..<1306 {

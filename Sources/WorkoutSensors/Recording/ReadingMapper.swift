@@ -101,7 +101,7 @@ public struct ReadingMapper: Sendable {
     /// receiver's. `receiver` is the port's number among the recording's ports of its protocol, as `map` was told:
     /// for `nmea` only that GPS receiver is forgotten, for `ant` only the sources that port reported last (another
     /// ANT stick's wheel keeps its total).
-    public mutating func connectionLost(_ port: SensorProtocol, receiver: Int = 0) {
+    public mutating func connectionLost(_ port: SensorProtocol, receiver: Int) {
         switch port {
         case .nmea:
             let key = Self.gpsIdentifier(receiver)
@@ -133,7 +133,7 @@ public struct ReadingMapper: Sendable {
     ///   first, 1 the second …). Each GPS receiver is a source of its own, whose distance never mixes with
     ///   another's; an ANT port's disconnect (`connectionLost`) forgets the totals of the sources it reported.
     public mutating func map(
-        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?, receiver: Int = 0,
+        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?, receiver: Int,
         into input: inout RecordedInput
     ) {
         chunkAmounts.removeAll(keepingCapacity: true)
