@@ -398,8 +398,8 @@ public enum FileImport {
             throw .engine(error)
         }
         // The recovery is saved with the workout, in its savepoint: never a saved workout without it.
-        return Replayed(
-            read: read, format: format, imported: recovery.map { imported.attaching($0) } ?? imported, recovery: recovery)
+        let saved = recovery.map { imported.attaching($0) } ?? imported
+        return Replayed(read: read, format: format, imported: saved, recovery: recovery)
     }
 }
 

@@ -497,7 +497,8 @@ struct AppleHealthReadingTests {
         #expect(outcomes.count == 2)
         #expect((try? outcomes.first?.get()) != nil, "the first workout's records were read before the damage")
         guard case .failure(.spoolUnreadable(let entry, _, _, let start, let detail))? = outcomes.last else {
-            Issue.record("expected the second workout refused as spoolUnreadable, got \(String(describing: outcomes.last))")
+            Issue.record(
+                "expected the second workout refused as spoolUnreadable, got \(String(describing: outcomes.last))")
             return
         }
         #expect(entry == "export.xml")
@@ -543,7 +544,8 @@ struct AppleHealthReadingTests {
             thrown = error
         }
         #expect(successes == 1, "the rewritten workout was read as if nothing changed")
-        guard case .format(_, let error)? = thrown, case .exportChanged(let entry, let detail)? = error as? HealthImportError
+        guard case .format(_, let error)? = thrown,
+            case .exportChanged(let entry, let detail)? = error as? HealthImportError
         else {
             Issue.record("expected exportChanged, got \(String(describing: thrown))")
             return

@@ -133,7 +133,9 @@ struct ReadingMapperTests {
                     crankTime: 0, crankRevolutions: 0, wheelTime: (second * 1024) & 0xFFFF,
                     wheelRevolutions: revolutions))
         }
-        feed(&bike, ANT.channelID(channel: 1, deviceNumber: 102, type: .bikeSpeedCadence) + wheel(0, 100), at: 0, receiver: 0)
+        feed(
+            &bike, ANT.channelID(channel: 1, deviceNumber: 102, type: .bikeSpeedCadence) + wheel(0, 100), at: 0,
+            receiver: 0)
         feed(
             &pod,
             ANT.channelID(channel: 3, deviceNumber: 104, type: .footPod)

@@ -193,7 +193,8 @@ struct HealthFileIdentity: Equatable, Sendable {
         guard stat(path, &status) == 0 else { return "\(path) is gone (\(String(cString: strerror(errno))))" }
         let named = HealthFileIdentity(status)
         if named.device != device || named.inode != inode {
-            return "another file was saved as \(path) (device \(named.device), inode \(named.inode), not \(device), \(inode))"
+            return "another file was saved as \(path) (device \(named.device), inode \(named.inode), "
+                + "not \(device), \(inode))"
         }
         return difference(named)
     }

@@ -650,7 +650,7 @@ final class HealthRecordLog {
     }
 }
 
-/// An unlinked temporary file (in `folder`, `TMPDIR` by default, unlinked as soon as it is made, so nothing is left behind even when the
+/// An unlinked temporary file (in `folder`, `TMPDIR` by default; unlinked as soon as it is made, so nothing is left behind even when the
 /// import is cut short), made at the first write. Its first failure stays in `failure` and stops every later use.
 final class HealthTemporaryFile {
     /// What it holds, for the errors (`records`).

@@ -483,7 +483,8 @@ extension SQLiteBackend {
             // would refuse every later commit as out of step, so it is damage.
             if let rowCount: Int64 = change["row_count"], rowCount != Int64(unpacked.count) {
                 throw StoreError.corruptChunk(
-                    workout: session, detail: "journal change \(seq) holds \(unpacked.count) changes but says \(rowCount)")
+                    workout: session,
+                    detail: "journal change \(seq) holds \(unpacked.count) changes but says \(rowCount)")
             }
             return unpacked
         }
