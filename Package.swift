@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
+                "WorkoutStore", "WorkoutStorePostgres", "WorkoutReplay", "WorkoutImport", "WorkoutFormats",
+                .product(name: "GRDB", package: "GRDB.swift"), "WorkoutTestSupport",
                 "StoreTestSupport",
             ],
             // Fixtures/: a schema-1 store (gzip) read by MigrationTests through #filePath.

@@ -286,13 +286,9 @@ public enum FileImport {
                 chunkBytes: imported.chunkBytes, inputs: read.script.sampleCount + read.script.routePointCount)
         }
 
-        /// Once saved: the heart-rate recovery attached, the comparison made.
+        /// Once saved (with its heart-rate recovery: `ImportedWorkout.attaching(_:)`): the comparison made.
         func result(path: String, into store: WorkoutStore, compare: Bool) throws(StoreError) -> FileImportResult {
-            var workout = imported.workout
-            if let recovery {
-                try store.attachHeartRateRecovery(recovery, toWorkout: workout.id)
-                workout.metadata.merge(recovery.workoutMetadata) { _, new in new }
-            }
+            let workout = imported.workout
             var rows: [ComparisonRow]?
             var details = read.details
             if compare {
@@ -401,7 +397,9 @@ public enum FileImport {
         } catch {
             throw .engine(error)
         }
-        return Replayed(read: read, format: format, imported: imported, recovery: recovery)
+        // The recovery is saved with the workout, in its savepoint: never a saved workout without it.
+        let saved = recovery.map { imported.attaching($0) } ?? imported
+        return Replayed(read: read, format: format, imported: saved, recovery: recovery)
     }
 }
 

@@ -277,6 +277,10 @@ package protocol StoreBackend: Sendable {
     func journalSessions() throws(StoreError) -> [JournalSessionRecord]
     /// The session `id` (the newest when nil), nil when there is none.
     func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal?
+    /// The entries of session `id`'s journal numbered `seq` or later, in order; nil when there is no such session.
+    /// Only those are read (not the journal from its start, nor the recording's chunks): what a writer needs to learn
+    /// where the journal ends after its own number.
+    func journalEntries(id: UUID, from seq: Int64) throws(StoreError) -> [JournalEntry]?
 
     // MARK: changes made elsewhere
 

@@ -83,6 +83,48 @@ public struct ImportedWorkout: Sendable {
     public var chunkBytes: Int {
         sampleChunks.reduce(0) { $0 + $1.payload.count } + routeChunks.reduce(0) { $0 + $1.payload.count }
     }
+
+    /// This workout with its heart-rate recovery in it, as `WorkoutStore.attachHeartRateRecovery(_:toWorkout:)` stores
+    /// one (the one-minute sample, the marked readings of the window, the values or why they are missing in the
+    /// metadata), so that `WorkoutStore.saveImported(_:)` saves them with the workout, in its savepoint: a workout
+    /// is never saved without its recovery (attached after the save, in a transaction of its own, a failure there
+    /// left it so for good).
+    public func attaching(_ recovery: HeartRateRecoveryResult) -> ImportedWorkout {
+        var workout = workout
+        workout.metadata = recovery.replacingRecovery(in: workout.metadata)
+        let next = (sampleChunks.lazy.map(\.lastOrdinal).max() ?? -1) + 1
+        return ImportedWorkout(
+            workout: workout, sampleChunks: sampleChunks + recovery.storedChunks(firstOrdinal: next),
+            routeChunks: routeChunks)
+    }
+}
+
+extension HeartRateRecoveryResult {
+    /// `metadata` with this recovery's values (or why they are missing) in place of any earlier recovery's.
+    func replacingRecovery(in metadata: Metadata) -> Metadata {
+        var metadata = metadata
+        for key in [
+            MetadataKey.heartRateRecoveryOneMinute, MetadataKey.heartRateRecoveryTwoMinutes,
+            MetadataKey.heartRateRecoveryOneMinuteUnavailable, MetadataKey.heartRateRecoveryTwoMinutesUnavailable,
+        ] {
+            metadata[key] = nil
+        }
+        metadata.merge(workoutMetadata) { _, new in new }
+        return metadata
+    }
+
+    /// The chunks a workout stores of this recovery, numbered from `firstOrdinal`: the one-minute sample when there
+    /// is one and the heart-rate readings of the window, each marked `MetadataKey.heartRateRecoveryReading` (in
+    /// chunks of their own: a later attach finds them so).
+    func storedChunks(firstOrdinal: Int64) -> [SampleChunk] {
+        let readings = self.readings.filter { $0.type == .heartRate }.map { reading in
+            var reading = reading
+            reading.metadata[MetadataKey.heartRateRecoveryReading] = .bool(true)
+            return reading
+        }
+        let samples = (sample.map { [$0] } ?? []) + readings
+        return samples.isEmpty ? [] : Series.chunks(samples, firstOrdinal: firstOrdinal)
+    }
 }
 
 /// The sink of an `ImportRecording`: keeps the samples and route points the session accepts and lays them out in

@@ -248,7 +248,8 @@ final class JournalWriter: WorkoutRecordingSink {
     }
 
     /// After a commit refused as out of step: whether the stored journal ends within the entries of failed commits
-    /// (a commit answered as failed that was kept, its answer lost). It is read back; when it goes on past `seq`
+    /// (a commit answered as failed that was kept, its answer lost). Its entries from `seq` on are read back (not the
+    /// whole journal: a recording's grows by a commit a second); when it goes on past `seq`
     /// (the writer's committed changes) by at most `failed` changes, all of them the entries this writer sent (seq,
     /// kind, count and payload alike), those entries are kept ones, counted as committed and no longer pending
     /// (their chunks are written again by the retry: a chunk replaces the one with its first ordinal), and true is
@@ -257,14 +258,14 @@ final class JournalWriter: WorkoutRecordingSink {
     private func keptFailedEntries(
         _ tails: inout Tails, from seq: Int64, upTo failed: Int64
     ) throws(StoreError) -> Bool {
-        guard let journal = try store.backend.loadJournal(id: session), let last = journal.entries.last?.seq,
+        // The stored entries from the writer's number on: the journal before it is the writer's committed changes.
+        guard let stored = try store.backend.journalEntries(id: session, from: seq), let last = stored.last?.seq,
             case let (next, overflow) = last.addingReportingOverflow(1), !overflow
         else { return false }
         guard next > seq, next - seq <= failed, next - seq <= Int64(tails.pendingEntries.count) else { return false }
         let kept = Int(next - seq)
         // Kept entries are the ones this writer sent, change for change; another writer's are not.
-        guard journal.entries.filter({ $0.seq >= seq }).elementsEqual(tails.pendingEntries[..<kept].lazy.map(\.entry))
-        else { return false }
+        guard stored.elementsEqual(tails.pendingEntries[..<kept].lazy.map(\.entry)) else { return false }
         let samples = tails.pendingEntries[..<kept].reduce(0) { $0 + ($1.kind == .samples ? $1.count : 0) }
         tails.pendingEntries.removeFirst(kept)
         tails.pendingSamples -= samples

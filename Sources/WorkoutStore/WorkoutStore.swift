@@ -89,12 +89,6 @@ public final class WorkoutStore: Sendable {
     ///
     /// - Throws: `.workoutNotFound` when no finished workout has the id.
     public func attachHeartRateRecovery(_ result: HeartRateRecoveryResult, toWorkout id: UUID) throws(StoreError) {
-        // Only heart-rate readings go in as recovery readings, each marked.
-        let readings = result.readings.filter { $0.type == .heartRate }.map { reading in
-            var reading = reading
-            reading.metadata[MetadataKey.heartRateRecoveryReading] = .bool(true)
-            return reading
-        }
         try backend.updateWorkout(id, replacing: [.heartRateRecoveryOneMinute, .heartRate]) {
             (chunk: SampleChunk) throws(StoreError) -> Bool in
             switch chunk.type {
@@ -107,17 +101,7 @@ public final class WorkoutStore: Sendable {
             default: return false
             }
         } _: { (stored: Metadata, next: Int64) throws(StoreError) -> (Metadata, [SampleChunk]) in
-            var metadata = stored
-            // Attaching again replaces what an earlier attach stored.
-            for key in [
-                MetadataKey.heartRateRecoveryOneMinute, MetadataKey.heartRateRecoveryTwoMinutes,
-                MetadataKey.heartRateRecoveryOneMinuteUnavailable, MetadataKey.heartRateRecoveryTwoMinutesUnavailable,
-            ] {
-                metadata[key] = nil
-            }
-            metadata.merge(result.workoutMetadata) { _, new in new }
-            let samples = (result.sample.map { [$0] } ?? []) + readings
-            return (metadata, samples.isEmpty ? [] : Series.chunks(samples, firstOrdinal: next))
+            (result.replacingRecovery(in: stored), result.storedChunks(firstOrdinal: next))
         }
         broadcaster.publish(.added([id]))
     }

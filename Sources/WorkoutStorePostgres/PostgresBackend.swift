@@ -875,4 +875,21 @@ final class PostgresBackend: StoreBackend {
             return LoadedJournal(session: session, entries: entries, sampleChunks: samples, routeChunks: route)
         }
     }
+
+    func journalEntries(id: UUID, from seq: Int64) throws(StoreError) -> [JournalEntry]? {
+        // One snapshot: the session and its changes as of one instant (as `loadJournal`).
+        try pool.transaction(readOnly: true, team: isTeam, snapshot: true) { t -> [JournalEntry]? in
+            var find = scoped()
+            find.text = "SELECT 1 FROM journal_session WHERE athlete = $1 AND uuid = \(find.bind(.uuid(id)))"
+            guard try t.run(find).first != nil else { return nil }
+            var changes = scoped()
+            changes.text =
+                "SELECT seq, kind, count::bigint, payload FROM journal_change WHERE athlete = $1 AND session = \(changes.bind(.uuid(id))) AND seq >= \(changes.bind(.int(seq))) ORDER BY seq"
+            return try t.run(changes).map { change in
+                JournalEntry(
+                    seq: try change.int(0), kind: JournalEntry.Kind(rawValue: try change.text(1)) ?? .change,
+                    count: Int(try change.int(2)), payload: try change.optionalText(3))
+            }
+        }
+    }
 }

@@ -446,6 +446,115 @@ struct AppleHealthReadingTests {
         #expect(inMemory.last?.filter { $0.hasPrefix("stepCount ") && $0.hasSuffix(" W") }.count == 25)
     }
 
+    /// Two overlapping 30-minute workouts (10:00 and 10:20) with a heart-rate record a minute, 10:00–10:50.
+    static func twoWorkoutsWithRecords() -> [UInt8] {
+        var body = ""
+        for minute in 0...50 {
+            body += heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute), String(100 + minute))
+        }
+        body += workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:30:00 +0000", minutes: 30)
+        body += workout("2020-01-01 10:20:00 +0000", "2020-01-01 10:50:00 +0000", minutes: 30)
+        return export(body)
+    }
+
+    // Pass 2 took each workout's records from the temporary file and, when they could not be read back, handed the
+    // workout over with those records missing (saved with holes), the import only failing after it. Now that
+    // workout is refused whole with a typed error, and counted. The file is cut short behind the reader's back
+    // (after the first workout was handed over), as a file that cannot be read back.
+    @Test func aWorkoutWhoseRecordsCannotBeReadBackIsRefusedWhole() throws {
+        let folder = try temporaryFolder("spool")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bytes = Self.twoWorkoutsWithRecords()
+        var outcomes: [Result<HealthScriptedWorkout, HealthImportError>] = []
+        var counts: HealthExportCounts?
+        var thrown: HealthImportError?
+        do {
+            try HealthExportReading.read(
+                entry: "export.xml", xml: { Self.reader(bytes) }, routes: [], spoolLimit: 2,
+                temporaryFolder: folder.path,
+                each: { outcome in
+                    outcomes.append(outcome)
+                    guard outcomes.count == 1 else { return }
+                    // The records' temporary file (unlinked, in `folder`) loses its content.
+                    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                    for name in descriptors {
+                        let link = "/proc/self/fd/\(name)"
+                        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link),
+                            target.hasPrefix(folder.path + "/health-spool-")
+                        else { continue }
+                        let descriptor = open(link, O_WRONLY)
+                        if descriptor >= 0 {
+                            _ = ftruncate(descriptor, 0)
+                            close(descriptor)
+                        }
+                    }
+                },
+                counted: { counts = $0 })
+        } catch {
+            thrown = error
+        }
+        #expect(thrown == nil, "\(String(describing: thrown))")
+        #expect(outcomes.count == 2)
+        #expect((try? outcomes.first?.get()) != nil, "the first workout's records were read before the damage")
+        guard case .failure(.spoolUnreadable(let entry, _, _, let start, let detail))? = outcomes.last else {
+            Issue.record(
+                "expected the second workout refused as spoolUnreadable, got \(String(describing: outcomes.last))")
+            return
+        }
+        #expect(entry == "export.xml")
+        #expect(start == (try Self.utc(2020, 1, 1, 10, 20)))
+        #expect(detail.contains("could not be read back"), "\(detail)")
+        #expect(counts?.workoutsNotReadBack == 1)
+    }
+
+    // Pass 2 reads each workout's element again from the file: a file rewritten after pass 1 read it (another
+    // export saved over it) gave workouts that pass 1's records and windows do not belong to. The file's identity
+    // (device, inode, size, modification time) is now checked before each workout is read again, and a change is
+    // refused with a typed error saying to run the import again. Here the second workout's duration is rewritten
+    // in place (same size, same inode) after the first workout was handed over.
+    @Test func anExportRewrittenBetweenThePassesIsRefused() throws {
+        let folder = try temporaryFolder("rewritten")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("export.xml").path
+        let bytes = Self.twoWorkoutsWithRecords()
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let original = String(decoding: bytes, as: UTF8.self)
+        let second = try #require(original.range(of: "duration=\"30\"", options: .backwards))
+        let offset = original.utf8.distance(from: original.startIndex, to: second.lowerBound)
+        var successes = 0
+        var refusedAfter = false
+        var thrown: FileImportError?
+        do {
+            try AppleHealthReader.read(path: path, options: ImportOptions()) { outcome in
+                if case .success = outcome { successes += 1 } else { refusedAfter = true }
+                guard successes == 1, !refusedAfter else { return }
+                let descriptor = open(path, O_WRONLY)
+                guard descriptor >= 0 else { return }
+                defer { close(descriptor) }
+                let changed = Array("duration=\"29\"".utf8)
+                _ = changed.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+                // Saved a moment later than the file pass 1 read (timestamps may be coarser than this test).
+                var status = stat()
+                _ = fstat(descriptor, &status)
+                var times = [status.st_atim, status.st_mtim]
+                times[1].tv_sec += 2
+                _ = futimens(descriptor, &times)
+            }
+        } catch {
+            thrown = error
+        }
+        #expect(successes == 1, "the rewritten workout was read as if nothing changed")
+        guard case .format(_, let error)? = thrown,
+            case .exportChanged(let entry, let detail)? = error as? HealthImportError
+        else {
+            Issue.record("expected exportChanged, got \(String(describing: thrown))")
+            return
+        }
+        #expect(entry == "export.xml")
+        #expect(detail.contains("modified"), "\(detail)")
+        #expect(HealthImportError.exportChanged(entry: entry, detail: detail).description.contains("import it again"))
+    }
+
     /// A batch of workouts waiting for their save counts what they hold decoded, not only their encoded chunks: 128
     /// one-hour runs of 18,000 samples each (their chunks about 5 bytes a sample) close their batch long before the
     /// 128th, so that the batch holds at most about `batchBytes` (16 MiB) and not 128 workouts' samples (about 290 MB).

@@ -12,7 +12,7 @@ private func map(
     var readings: [SensorReading] = []
     decoder.decode(bytes, into: &readings)
     var input = RecordedInput()
-    mapper.map(readings, arrival: arrival, leg: leg, into: &input)
+    mapper.map(readings, arrival: arrival, leg: leg, receiver: 0, into: &input)
     return input
 }
 
@@ -56,7 +56,7 @@ struct ReadingMapperTests {
             NMEA.rmc(time: at(5), latitude: 47.9, longitude: 11.3, speed: 1.7, course: 0)
                 + NMEA.rmc(time: at(6), latitude: 47.90002, longitude: 11.3, speed: 1.7, course: 0), into: &readings)
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(6), leg: .transition, into: &input)
+        mapper.map(readings, arrival: at(6), leg: .transition, receiver: 0, into: &input)
         #expect(input.route.count == 2)
         #expect(input.samples.isEmpty)
         // A pool swim's distance comes from its lengths, not from DST.
@@ -75,7 +75,7 @@ struct ReadingMapperTests {
                     course: 0), into: &readings)
         }
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(3), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(3), leg: .cycling, receiver: 0, into: &input)
         let distance: Double = input.samples.filter { $0.type == .distanceCycling }.map(\.quantity.value).reduce(0, +)
         // Two steps of 0.0001° of latitude: about 22.2 m.
         #expect(abs(distance - 22.24) < 0.2)
@@ -91,27 +91,64 @@ struct ReadingMapperTests {
         var readings: [SensorReading] = []
         decoder.decode(setup + page(wheelTime: 0, revolutions: 100), into: &readings)
         var input = RecordedInput()
-        mapper.map(readings, arrival: at(0), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(0), leg: .cycling, receiver: 0, into: &input)
         readings = []
         decoder.decode(page(wheelTime: 1024, revolutions: 104), into: &readings)
-        mapper.map(readings, arrival: at(1), leg: .cycling, into: &input)
+        mapper.map(readings, arrival: at(1), leg: .cycling, receiver: 0, into: &input)
         let distance = input.samples.filter { $0.type == .distanceCycling }
         #expect(distance.count == 1)
         #expect(abs((distance.first?.quantity.value ?? 0) - 4 * 2.105) < 1e-9)
         #expect(distance.first?.source.identifier == "ant:121:102")
         // A gap: the sensor kept counting while unplugged; nothing is invented across it.
         decoder.connectionLost()
-        mapper.connectionLost(.ant)
+        mapper.connectionLost(.ant, receiver: 0)
         input = RecordedInput()
         for (second, revolutions) in [(61, 400), (62, 404)] {
             readings = []
             decoder.decode(page(wheelTime: (second * 1024) & 0xFFFF, revolutions: revolutions), into: &readings)
-            mapper.map(readings, arrival: at(Double(second)), leg: .cycling, into: &input)
+            mapper.map(readings, arrival: at(Double(second)), leg: .cycling, receiver: 0, into: &input)
         }
         let after = input.samples.filter { $0.type == .distanceCycling }
         #expect(after.allSatisfy { $0.start >= at(61) })
         let total: Double = after.map(\.quantity.value).reduce(0, +)
         #expect(abs(total - 4 * 2.105) < 1e-9)
+    }
+
+    /// Two ANT sticks (two ANT ports of one recording): the foot pod's stick is unplugged; the wheel heard by the
+    /// other stick keeps its running total, so its next page counts in full (only the lost port's totals re-base).
+    @Test func anANTDisconnectForgetsOnlyThatPortsTotals() throws {
+        var mapper = ReadingMapper()
+        var bike = ANTDecoder()
+        var pod = ANTDecoder()
+        var input = RecordedInput()
+        func feed(_ decoder: inout ANTDecoder, _ bytes: [UInt8], at second: Double, receiver: Int) {
+            var readings: [SensorReading] = []
+            decoder.decode(bytes, into: &readings)
+            mapper.map(readings, arrival: at(second), leg: .cycling, receiver: receiver, into: &input)
+        }
+        func wheel(_ second: Int, _ revolutions: Int) -> [UInt8] {
+            ANT.broadcast(
+                channel: 1,
+                ANT.speedCadencePage(
+                    crankTime: 0, crankRevolutions: 0, wheelTime: (second * 1024) & 0xFFFF,
+                    wheelRevolutions: revolutions))
+        }
+        feed(
+            &bike, ANT.channelID(channel: 1, deviceNumber: 102, type: .bikeSpeedCadence) + wheel(0, 100), at: 0,
+            receiver: 0)
+        feed(
+            &pod,
+            ANT.channelID(channel: 3, deviceNumber: 104, type: .footPod)
+                + ANT.broadcast(channel: 3, ANT.footPodPage(time: 0, distance: 10, speed: 3, strides: 0)),
+            at: 0.5, receiver: 1)
+        feed(&bike, wheel(1, 104), at: 1, receiver: 0)
+        // The foot pod's stick (the second ANT port) is unplugged.
+        pod.connectionLost()
+        mapper.connectionLost(.ant, receiver: 1)
+        feed(&bike, wheel(2, 108), at: 2, receiver: 0)
+        let distance = sum(input.samples, .distanceCycling)
+        // 8 revolutions of a 2.105 m wheel: the second 4 were lost when every ANT port's totals were forgotten.
+        #expect(abs(distance - 8 * 2.105) < 1e-9, "wheel distance \(distance) m")
     }
 }
 
@@ -127,7 +164,7 @@ private struct Ports {
         decoder.decode(bytes, into: &readings)
         decoders[wire] = decoder
         var input = RecordedInput()
-        mapper.map(readings, arrival: arrival, leg: leg, into: &input)
+        mapper.map(readings, arrival: arrival, leg: leg, receiver: 0, into: &input)
         return input
     }
 }
@@ -260,7 +297,7 @@ extension ReadingMapperTests {
             WatchLink.distance(endMilliseconds: 100_000, durationMilliseconds: 1000, meters: 1.5), .watch, arrival: at(100),
             leg: .transition, mapper: &mapper)
         #expect(sum(t1.samples, .distanceWalkingRunning) == 1.5)
-        mapper.connectionLost(.watch)
+        mapper.connectionLost(.watch, receiver: 0)
         // Twenty minutes later, in T2: GPS fixes 2 m apart.
         var samples: [QuantitySample] = []
         for second in 1300..<1306 {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import WorkoutEngine
+import WorkoutFormats
+import WorkoutImport
 import WorkoutModel
 import WorkoutStore
 
@@ -49,6 +51,83 @@ struct ImportSaveTests {
         }
         #expect(try store.workouts(matching: WorkoutQuery()).count == 3)
         #expect(try store.journaledSessions().isEmpty)
+    }
+
+    /// A FIT file of a 10-minute run with heart rate: 170 bpm to the end, then 130 s falling 0.5 bpm a second (a
+    /// one-minute recovery of 30).
+    private func runWithRecovery() -> [UInt8] {
+        let start: UInt32 = 1_000_000_000
+        var writer = FITWriter()
+        writer.write(0, [.enumeration(0, 4), .uint16(1, 255), .uint16(2, 1), .uint32z(3, 7), .uint32(4, start)])
+        writer.write(21, [.uint32(253, start), .enumeration(0, 0), .enumeration(1, 0), .uint32(3, 0)])
+        for t in UInt32(0)...730 {
+            writer.write(
+                20,
+                [
+                    .uint32(253, start + t), .scaled(5, t <= 600 ? Double(t) * 3 : 1800, scale: 100, size: 4),
+                    .scaled(73, t <= 600 ? 3 : 0, scale: 1000, size: 4),
+                    .uint8(3, UInt8(t <= 600 ? 170 : 170 - Int(t - 600) / 2)),
+                ])
+        }
+        writer.write(21, [.uint32(253, start + 600), .enumeration(0, 0), .enumeration(1, 4), .uint32(3, 0)])
+        writer.write(
+            18,
+            [
+                .uint32(253, start + 600), .uint32(2, start), .enumeration(5, 1),
+                .scaled(7, 600, scale: 1000, size: 4), .scaled(8, 600, scale: 1000, size: 4),
+            ])
+        return writer.finish()
+    }
+
+    // The heart-rate recovery of an imported workout was attached in a transaction of its own after its batch was
+    // saved: when that one failed, the workout stayed saved without its recovery for good (importing again is
+    // refused as already imported). It is now saved with the workout, in the workout's own savepoint. Here every
+    // later change of the athlete's workouts is refused by the database (a trigger), as the second transaction
+    // failing.
+    @Test(arguments: Backend.available)
+    func anImportedWorkoutIsSavedWithItsHeartRateRecoveryOrNotAtAll(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let file = fixture.folder.appendingPathComponent("recovery.fit")
+        try Data(runWithRecovery()).write(to: file)
+        let trigger = "refuse_update_\(UUID().uuidString.prefix(8).lowercased())"
+        try fixture.execute(
+            sqlite: """
+                CREATE TRIGGER \(trigger) BEFORE UPDATE ON workout
+                BEGIN SELECT RAISE(ABORT, 'a saved workout changed (refused by the test)'); END
+                """,
+            postgres: """
+                CREATE FUNCTION \(trigger)() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'a saved workout changed (refused by the test)'; END $$
+                """)
+        if backend == .postgres {
+            try fixture.execute(
+                sqlite: "",
+                postgres: """
+                    CREATE TRIGGER \(trigger) BEFORE UPDATE ON workout FOR EACH ROW
+                    WHEN (OLD.athlete = \(fixture.athleteLiteral)::uuid) EXECUTE FUNCTION \(trigger)()
+                    """)
+        }
+        defer {
+            if backend == .postgres {
+                _ = try? fixture.execute(sqlite: "", postgres: "DROP TRIGGER IF EXISTS \(trigger) ON workout")
+                _ = try? fixture.execute(sqlite: "", postgres: "DROP FUNCTION IF EXISTS \(trigger)()")
+            }
+        }
+
+        let results = try FileImport.runAll(path: file.path, into: fixture.store)
+        #expect(results.count == 1)
+        let saved = try fixture.store.workouts(matching: WorkoutQuery())
+        // Saved whole (with its recovery) or not at all; here saved.
+        for workout in saved {
+            #expect(workout.metadata[MetadataKey.heartRateRecoveryOneMinute] != nil, "saved without its recovery")
+            let types = Set(try fixture.store.samples(workout: workout.id).map(\.type))
+            #expect(types.contains(.heartRateRecoveryOneMinute), "saved without its recovery sample")
+        }
+        let result = try #require(try results.first?.get())
+        #expect(saved.map(\.id) == [result.workout.id])
+        #expect(abs((result.heartRateRecovery?.oneMinuteDrop ?? 0) - 30) <= 1)
+        #expect(result.workout.metadata[MetadataKey.heartRateRecoveryOneMinute] != nil)
     }
 
     @Test(arguments: Backend.available)

@@ -165,6 +165,9 @@ struct JournalCommitTests {
             #expect(throws: Never.self) { try recording.commit() }
         }
         #expect(recording.journalError == nil)
+        // Where the journal ends was read from the writer's number on, not by loading the whole journal (every
+        // change since the start and every chunk of the recording).
+        #expect(losing.journalsLoaded == 0, "the whole journal was loaded to learn where it ends")
         let all = (0..<40).map { t(Double($0)) }
         #expect(try recording.committedSamples().map(\.start) == all, "every sample once")
         let recovered = try #require(try fixture.reopen().recoverActiveSession(id: recording.id, commitInterval: 0))
@@ -237,6 +240,57 @@ struct JournalCommitTests {
             Issue.record("expected corruptChunk, got \(String(describing: refused))")
             return
         }
+    }
+
+    // What a writer reads to learn where its journal ends after its own number (`journalEntries`): the entries from
+    // that number on, also from inside a commit's packed row, none past the end, nil for no such session; the same
+    // entries `loadJournal` gives.
+    @Test(arguments: Backend.available) func theJournalIsReadFromAWritersNumberOn(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.cleanup() }
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        try recording.builder.addMetadata(["a": .string("1")])
+        try recording.builder.add((10..<20).map { hr(Double($0)) })
+        try recording.builder.addMetadata(["b": .string("2")])
+        try recording.commit()
+        let backend = fixture.store.backend
+        let whole = try #require(try backend.loadJournal(id: recording.id)).entries
+        #expect(whole.count >= 4)
+        let end = (whole.last?.seq ?? 0) + 1
+        for seq in whole.map(\.seq) + [end, end + 5] {
+            let ranged = try backend.journalEntries(id: recording.id, from: seq)
+            #expect(ranged == whole.filter { $0.seq >= seq }, "from \(seq)")
+        }
+        #expect(try backend.journalEntries(id: UUID(), from: 0) == nil)
+    }
+
+    // A damaged file whose last journal row is numbered Int64.max: the next commit computed the number after it
+    // (`seq + count`) unchecked and trapped, taking the recording process down. It is refused as damage instead.
+    @Test func aJournalNumberedUpToTheLargestNumberIsDamageNotATrap() throws {
+        let fixture = try StoreFixture(.sqlite)
+        defer { fixture.cleanup() }
+        let recording = try fixture.store.beginRecording(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
+        try recording.session.start(at: t(0))
+        try recording.builder.add((0..<10).map { hr(Double($0)) })
+        try recording.commit()
+        _ = try fixture.execute(
+            sqlite: """
+                UPDATE journal_change SET seq = 9223372036854775807, row_count = 1
+                WHERE session = ? AND seq = (SELECT max(seq) FROM journal_change WHERE session = ?)
+                """, [recording.id.uuidString, recording.id.uuidString], postgres: "")
+        try recording.builder.add((10..<20).map { hr(Double($0)) })
+        let refused = #expect(throws: StoreError.self) { try recording.commit() }
+        guard case .corruptChunk(let workout, let detail) = refused else {
+            Issue.record("expected corruptChunk, got \(String(describing: refused))")
+            return
+        }
+        #expect(workout == recording.id)
+        #expect(detail.contains("9223372036854775807"), "\(detail)")
     }
 
     // finish() after stop, then end(): journal rows orphaned by a later commit.
@@ -325,5 +379,14 @@ final class AnswerLosingBackend: StoreBackend {
         try backend.beginJournal(session, configuration: configuration, start: start)
     }
     func journalSessions() throws(StoreError) -> [JournalSessionRecord] { try backend.journalSessions() }
-    func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? { try backend.loadJournal(id: id) }
+    func loadJournal(id: UUID?) throws(StoreError) -> LoadedJournal? {
+        loaded.withLock { $0 += 1 }
+        return try backend.loadJournal(id: id)
+    }
+    func journalEntries(id: UUID, from seq: Int64) throws(StoreError) -> [JournalEntry]? {
+        try backend.journalEntries(id: id, from: seq)
+    }
+    /// How many times a whole journal was loaded.
+    var journalsLoaded: Int { loaded.withLock { $0 } }
+    private let loaded = Mutex(0)
 }

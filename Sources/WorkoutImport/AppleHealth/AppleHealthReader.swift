@@ -91,14 +91,20 @@ public enum AppleHealthReader: WorkoutFileReader {
                 gpx.append { Self.open((routes as NSString).appendingPathComponent(name)) }
             }
         }
-        // Pass 2 reads each workout's element from here, by its offsets.
+        // Both passes read this one open file (pass 2 each workout's element, by its offsets), and what it is when
+        // pass 1 begins is checked before pass 2 reads it again (`HealthFileIdentity`).
         let whole = FileHandle(forReadingAtPath: xml)
         defer { try? whole?.close() }
+        let identity = whole.flatMap { HealthFileIdentity(descriptor: $0.fileDescriptor) }
         do {
             try HealthExportReading.read(
-                entry: (xml as NSString).lastPathComponent, xml: { Self.open(xml) },
-                xmlPart: { from, to in whole.map { Self.part(of: $0, from: from, to: to) } }, routes: gpx,
-                limits: options
+                entry: (xml as NSString).lastPathComponent,
+                xml: { whole.map { Self.part(of: $0, from: 0, to: Int.max) } },
+                xmlPart: { from, to in whole.map { Self.part(of: $0, from: from, to: to) } },
+                changed: { () -> String? in
+                    guard let identity, let whole else { return nil }
+                    return identity.change(descriptor: whole.fileDescriptor, path: xml)
+                }, routes: gpx, limits: options
             ) { outcome in
                 switch outcome {
                 case .failure(let error):
@@ -120,7 +126,8 @@ public enum AppleHealthReader: WorkoutFileReader {
         }
     }
 
-    /// A reader of the bytes `from..<to` of the open file `handle` (POSIX reads at their offsets).
+    /// A reader of the bytes `from..<to` of the open file `handle` (POSIX reads at their offsets; `to` may be
+    /// `Int.max`: to the end).
     static func part(of handle: FileHandle, from: Int, to: Int) -> XMLPullParser.Read {
         var next = from
         return { buffer in
@@ -147,5 +154,58 @@ public enum AppleHealthReader: WorkoutFileReader {
                 return got
             }
         }
+    }
+}
+
+/// What a file is, as `fstat` tells it: its device and inode (which file), size and modification time (its content,
+/// as far as a rewrite shows). An Apple Health import reads the export twice: a file rewritten or replaced between
+/// the passes is refused (`HealthImportError.exportChanged`).
+struct HealthFileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modifiedSeconds = Int(status.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
+    }
+
+    /// The identity of the open file `descriptor`, nil when `fstat` fails.
+    init?(descriptor: Int32) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        self.init(status)
+    }
+
+    /// What changed since this identity was taken, of the open file `descriptor` (rewritten in place) and of the
+    /// file named `path` (another file saved under its name); nil when nothing did.
+    func change(descriptor: Int32, path: String) -> String? {
+        guard let open = HealthFileIdentity(descriptor: descriptor) else {
+            return "it can no longer be read (\(String(cString: strerror(errno))))"
+        }
+        if let change = difference(open) { return change }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return "\(path) is gone (\(String(cString: strerror(errno))))" }
+        let named = HealthFileIdentity(status)
+        if named.device != device || named.inode != inode {
+            return "another file was saved as \(path) (device \(named.device), inode \(named.inode), "
+                + "not \(device), \(inode))"
+        }
+        return difference(named)
+    }
+
+    private func difference(_ now: HealthFileIdentity) -> String? {
+        if now.size != size { return "its size went from \(size) to \(now.size) bytes" }
+        if (now.modifiedSeconds, now.modifiedNanoseconds) != (modifiedSeconds, modifiedNanoseconds) {
+            let then = Date(timeIntervalSince1970: Double(modifiedSeconds) + Double(modifiedNanoseconds) / 1e9)
+            let later = Date(timeIntervalSince1970: Double(now.modifiedSeconds) + Double(now.modifiedNanoseconds) / 1e9)
+            return "it was modified at \(later), after \(then) when the import began"
+        }
+        return nil
     }
 }

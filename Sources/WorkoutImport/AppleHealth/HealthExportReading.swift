@@ -15,6 +15,12 @@ public enum HealthImportError: FormatError, Hashable {
     case damagedWorkout(entry: String, line: Int, column: Int, start: Date?, detail: String)
     /// The temporary file holding the records between the passes cannot be written or read (disk full).
     case temporaryStorage(detail: String)
+    /// One workout's records or route points could not be read back from the temporary file in pass 2: the workout
+    /// is refused whole (nothing of it is saved), where it is in the export and why.
+    case spoolUnreadable(entry: String, line: Int, column: Int, start: Date?, detail: String)
+    /// The export file changed after pass 1 read it (another export saved over it, an edit): what pass 1 learnt no
+    /// longer belongs to what pass 2 would read. Nothing more is read; the import is to be run again.
+    case exportChanged(entry: String, detail: String)
 
     public var description: String {
         switch self {
@@ -29,6 +35,14 @@ public enum HealthImportError: FormatError, Hashable {
                 + (start.map { " (started \($0))" } ?? "") + " is refused: \(detail)"
         case .temporaryStorage(let detail):
             "nothing more could be imported: \(detail)"
+        case .spoolUnreadable(let entry, let line, let column, let start, let detail):
+            "the workout at \(entry) line \(line), column \(column)"
+                + (start.map { " (started \($0))" } ?? "")
+                + " is refused, nothing of it saved: \(detail); free space in the temporary folder (or set TMPDIR to "
+                + "another) and import the export again (the workouts already imported are recognised and kept)"
+        case .exportChanged(let entry, let detail):
+            "\(entry) changed while it was read (\(detail)); nothing after that was imported: wait until the export "
+                + "is written whole, then import it again (the workouts already imported are recognised and kept)"
         }
     }
 }
@@ -59,6 +73,9 @@ public struct HealthExportCounts: Sendable, Hashable, Codable {
     public var recoveriesLeftOut = 0
     /// XML 1.0 forbidden control characters read as spaces.
     public var forbiddenCharacters = 0
+    /// Workouts refused because their records or route points could not be read back from the temporary file
+    /// (`HealthImportError.spoolUnreadable`).
+    public var workoutsNotReadBack = 0
 }
 
 /// What the Apple Health reader knows of one imported workout.
@@ -194,10 +211,18 @@ enum HealthExportReading {
     /// Every count is known before the first workout is handed over.
     ///
     /// With `xmlPart` (a file), pass 2 reads each workout's element by itself, where pass 1 found it, instead of the
-    /// whole XML again: the records, the bulk of an export, are read once.
+    /// whole XML again: the records, the bulk of an export, are read once. `changed` (a file) says what changed in
+    /// the file since pass 1 began (nil: nothing); it is asked before pass 2 and before each workout is read again,
+    /// and a change ends the read with `HealthImportError.exportChanged`. `temporaryFolder`: where the temporary
+    /// files go (`TMPDIR`'s by default).
+    ///
+    /// A workout whose records or route points cannot be read back from the temporary file in pass 2 is refused
+    /// whole (`HealthImportError.spoolUnreadable`, counted in `HealthExportCounts.workoutsNotReadBack`), as is every
+    /// later one (the file failed): none is handed over with some of its records missing.
     static func read(
-        entry: String, xml: Open, xmlPart: OpenPart? = nil, routes: [Open], limits: ImportOptions = ImportOptions(),
-        spoolLimit: Int = HealthRecordSpool.defaultLimit, sourceLimit: Int = sourceLimit,
+        entry: String, xml: Open, xmlPart: OpenPart? = nil, changed: (() -> String?)? = nil, routes: [Open],
+        limits: ImportOptions = ImportOptions(), spoolLimit: Int = HealthRecordSpool.defaultLimit,
+        sourceLimit: Int = sourceLimit, temporaryFolder: String = NSTemporaryDirectory(),
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
         counted: (HealthExportCounts) -> Void = { _ in }
     ) throws(HealthImportError) {
@@ -213,7 +238,7 @@ enum HealthExportReading {
                     start: workout.start, end: workout.end, sourceName: workout.sourceName,
                     refusal: refusal(of: workout, limits: limits), span: workout.span))
         }
-        let log = HealthRecordLog(limit: spoolLimit)
+        let log = HealthRecordLog(limit: spoolLimit, folder: temporaryFolder)
         var sources: [String] = []
         var sourceIndex: [String: Int32] = [:]
         var excessSourceRecords = 0
@@ -252,7 +277,7 @@ enum HealthExportReading {
         func containing(_ from: Date, _ to: Date) -> [Int] { windows.containing(from, to) }
         // The logged records inside a workout's window, spooled per workout; per workout, type and source how many
         // (and which source came first, for a tie).
-        let spool = HealthRecordSpool(limit: spoolLimit)
+        let spool = HealthRecordSpool(limit: spoolLimit, folder: temporaryFolder)
         var perSource: [HealthSourceKey: (count: Int, first: Int)] = [:]
         var inWindows = 0
         log.forEach { record in
@@ -320,7 +345,7 @@ enum HealthExportReading {
         }
         // Routes: every GPX file read once, each point spooled for the workouts whose window holds its time (the
         // files in their order, each file's points in time order), where pass 2 takes them.
-        let routePoints = HealthRouteSpool(limit: max(1, spoolLimit / 2))
+        let routePoints = HealthRouteSpool(limit: max(1, spoolLimit / 2), folder: temporaryFolder)
         for open in routes {
             guard let read = open(), let points = try? HealthGPX.points(read: read), !points.isEmpty else { continue }
             counts.routeFiles += 1
@@ -331,6 +356,12 @@ enum HealthExportReading {
             }
         }
         if let failure = routePoints.failure { throw .temporaryStorage(detail: failure) }
+        // Pass 2 reads the file again: it must be the one pass 1 read (another export saved over it would give
+        // workouts that the windows, records and routes gathered above do not belong to).
+        func checkUnchanged() throws(HealthImportError) {
+            if let change = changed?() { throw .exportChanged(entry: entry, detail: change) }
+        }
+        try checkUnchanged()
         // Pass 2: each workout, handed over as its element ends.
         let second = HealthExportScanner(pass: .workouts)
         var index = 0
@@ -363,8 +394,19 @@ enum HealthExportReading {
                 var route: [RoutePoint] = workout.routes.flatMap(\.locations)
                 route += routePoints.take(index)
                 route.sort { $0.date < $1.date }
+                let records = spool.take(index)
+                // What could not be read back is missing from both: the workout is refused whole, not saved with holes.
+                if let failure = spool.failure ?? routePoints.failure {
+                    counts.workoutsNotReadBack += 1
+                    each(
+                        .failure(
+                            .spoolUnreadable(
+                                entry: entry, line: location.line, column: location.column,
+                                start: workout.start == .distantPast ? nil : workout.start, detail: failure)))
+                    return
+                }
                 var kept: [KeptRecord] = []
-                for record in spool.take(index) {
+                for record in records {
                     let key = HealthSourceKey(owner: index, type: record.type.index, source: -1)
                     guard best[key]?.source == record.source else { continue }
                     let name = sources[Int(record.source)]
@@ -389,6 +431,7 @@ enum HealthExportReading {
                 // Each workout's element by itself: parsed from where pass 1 found it, with its positions.
                 for (position, window) in workouts.enumerated() {
                     guard let span = window.span else { continue }
+                    try checkUnchanged()
                     let length = max(0, span.end - span.start.offset)
                     _ = try scan(
                         entry: entry, { xmlPart(span.start.offset, span.end) }, second, startingAt: span.start,
@@ -407,7 +450,6 @@ enum HealthExportReading {
                 _ = try scan(entry: entry, xml, second)
             }
         }
-        if let failure = spool.failure ?? routePoints.failure { throw .temporaryStorage(detail: failure) }
         counted(counts)
     }
 
@@ -470,8 +512,8 @@ final class HealthRecordSpool {
     /// Records held in memory before they go to the file: 8 MiB.
     static let defaultLimit = 1 << 18
 
-    init(limit: Int = defaultLimit) {
-        spool = HealthSpool(limit: limit, what: "records")
+    init(limit: Int = defaultLimit, folder: String = NSTemporaryDirectory()) {
+        spool = HealthSpool(limit: limit, what: "records", folder: folder)
     }
 
     func append(_ record: HealthRecord, to owner: Int) {
@@ -515,8 +557,8 @@ final class HealthRouteSpool {
     /// Why the temporary file could not be written or read (the import is refused with it).
     var failure: String? { spool.failure }
 
-    init(limit: Int) {
-        spool = HealthSpool(limit: limit, what: "route points")
+    init(limit: Int, folder: String = NSTemporaryDirectory()) {
+        spool = HealthSpool(limit: limit, what: "route points", folder: folder)
     }
 
     func append(_ point: RoutePoint, to owner: Int) {
@@ -549,14 +591,15 @@ final class HealthRecordLog {
 
     private let limit: Int
     private var held: [Entry] = []
-    private let file = HealthTemporaryFile(what: "records")
+    private let file: HealthTemporaryFile
     /// Entries written to the file, from its start.
     private var inFile = 0
     /// Why the temporary file could not be written or read (the import is refused with it).
     var failure: String? { file.failure }
 
-    init(limit: Int = HealthRecordSpool.defaultLimit) {
+    init(limit: Int = HealthRecordSpool.defaultLimit, folder: String = NSTemporaryDirectory()) {
         self.limit = max(1, limit)
+        file = HealthTemporaryFile(what: "records", folder: folder)
     }
 
     func append(_ record: HealthRecord) {
@@ -607,19 +650,22 @@ final class HealthRecordLog {
     }
 }
 
-/// An unlinked temporary file (in `TMPDIR`, unlinked as soon as it is made, so nothing is left behind even when the
+/// An unlinked temporary file (in `folder`, `TMPDIR` by default; unlinked as soon as it is made, so nothing is left behind even when the
 /// import is cut short), made at the first write. Its first failure stays in `failure` and stops every later use.
 final class HealthTemporaryFile {
     /// What it holds, for the errors (`records`).
     private let what: String
+    /// The folder it is made in.
+    private let folder: String
     private var descriptor: Int32 = -1
     /// Bytes written.
     private(set) var size: Int64 = 0
     /// Why the file could not be made, written or read (the import is refused with it).
     private(set) var failure: String?
 
-    init(what: String) {
+    init(what: String, folder: String = NSTemporaryDirectory()) {
         self.what = what
+        self.folder = folder
     }
 
     deinit {
@@ -636,13 +682,13 @@ final class HealthTemporaryFile {
     func append(_ bytes: UnsafeRawBufferPointer) -> Int64? {
         guard failure == nil else { return nil }
         if descriptor < 0 {
-            var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("health-spool-XXXXXX").utf8CString)
+            var template = Array((folder as NSString).appendingPathComponent("health-spool-XXXXXX").utf8CString)
             descriptor = template.withUnsafeMutableBufferPointer { buffer in
                 guard let base = buffer.baseAddress else { return -1 }
                 return mkstemp(base)
             }
             guard descriptor >= 0 else {
-                failure = "cannot make the \(what)' temporary file in \(NSTemporaryDirectory()) "
+                failure = "cannot make the \(what)' temporary file in \(folder) "
                     + "(\(String(cString: strerror(errno)))); set TMPDIR to a folder with free space"
                 return nil
             }
@@ -656,7 +702,7 @@ final class HealthTemporaryFile {
             let put = pwrite(descriptor, bytes.baseAddress.map { $0 + done }, bytes.count - done, off_t(size) + off_t(done))
             if put < 0, errno == EINTR { continue }
             guard put > 0 else {
-                failure = "cannot write the \(what)' temporary file in \(NSTemporaryDirectory()) "
+                failure = "cannot write the \(what)' temporary file in \(folder) "
                     + "(\(String(cString: strerror(errno)))); free disk space there or set TMPDIR to a folder with free space"
                 return nil
             }
@@ -697,9 +743,9 @@ final class HealthSpool<Entry: BitwiseCopyable> {
     /// Why the temporary file could not be written or read (the import is refused with it).
     var failure: String? { file.failure }
 
-    init(limit: Int, what: String) {
+    init(limit: Int, what: String, folder: String = NSTemporaryDirectory()) {
         self.limit = max(1, limit)
-        file = HealthTemporaryFile(what: what)
+        file = HealthTemporaryFile(what: what, folder: folder)
     }
 
     func append(_ entry: Entry, to owner: Int) {

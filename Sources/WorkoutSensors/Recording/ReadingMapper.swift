@@ -74,6 +74,9 @@ public struct ReadingMapper: Sendable {
     private var lastLengthEnd: Date?
     /// What ANT+ devices said about themselves (common pages 80/81), by source identifier.
     private var antInfo: [String: ANTDeviceInfo] = [:]
+    /// The ANT port (its number among the recording's ANT ports) that last reported each ANT source: a disconnect
+    /// forgets the totals of that port's sources only.
+    private var antPorts: [String: Int] = [:]
     /// Readings that could not be used (no value, no position, a time that cannot be anchored).
     public private(set) var unusable = 0
 
@@ -95,23 +98,28 @@ public struct ReadingMapper: Sendable {
 
     /// Forgets the running totals of `port`'s sources (a disconnect): the next totals re-base. A
     /// watch's clock is mapped afresh when it is back (it may have restarted), and so is a GPS
-    /// receiver's; for `nmea`, only the receiver numbered `receiver` (as `map` was told) is forgotten.
-    public mutating func connectionLost(_ port: SensorProtocol, receiver: Int = 0) {
-        if port == .nmea {
+    /// receiver's. `receiver` is the port's number among the recording's ports of its protocol, as `map` was told:
+    /// for `nmea` only that GPS receiver is forgotten, for `ant` only the sources that port reported last (another
+    /// ANT stick's wheel keeps its total).
+    public mutating func connectionLost(_ port: SensorProtocol, receiver: Int) {
+        switch port {
+        case .nmea:
             let key = Self.gpsIdentifier(receiver)
             totals[key] = nil
             receivers[receiver] = nil
             if gpsOwner?.receiver == receiver { gpsOwner = nil }
             return
+        case .ant:
+            let lost = Set(antPorts.filter { $0.value == receiver }.keys)
+            antPorts = antPorts.filter { $0.value != receiver }
+            totals = totals.filter { !lost.contains($0.key) }
+            distanceOwners = distanceOwners.filter { !lost.contains($0.value.key) }
+            return
+        case .watch:
+            break
         }
-        let prefix =
-            switch port {
-            case .ant: "ant:"
-            case .nmea: "nmea:"
-            case .watch: "gatt:"
-            }
-        totals = totals.filter { !$0.key.hasPrefix(prefix) }
-        distanceOwners = distanceOwners.filter { !$0.value.key.hasPrefix(prefix) }
+        totals = totals.filter { !$0.key.hasPrefix("gatt:") }
+        distanceOwners = distanceOwners.filter { !$0.value.key.hasPrefix("gatt:") }
         if port == .watch {
             watchAnchor = nil
             lastWatchDistance = nil
@@ -121,10 +129,11 @@ public struct ReadingMapper: Sendable {
 
     /// Maps `readings` (one chunk's, arrived at `arrival`) with `leg` the current activity type.
     ///
-    /// - Parameter receiver: for GPS readings, which GPS port of the recording they came from (0 the
-    ///   first, 1 the second …): each is a source of its own, whose distance never mixes with another's.
+    /// - Parameter receiver: which port of the recording's ports of the readings' protocol they came from (0 the
+    ///   first, 1 the second …). Each GPS receiver is a source of its own, whose distance never mixes with
+    ///   another's; an ANT port's disconnect (`connectionLost`) forgets the totals of the sources it reported.
     public mutating func map(
-        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?, receiver: Int = 0,
+        _ readings: some Collection<SensorReading>, arrival: Date, leg: WorkoutActivityType?, receiver: Int,
         into input: inout RecordedInput
     ) {
         chunkAmounts.removeAll(keepingCapacity: true)
@@ -140,6 +149,7 @@ public struct ReadingMapper: Sendable {
     ) {
         let source = sourceDevice(reading.source)
         let key = source.identifier ?? source.name
+        if case .ant = reading.source { antPorts[key] = receiver }
         // Tunnelled GATT values carry the watch's time: they are dated by it, not by arrival.
         var arrival = chunkArrival
         if case .watchLinkGATT = reading.source, case .watchMilliseconds(let milliseconds)? = reading.time {

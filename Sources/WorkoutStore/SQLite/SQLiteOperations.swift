@@ -294,7 +294,7 @@ extension SQLiteBackend {
             else { throw StoreError.sessionNotFound(commit.session) }
             // A finish writes no entries: it continues the journal where its writer says, or nothing is written.
             if let end = commit.finishingJournalEnd {
-                let next = try Self.nextJournalSeq(db, session: id)
+                let next = try Self.nextJournalSeq(db, session: commit.session)
                 guard end.contains(next) else {
                     throw StoreError.journalOutOfStep(
                         session: commit.session,
@@ -308,8 +308,10 @@ extension SQLiteBackend {
             if let first = commit.entries.first {
                 // The entries continue the stored journal, or nothing is written (as PostgreSQL's
                 // `workout_journal_append` checks): a writer numbering past it would leave a gap recovery refuses.
-                let next = try Self.nextJournalSeq(db, session: id)
-                guard first.seq == next, let last = commit.entries.last, last.seq == next + Int64(commit.entries.count) - 1
+                let next = try Self.nextJournalSeq(db, session: commit.session)
+                guard first.seq == next, let last = commit.entries.last,
+                    case let (span, overflow) = last.seq.subtractingReportingOverflow(first.seq), !overflow,
+                    span == Int64(commit.entries.count) - 1
                 else {
                     throw StoreError.journalOutOfStep(
                         session: commit.session,
@@ -340,16 +342,25 @@ extension SQLiteBackend {
 
     /// The number of the next change of `session`'s journal: one past its last stored change (0 when empty). A
     /// packed row (`batch`) holds `row_count` changes from its `seq`; a row of schema 1 holds one.
-    static func nextJournalSeq(_ db: Database, session: String) throws -> Int64 {
+    ///
+    /// - Throws: `.corruptChunk` when the last row's numbers run past the largest number (a damaged file): no change
+    ///   can follow it.
+    static func nextJournalSeq(_ db: Database, session: UUID) throws -> Int64 {
         guard
             let last = try Row.fetchOne(
                 db, sql: "SELECT seq, kind, row_count FROM journal_change WHERE session = ? ORDER BY seq DESC LIMIT 1",
-                arguments: [session])
+                arguments: [session.uuidString])
         else { return 0 }
         let seq: Int64 = last["seq"]
         let kind: String = last["kind"]
         let count: Int64 = kind == "batch" ? (last["row_count"] ?? 1) : 1
-        return seq + count
+        let (next, overflow) = seq.addingReportingOverflow(count)
+        guard !overflow, count >= 0 else {
+            throw StoreError.corruptChunk(
+                workout: session,
+                detail: "journal change \(seq) holds \(count) changes, numbered past the largest change number")
+        }
+        return next
     }
 
     /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`).
@@ -427,37 +438,62 @@ extension SQLiteBackend {
                 db,
                 sql: "SELECT seq, kind, payload, row_count FROM journal_change WHERE session = ? ORDER BY seq",
                 arguments: [row["uuid"] as String])
-            while let change = try changes.next() {
-                let kind: String = change["kind"]
-                let seq: Int64 = change["seq"]
-                if kind == "batch" {
-                    let packed: Data = change["payload"] ?? Data()
-                    let unpacked: [JournalEntry]
-                    do {
-                        unpacked = try JournalPacking.unpack([UInt8](packed), firstSeq: seq)
-                    } catch {
-                        throw StoreError.corruptChunk(
-                            workout: session.id, detail: "journal change \(seq): \(error)")
-                    }
-                    // The commit's continuity check numbers on from `row_count`: a row that holds another count
-                    // would refuse every later commit as out of step, so it is damage.
-                    if let rowCount: Int64 = change["row_count"], rowCount != Int64(unpacked.count) {
-                        throw StoreError.corruptChunk(
-                            workout: session.id,
-                            detail: "journal change \(seq) holds \(unpacked.count) changes but says \(rowCount)")
-                    }
-                    entries += unpacked
-                    continue
-                }
-                // Schema-1 rows: one change each; a batch of samples or route points names its count.
-                entries.append(
-                    JournalEntry(
-                        seq: seq, kind: JournalEntry.Kind(rawValue: kind) ?? .change, count: change["row_count"] ?? 0,
-                        payload: change["payload"]))
-            }
+            while let change = try changes.next() { entries += try Self.journalEntries(change, session: session.id) }
             let (samples, route) = try Self.recordingChunks(db, workout: workoutRow, id: session.id)
             return LoadedJournal(session: session, entries: entries, sampleChunks: samples, routeChunks: route)
         }
+    }
+
+    package func journalEntries(id: UUID, from seq: Int64) throws(StoreError) -> [JournalEntry]? {
+        try read { db -> [JournalEntry]? in
+            guard
+                try Row.fetchOne(db, sql: "SELECT 1 FROM journal_session WHERE uuid = ?", arguments: [id.uuidString])
+                    != nil
+            else { return nil }
+            // From the row holding `seq` (a packed row holds the changes from its own number on) to the end.
+            let changes = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT seq, kind, payload, row_count FROM journal_change WHERE session = ?1 AND seq >= coalesce(
+                        (SELECT max(seq) FROM journal_change WHERE session = ?1 AND seq <= ?2), ?2)
+                    ORDER BY seq
+                    """, arguments: [id.uuidString, seq])
+            var entries: [JournalEntry] = []
+            while let change = try changes.next() {
+                entries += try Self.journalEntries(change, session: id).lazy.filter { $0.seq >= seq }
+            }
+            return entries
+        }
+    }
+
+    /// The changes of one `journal_change` row (seq, kind, payload, row_count): a packed row's, unpacked, or a
+    /// schema-1 row's one.
+    static func journalEntries(_ change: Row, session: UUID) throws -> [JournalEntry] {
+        let kind: String = change["kind"]
+        let seq: Int64 = change["seq"]
+        if kind == "batch" {
+            let packed: Data = change["payload"] ?? Data()
+            let unpacked: [JournalEntry]
+            do {
+                unpacked = try JournalPacking.unpack([UInt8](packed), firstSeq: seq)
+            } catch {
+                throw StoreError.corruptChunk(workout: session, detail: "journal change \(seq): \(error)")
+            }
+            // The commit's continuity check numbers on from `row_count`: a row that holds another count
+            // would refuse every later commit as out of step, so it is damage.
+            if let rowCount: Int64 = change["row_count"], rowCount != Int64(unpacked.count) {
+                throw StoreError.corruptChunk(
+                    workout: session,
+                    detail: "journal change \(seq) holds \(unpacked.count) changes but says \(rowCount)")
+            }
+            return unpacked
+        }
+        // Schema-1 rows: one change each; a batch of samples or route points names its count.
+        return [
+            JournalEntry(
+                seq: seq, kind: JournalEntry.Kind(rawValue: kind) ?? .change, count: change["row_count"] ?? 0,
+                payload: change["payload"])
+        ]
     }
 }
 
