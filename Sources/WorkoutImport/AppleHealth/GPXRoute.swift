@@ -34,6 +34,8 @@ enum HealthGPX {
         -> [RoutePoint]
     {
         let parser = XMLPullParser(read: read)
+        // Only a point's attributes are read: every other start tag is checked in one sweep, no text made of it.
+        parser.skipsAttributes = { element, _ in element != "trkpt" }
         var points: [RoutePoint] = []
         var current: (latitude: Double, longitude: Double)?
         // The last text of each child a point is read from (a dictionary by element name cost a hash per text).
