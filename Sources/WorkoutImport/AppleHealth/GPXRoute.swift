@@ -34,9 +34,12 @@ enum HealthGPX {
         -> [RoutePoint]
     {
         let parser = XMLPullParser(read: read)
+        // Only a point's attributes are read: every other start tag is checked in one sweep, no text made of it.
+        parser.skipsAttributes = { element, _ in element != "trkpt" }
         var points: [RoutePoint] = []
         var current: (latitude: Double, longitude: Double)?
-        var fields: [String: String] = [:]
+        // The last text of each child a point is read from (a dictionary by element name cost a hash per text).
+        var fields = Fields()
         var element: String?
         while let event = try parser.next() {
             switch event {
@@ -45,30 +48,51 @@ enum HealthGPX {
                     let latitude = attributes.first { $0.name == "lat" }.flatMap { Double($0.value) }
                     let longitude = attributes.first { $0.name == "lon" }.flatMap { Double($0.value) }
                     if let latitude, let longitude { current = (latitude, longitude) } else { current = nil }
-                    fields = [:]
+                    fields = Fields()
                 } else {
                     element = name
                 }
             case .text(let text):
-                if current != nil, let element { fields[element] = text }
+                if current != nil, let element { fields.set(element, text) }
             case .end(let name):
                 element = nil
                 guard name == "trkpt", let point = current else { continue }
                 current = nil
-                guard let date = fields["time"].flatMap(time), keep(date) else { continue }
-                func number(_ key: String) -> Double? {
-                    fields[key].flatMap { Double(trimming($0)) }.flatMap {
+                guard let date = fields.time.flatMap(time), keep(date) else { continue }
+                func number(_ text: String?) -> Double? {
+                    text.flatMap { Double(trimming($0)) }.flatMap {
                         $0.isFinite ? $0 : nil
                     }
                 }
                 let routePoint = RoutePoint(
-                    date: date, latitude: point.latitude, longitude: point.longitude, altitude: number("ele"),
-                    speed: number("speed").flatMap { $0 >= 0 ? $0 : nil },
-                    course: number("course").flatMap { $0 >= 0 && $0 < 360 ? $0 : nil },
-                    horizontalAccuracy: number("hAcc").flatMap { $0 >= 0 ? $0 : nil })
+                    date: date, latitude: point.latitude, longitude: point.longitude, altitude: number(fields.ele),
+                    speed: number(fields.speed).flatMap { $0 >= 0 ? $0 : nil },
+                    course: number(fields.course).flatMap { $0 >= 0 && $0 < 360 ? $0 : nil },
+                    horizontalAccuracy: number(fields.hAcc).flatMap { $0 >= 0 ? $0 : nil })
                 if routePoint.isValid { points.append(routePoint) }
             }
         }
         return points.sorted { $0.date < $1.date }
+    }
+
+    /// The texts of a point's children that are read (`time`, `ele`, and the extensions' `speed`, `course`, `hAcc`):
+    /// the last text of each, as the point's element gives them; every other child's text is not kept.
+    private struct Fields {
+        var time: String?
+        var ele: String?
+        var speed: String?
+        var course: String?
+        var hAcc: String?
+
+        mutating func set(_ element: String, _ text: String) {
+            switch element {
+            case "time": time = text
+            case "ele": ele = text
+            case "speed": speed = text
+            case "course": course = text
+            case "hAcc": hAcc = text
+            default: break
+            }
+        }
     }
 }
