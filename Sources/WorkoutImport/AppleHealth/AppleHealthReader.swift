@@ -171,8 +171,13 @@ struct HealthFileIdentity: Equatable, Sendable {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
-        modifiedSeconds = Int(status.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
+        #if canImport(Darwin)
+            modifiedSeconds = Int(status.st_mtimespec.tv_sec)
+            modifiedNanoseconds = Int(status.st_mtimespec.tv_nsec)
+        #else
+            modifiedSeconds = Int(status.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
+        #endif
     }
 
     /// The identity of the open file `descriptor`, nil when `fstat` fails.
