@@ -250,12 +250,6 @@ struct TransitionDetector: Sendable {
     static let sports: UInt8 = swim | ride | run | foot | boat
     /// The slowest running pace (m/s): slower on foot is walking (through a transition zone).
     static let runningPace = 2.0
-    /// Seconds a speed on foot (a running pace) holds before it begins a run (a leg sequence's): one second's GPS
-    /// jump (a fenix 2's 2.45 m in its T1 while it read 0.25 m/s) or one speed sample is no run.
-    static let paceHeld = 2.0
-    /// The most seconds between two speed samples on foot that are still a row (`footSpeed`): smart recording leaves
-    /// records 5–15 s apart.
-    static let speedRowGap = 15.0
     /// Seconds of standing still (no sport's cue between) that make a stop in a transition zone.
     static let stillStretch = 10.0
     /// The slowest speed (m/s) that is moving on foot.
@@ -292,16 +286,6 @@ struct TransitionDetector: Sendable {
     /// Where the last on-foot distance span at a running pace ended (a leg sequence's): the next span at one makes the
     /// pace.
     var lastPacedSpanEnd = -Double.infinity
-    /// A row of speed samples on foot (a leg sequence's, `footSpeed`): its first sample, its newest, and whether it has
-    /// held `paceHeld` seconds (its first sample marked).
-    struct SpeedRow {
-        var since: Seconds
-        var last: Seconds
-        var held = false
-    }
-    /// The current row of speed samples from 0.5 m/s, and of those at `runningPace` and more.
-    var footSpeedRow: SpeedRow?
-    var pacedSpeedRow: SpeedRow?
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -418,12 +402,11 @@ struct TransitionDetector: Sendable {
             if value > 0 { run(start) }
         case .runningSpeed:
             if value >= 0.5 {
-                // (A leg sequence's speed on foot is a step only once it holds: `footSpeed`.)
-                if general { footSpeed(value, at: start) } else { run(start) }
+                run(start)
                 mark(Self.foot, at: start)
+                if general, value >= Self.runningPace { mark(Self.pace, at: start) }
             } else if general {
                 mark(Self.still, at: start)
-                (footSpeedRow, pacedSpeedRow) = (nil, nil)
             }
         case .distanceWalkingRunning:
             if duration > 0, value / duration >= 0.5, value / duration <= Self.fastestOnFoot {
@@ -432,7 +415,7 @@ struct TransitionDetector: Sendable {
                 // jumping 2.5 m while the athlete stands (a fenix 2 at 0.25 m/s in its T1) is no run.
                 if general {
                     let atPace = value / duration >= Self.runningPace
-                    footEnds(end, pace: atPace && (duration >= Self.paceHeld || lastPacedSpanEnd == start))
+                    footEnds(end, pace: atPace && (duration >= 2 || lastPacedSpanEnd == start))
                     if atPace { lastPacedSpanEnd = end }
                 }
             } else if general, duration > 0, value / duration < Self.slowestOnFoot {
@@ -488,34 +471,6 @@ struct TransitionDetector: Sendable {
             setFlags(Self.boat, at: index)
             ring[index].boatEnd = Swift.max(ring[index].boatEnd, end)
         }
-    }
-
-    /// A speed sample on foot, from 0.5 m/s, in a leg sequence: a step (`run`) and at `runningPace` a running pace
-    /// (`pace`), but only once the row of such samples (at most `speedRowGap` apart) has held `paceHeld` seconds; then
-    /// from the row's first sample on. One sample is not enough: the distance spans' rule (`footEnds`) for a speed.
-    private mutating func footSpeed(_ value: Double, at t: Seconds) {
-        if Self.extend(&footSpeedRow, to: t) { run(footSpeedRow?.since ?? t) }
-        if footSpeedRow?.held == true { run(t) }
-        guard value >= Self.runningPace else {
-            pacedSpeedRow = nil
-            return
-        }
-        if Self.extend(&pacedSpeedRow, to: t) { mark(Self.pace, at: pacedSpeedRow?.since ?? t) }
-        if pacedSpeedRow?.held == true { mark(Self.pace, at: t) }
-    }
-
-    /// Adds a sample at `t` to `row` (a new row when none goes on within `speedRowGap`); true when the row has just
-    /// held `paceHeld` seconds.
-    private static func extend(_ row: inout SpeedRow?, to t: Seconds) -> Bool {
-        guard var current = row, t >= current.since, t - current.last <= speedRowGap else {
-            row = SpeedRow(since: t, last: t)
-            return false
-        }
-        current.last = Swift.max(current.last, t)
-        let began = !current.held && current.last - current.since >= paceHeld
-        if began { current.held = true }
-        row = current
-        return began
     }
 
     @inline(__always)

@@ -98,36 +98,6 @@ struct LegSequenceTests {
         #expect(workout.activities.map(\.configuration.activityType) == [.running])
     }
 
-    /// A running pace begins a run only when it holds 2 s: one on-foot speed sample at 3 m/s (a foot pod's reading,
-    /// or a GPS jump in a record typed running) in a walk through the transition zone (1 m/s by GPS distance: on
-    /// foot, no run yet) is not enough; it began the run 90 s early. The run that follows carries an on-foot speed
-    /// alone (a foot pod without cadence): once its pace has held 2 s it begins where its first sample is.
-    @Test func oneSpeedSampleAtPaceBeginsNoRun() throws {
-        let session = try WorkoutSession(
-            configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(t(0)),
-            options: BuilderOptions(legs: .detected))
-        try session.start(at: t(0))
-        for second in 0..<1200 {
-            let at = t(Double(second))
-            let batch: [QuantitySample] =
-                switch second {
-                case ..<600: ride(second)
-                case ..<720:
-                    [QuantitySample(.distanceWalkingRunning, 1, at: at, end: t(Double(second + 1)), source: footPod)]
-                        + (second == 630 ? [QuantitySample(.runningSpeed, 3, at: at, source: footPod)] : [])
-                default: [QuantitySample(.runningSpeed, 3.2, at: at, source: footPod)]
-                }
-            try session.builder.add(batch)
-        }
-        try session.stop(at: t(1200))
-        try session.end(at: t(1200))
-        let found = legs(try session.builder.finishWorkout())
-        #expect(found.map(\.0) == [.cycling, .transition, .running])
-        guard found.count == 3 else { return }
-        #expect(abs(found[1].1 - 600) <= 2, "T at \(found[1].1) s")
-        #expect(abs(found[2].1 - 720) <= 2, "run at \(found[2].1) s")
-    }
-
     /// The lap button moves along a stated plan, as along a triathlon's.
     @Test func theButtonMovesAlongAStatedPlan() throws {
         let session = try WorkoutSession(
