@@ -736,14 +736,44 @@ extension ImportPlanner {
         var low = 0
         var speeds: [Double] = []
         var windowStart = first
+        // Running counts of the window's records (`low..<high`), kept as records enter and leave it: only a window
+        // they let pass (20 records, half moving, some and enough paddled) is scanned for its altitudes, median
+        // speed and paddled records, so a file costs O(records) but for its paddled-looking stretches.
+        // Per record: 1 moving (1 m/s and more), 2 moving and `looksPaddled`.
+        var kinds = [UInt8](repeating: 0, count: records.count)
+        var high = 0
+        var moving = 0
+        var paddledCount = 0
         while windowStart <= last {
             defer { windowStart += 10 }
-            while low < records.count, records[low].time < windowStart { low += 1 }
+            while low < records.count, records[low].time < windowStart {
+                if low < high {
+                    if kinds[low] >= 1 { moving -= 1 }
+                    if kinds[low] == 2 { paddledCount -= 1 }
+                }
+                low += 1
+            }
             // A gap in the records longer than a window (a device's clock set mid-file, a salvaged file) is
             // crossed at once, on the same 10 s grid: a window holding no record shows nothing.
             if low < records.count, records[low].time > windowStart + paddleWindow {
                 windowStart += ((records[low].time - paddleWindow - windowStart) / 10).rounded(.down) * 10
             }
+            high = Swift.max(high, low)
+            while high < records.count, case let (time, record) = records[high], time <= windowStart + paddleWindow {
+                if let speed = record.speed, speed >= 1 {
+                    moving += 1
+                    if looksPaddled(record) {
+                        paddledCount += 1
+                        kinds[high] = 2
+                    } else {
+                        kinds[high] = 1
+                    }
+                }
+                high += 1
+            }
+            guard high - low >= 20, 2 * moving >= high - low, paddledCount > 0,
+                Double(paddledCount) >= paddledShare * Double(moving)
+            else { continue }
             var index = low
             var count = 0
             var lowAltitude = Double.infinity
