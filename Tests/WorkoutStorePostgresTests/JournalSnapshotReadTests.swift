@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import WorkoutEngine
 import WorkoutModel
@@ -13,6 +14,9 @@ import WorkoutStorePostgres
 struct JournalSnapshotReadTests {
     /// Starts psql holding an ACCESS EXCLUSIVE lock on `table` of `url` (until `release`), once it is granted.
     ///
+    /// The lock is held until `release` ends its backend, however long that takes (an hour at most): a lock that
+    /// ended on its own (it once ended after 120 s) let a read that started late under the whole test command go
+    /// through unheld, and the test waited for a wait that could no longer come.
     /// A psql that ends before its lock is granted (refused a connection while every suite beside this one holds
     /// the test server's) is started again, up to three times; the error names what psql said. The wait is long
     /// (300 s): under the whole test command a poll can wait its turn on the cooperative pool for minutes.
@@ -23,7 +27,7 @@ struct JournalSnapshotReadTests {
             holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             holder.arguments = [
                 "psql", url, "-v", "ON_ERROR_STOP=1", "-Atc",
-                "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;",
+                "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600); COMMIT;",
             ]
             let errors = Pipe()
             holder.standardOutput = FileHandle.nullDevice
@@ -85,10 +89,23 @@ struct JournalSnapshotReadTests {
         defer { readerPool.closeConnections() }
         let reader = try readerPool.store(athlete: athlete)
         let id = recording.id
-        let read = Task { try await onOwnThread { try reader.recoverActiveSession(id: id, commitInterval: 0) } }
-        // The read has its session and changes, and waits for the sample chunks.
-        let waiting = await waitUntil(300, every: .milliseconds(20)) {
-            (try? TestPostgres.psql(url, Self.locks(partition, granted: false))) == "1"
+        let ended = ReadEnded()
+        let read = Task {
+            defer { ended.flag.withLock { $0 = true } }
+            return try await onOwnThread { try reader.recoverActiveSession(id: id, commitInterval: 0) }
+        }
+        // The read has its session and changes, and waits for the sample chunks (any count but 0: an autovacuum
+        // may wait on the partition beside it), or it ended without waiting (refused a connection, say).
+        var waiting = false
+        _ = await waitUntil(300, every: .milliseconds(20)) {
+            let count = (try? TestPostgres.psql(url, Self.locks(partition, granted: false))) ?? "0"
+            waiting = count != "0" && !count.isEmpty
+            return waiting || ended.flag.withLock { $0 }
+        }
+        if ended.flag.withLock({ $0 }) {
+            await Self.release(partition, holder: holder, url: url)
+            let outcome = await read.result
+            throw TestFailure("the read ended before it waited for the sample chunks: \(outcome)")
         }
         if waiting {
             _ = try recording.builder.addRoute(points(10..<20))
@@ -104,4 +121,9 @@ struct JournalSnapshotReadTests {
         let after = try #require(try store.recoverActiveSession(id: id, commitInterval: 0))
         #expect(after.builder.metadata["second"] == .string("committed"), "the next read sees all of it")
     }
+}
+
+/// Whether the held read of ``JournalSnapshotReadTests`` has ended.
+private final class ReadEnded: Sendable {
+    let flag = Mutex(false)
 }
