@@ -103,6 +103,13 @@ postgres_cpu() {
   echo $(( ticks / $(getconf CLK_TCK) ))
 }
 postgres_before=$(postgres_cpu)
+# PostgreSQL's sessions (backends started: each costs a fork and cold caches, planning and PL/pgSQL compiling
+# again) and transactions committed and rolled back, summed over the cluster's databases (PostgreSQL 14+).
+postgres_counts() {
+  [ "$backend" = postgres ] || return 0
+  psql -qAt "$WORKOUT_TEST_POSTGRES_URL" -c "SELECT sum(sessions) || ' ' || sum(xact_commit) || ' ' || sum(xact_rollback) FROM pg_stat_database" 2>/dev/null
+}
+counts_before=$(postgres_counts)
 # The generator stands in for devices with processors of their own: as root it runs at a higher priority
 # than the server and PostgreSQL it measures, so its own event loop is not what the latencies wait for.
 generator=(python3)
@@ -198,6 +205,13 @@ echo "load average (1 min) during the run: ${loads[*]} (before: $load_before)"
 read -r _ _ _ _ _ _ _ _ _ _ _ _ _ utime stime _ <"/proc/$server/stat" 2>/dev/null || true
 [ -n "${utime:-}" ] && echo "server CPU time since its (last) start: $(( (utime + stime) / $(getconf CLK_TCK) )) s"
 [ "$backend" = postgres ] && echo "PostgreSQL CPU time during the run: $(( $(postgres_cpu) - postgres_before )) s (a restart with --fault resets it)"
+if [ "$backend" = postgres ] && [ -n "$counts_before" ]; then
+  read -r sessions_before commits_before rollbacks_before <<<"$counts_before"
+  read -r sessions_after commits_after rollbacks_after <<<"$(postgres_counts)"
+  [ -n "${sessions_after:-}" ] && echo "PostgreSQL during the run: $(( sessions_after - sessions_before )) sessions started," \
+    "$(( commits_after - commits_before )) transactions committed, $(( rollbacks_after - rollbacks_before )) rolled back" \
+    "(a restart with --fault resets them)"
+fi
 # The server's own view of a batch: from its arrival at the session to its commit (workout_live_batch_commit_seconds,
 # a histogram): the share of the generator's latency spent inside the server's session and database work.
 curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | awk '
