@@ -343,13 +343,15 @@ public final class XMLPullParser {
         }
     }
 
-    private static func isNameByte(_ byte: UInt8) -> Bool {
+    @inline(__always)
+    static func isNameByte(_ byte: UInt8) -> Bool {
         !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: "/")
             || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<")
             || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"))
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool {
+    @inline(__always)
+    static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
@@ -460,8 +462,9 @@ public final class XMLPullParser {
         }
     }
 
-    /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read.
-    private static func skippedTagLength(
+    /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read (a
+    /// dedicated reader of one element, `scanElement`, checks its tags with it too).
+    static func skippedTagLength(
         _ pointer: UnsafeBufferPointer<UInt8>, from: Int, to: Int, names: UnsafeMutableBufferPointer<(from: Int, count: Int)>
     ) -> (length: Int, selfClosing: Bool)? {
         var named = 0
@@ -542,6 +545,26 @@ public final class XMLPullParser {
             return 1 + literal.utf8CodeUnitCount
         }
         return nil
+    }
+
+    /// Reads the element that comes next (after white space) through `scan`, when `scan` takes it whole from what
+    /// the buffer holds: `scan` is given the buffered bytes from the current position and returns how many of them
+    /// it read, the white space before the element and the element through its end tag, and what it made of them;
+    /// or nil, and nothing is consumed (`next()` reads on as before). A dedicated reader of one element kind (a
+    /// GPX route point) so goes through its bytes once, not event by event.
+    ///
+    /// `scan` must take only what `next()` reads as that element without an error, a forbidden character or a
+    /// token over `tokenLimit` (the bytes it is given are fewer than that), and make of it what `next()`'s events
+    /// give: anything else it leaves to `next()` (nil), whose errors then say what and where as ever. Only inside
+    /// the root element and never between a self-closing tag and its `.end`; `tagStart` is not moved.
+    func scanElement<T>(_ scan: (UnsafeBufferPointer<UInt8>) -> (length: Int, value: T)?) -> T? {
+        guard pendingEnd == nil, !stack.isEmpty, start < end else { return nil }
+        let from = start
+        let to = min(end, start + Self.tokenLimit - 4096)
+        let scanned = buffer.withUnsafeBufferPointer { pointer in scan(UnsafeBufferPointer(rebasing: pointer[from..<to])) }
+        guard let scanned, scanned.length > 0, scanned.length <= to - from else { return nil }
+        consume(scanned.length)
+        return scanned.value
     }
 
     private func endTag() throws(XMLStreamError) -> XMLEvent {
