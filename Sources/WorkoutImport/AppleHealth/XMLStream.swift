@@ -45,32 +45,39 @@ public struct XMLAttribute: Sendable, Hashable {
 /// attribute without a value, an unknown entity, a second root) is an `XMLStreamError` with its
 /// line and column. Control characters XML 1.0 forbids (seen: `\u{0B}` in real exports) are read
 /// as a space and counted (`forbiddenCharacters`).
+///
+/// The parser's state is not checked for exclusive access at run time (`@exclusivity(unchecked)`: those checks
+/// were a sixth of a parse's instructions). That is safe as it is used: the class is not `Sendable` (one task
+/// at a time), its state is private and touched by its own methods only, and no access to it overlaps another
+/// unless a closure the parser calls (`read`, `skipsAttributes`, `skipsAttribute`, a `scanElement` reader) calls
+/// back into the same parser, which none may do (`read` runs while the buffer is being written).
 public final class XMLPullParser {
-    /// Reads up to `count` bytes into the buffer it is given; 0 at the end of the input.
+    /// Reads up to `count` bytes into the buffer it is given; 0 at the end of the input. It must not call the
+    /// parser it feeds.
     public typealias Read = (UnsafeMutableRawBufferPointer) throws -> Int
 
     private let read: Read
-    private var buffer: [UInt8]
-    private var start = 0
-    private var end = 0
-    private var atEOF = false
+    @exclusivity(unchecked) private var buffer: [UInt8]
+    @exclusivity(unchecked) private var start = 0
+    @exclusivity(unchecked) private var end = 0
+    @exclusivity(unchecked) private var atEOF = false
     /// Position of `buffer[start]`.
-    private var offset = 0
-    private var line = 1
-    private var column = 1
-    private var stack: [String] = []
-    private var pendingEnd: String?
-    private var sawRoot = false
+    @exclusivity(unchecked) private var offset = 0
+    @exclusivity(unchecked) private var line = 1
+    @exclusivity(unchecked) private var column = 1
+    @exclusivity(unchecked) private var stack: [String] = []
+    @exclusivity(unchecked) private var pendingEnd: String?
+    @exclusivity(unchecked) private var sawRoot = false
     /// Forbidden control characters read as spaces.
-    public private(set) var forbiddenCharacters = 0
+    @exclusivity(unchecked) public private(set) var forbiddenCharacters = 0
     /// Whether the document had a DOCTYPE (skipped).
-    public private(set) var skippedDoctype = false
+    @exclusivity(unchecked) public private(set) var skippedDoctype = false
     /// The element names open at the current position, outermost first.
     public var openElements: [String] { stack }
     /// Where the parser is.
     public var position: XMLPosition { XMLPosition(offset: offset, line: line, column: column) }
     /// Where the last start tag read began (its `<`): a parser made `startingAt` it reads the element again.
-    public private(set) var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
+    @exclusivity(unchecked) public private(set) var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
     /// Whether a fragment without a single root is allowed (several top-level elements).
     public var allowsFragments: Bool
     /// Asked with an element's name and its parent's (nil at the top) before its attributes are read:
@@ -177,13 +184,34 @@ public final class XMLPullParser {
         var line = self.line
         var column = self.column
         buffer.withUnsafeBufferPointer { pointer in
-            for index in from..<to {
-                let byte = pointer[index]
-                if byte == 0x0A {
-                    line += 1
-                    column = 1
-                } else if byte & 0xC0 != 0x80 {
-                    column += 1
+            guard let base = pointer.baseAddress else { return }
+            let raw = UnsafeRawPointer(base)
+            var index = from
+            // Eight bytes at a time: ASCII without a line feed (most of a document) is eight columns; any other word
+            // byte by byte.
+            while index < to {
+                var stop = index + 1
+                if to - index >= 8 {
+                    let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    let feeds = word ^ 0x0A0A_0A0A_0A0A_0A0A
+                    // Non-zero when a byte of `feeds` is zero (a line feed in `word`).
+                    let hasFeed = (feeds &- 0x0101_0101_0101_0101) & ~feeds & 0x8080_8080_8080_8080
+                    if word & 0x8080_8080_8080_8080 == 0, hasFeed == 0 {
+                        column += 8
+                        index += 8
+                        continue
+                    }
+                    stop = index + 8
+                }
+                while index < stop {
+                    let byte = base[index]
+                    if byte == 0x0A {
+                        line += 1
+                        column = 1
+                    } else if byte & 0xC0 != 0x80 {
+                        column += 1
+                    }
+                    index += 1
                 }
             }
         }
@@ -343,13 +371,15 @@ public final class XMLPullParser {
         }
     }
 
-    private static func isNameByte(_ byte: UInt8) -> Bool {
+    @inline(__always)
+    static func isNameByte(_ byte: UInt8) -> Bool {
         !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: "/")
             || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<")
             || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"))
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool {
+    @inline(__always)
+    static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
@@ -460,8 +490,9 @@ public final class XMLPullParser {
         }
     }
 
-    /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read.
-    private static func skippedTagLength(
+    /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read (a
+    /// dedicated reader of one element, `scanElement`, checks its tags with it too).
+    static func skippedTagLength(
         _ pointer: UnsafeBufferPointer<UInt8>, from: Int, to: Int, names: UnsafeMutableBufferPointer<(from: Int, count: Int)>
     ) -> (length: Int, selfClosing: Bool)? {
         var named = 0
@@ -542,6 +573,26 @@ public final class XMLPullParser {
             return 1 + literal.utf8CodeUnitCount
         }
         return nil
+    }
+
+    /// Reads the element that comes next (after white space) through `scan`, when `scan` takes it whole from what
+    /// the buffer holds: `scan` is given the buffered bytes from the current position and returns how many of them
+    /// it read, the white space before the element and the element through its end tag, and what it made of them;
+    /// or nil, and nothing is consumed (`next()` reads on as before). A dedicated reader of one element kind (a
+    /// GPX route point) so goes through its bytes once, not event by event.
+    ///
+    /// `scan` must take only what `next()` reads as that element without an error, a forbidden character or a
+    /// token over `tokenLimit` (the bytes it is given are fewer than that), and make of it what `next()`'s events
+    /// give: anything else it leaves to `next()` (nil), whose errors then say what and where as ever. Only inside
+    /// the root element and never between a self-closing tag and its `.end`; `tagStart` is not moved.
+    func scanElement<T>(_ scan: (UnsafeBufferPointer<UInt8>) -> (length: Int, value: T)?) -> T? {
+        guard pendingEnd == nil, !stack.isEmpty, start < end else { return nil }
+        let from = start
+        let to = min(end, start + Self.tokenLimit - 4096)
+        let scanned = buffer.withUnsafeBufferPointer { pointer in scan(UnsafeBufferPointer(rebasing: pointer[from..<to])) }
+        guard let scanned, scanned.length > 0, scanned.length <= to - from else { return nil }
+        consume(scanned.length)
+        return scanned.value
     }
 
     private func endTag() throws(XMLStreamError) -> XMLEvent {
