@@ -29,11 +29,9 @@ struct PaddledStretchTests {
     /// minute: 2.1 m a cycle) but reads a cadence of 0 in one record of five, as a wrist does now and then. The run's
     /// records of cadence 0 look paddled one by one (no power, no step length, no stride), and the windows reaching
     /// up to 5 minutes into the run still hold 60 % paddled records: the stretch used to end at the last of those
-    /// (2100 s, 5 minutes into the run). It should end where the strokes end, the last record reading a stroke rate
-    /// (1790 s), on the same window grid. Known issue, not fixed: ending every stretch at its last stroke makes the
-    /// fenix 2's paddle end at 11,329 s, and the 409 s the athlete then walks on the shore before the lap press
-    /// (strides of 0.75 m at 1 m/s, and records of cadence 0 at 1.5–2 m/s, typed riding) come out as a ride: 7 legs
-    /// instead of 5 (`theFenix2AdventureRaceIsFoundLegByLeg`). The end needs a rule for what follows the strokes.
+    /// (2100 s, 5 minutes into the run). It ends where the strokes end (`strokesEnd`): its last stroke (1790 s) and the
+    /// paddled-looking records right after it, up to the run's first stride (1801 s); the run's first record (1800 s)
+    /// reads a cadence of 0 at 3 m/s, as the boat's do, and so is the stretch's last.
     @Test func aStretchEndsWhereTheStrokesEnd() {
         var records: [FITRecord] = []
         var distance = 0.0
@@ -53,9 +51,7 @@ struct PaddledStretchTests {
         let spans = ImportPlanner.paddleSpans(Self.sorted(records))
         #expect(spans.count == 1)
         let end = (spans.first?.end ?? 0) - Double(Self.origin)
-        withKnownIssue("a stretch ends at its last record that looks paddled, 5 minutes into the run") {
-            #expect(end == 1790, "the stretch ends at \(end) s")
-        }
+        #expect(end == 1800, "the stretch ends at \(end) s")
         #expect(spans.first?.start == Double(Self.origin))
     }
 

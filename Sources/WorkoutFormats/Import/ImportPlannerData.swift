@@ -722,7 +722,8 @@ extension ImportPlanner {
     /// whose moving records' median speed is in `paddlingSpeeds`, at least `paddledShare` of them `looksPaddled`, and
     /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first
     /// record that looks paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat
-    /// pushed off (`launching`, at most `longestLaunch`); a stretch shorter than `shortestPaddle` is none.
+    /// pushed off (`launching`, at most `longestLaunch`) and its end to where its strokes end (`strokesEnd`); a stretch
+    /// shorter than `shortestPaddle` is none.
     ///
     /// A wrist in a kayak counts no strides and reads the strokes' rhythm now and then (a fenix 2: a cadence of 0 in
     /// 17–95 % of the records, else 30–127 a minute); without that window such records were riding (a cadence of 0
@@ -817,7 +818,47 @@ extension ImportPlanner {
                 spans.append((records[start].time, lastPaddled))
             }
         }
-        return spans.filter { $0.end - $0.start >= shortestPaddle && showsStrokes(records, from: $0.start, to: $0.end) }
+        return spans.map { ($0.start, strokesEnd(records, from: $0.start, to: $0.end)) }.filter {
+            $0.end - $0.start >= shortestPaddle && showsStrokes(records, from: $0.start, to: $0.end)
+        }
+    }
+
+    /// Where a paddled stretch (`start`...`end`, its windows' last paddled-looking record) ends: at its last stroke (a
+    /// record that looks paddled with a cadence above 0), or later at the last of the records right after it that look
+    /// paddled, up to the first moving record (1 m/s and more) that does not; records standing still neither end nor
+    /// extend it. `end` itself when the stretch counts no stroke.
+    ///
+    /// A window reaching into the next leg still holds `paddledShare` paddled-looking records up to 4 minutes in (5 when
+    /// a wrist reads a cadence of 0 in one run record of five: such a record is no stride), so the stretch used to end
+    /// at the last of those, minutes into a run. A wrist in a kayak reads the strokes' rhythm only now and then (the
+    /// fenix 2's last stroke lies 39 s before the lap press, its records between at 2.2 m/s with a cadence of 0): the
+    /// records after the last stroke are the boat's until one shows another sport (a stride, a step, power, a speed no
+    /// paddle holds).
+    static func strokesEnd(_ records: SortedRecords, from start: Double, to end: Double) -> Double {
+        // The first record after `end`.
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].time <= end { low = middle + 1 } else { high = middle }
+        }
+        var index = low - 1
+        while index >= 0, case let (time, record) = records[index], time >= start {
+            if (record.cadence ?? 0) > 0, looksPaddled(record) { break }
+            index -= 1
+        }
+        guard index >= 0, records[index].time >= start else { return end }
+        var stretchEnd = records[index].time
+        index += 1
+        while index < low, case let (time, record) = records[index] {
+            index += 1
+            if looksPaddled(record) {
+                stretchEnd = time
+            } else if (record.speed ?? 0) >= 1 {
+                break
+            }
+        }
+        return stretchEnd
     }
 
     /// The share of a paddled stretch's moving records that must count strokes (`showsStrokes`).
