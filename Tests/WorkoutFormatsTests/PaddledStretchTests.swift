@@ -80,11 +80,7 @@ struct PaddledStretchTests {
     /// keep their own types (a bike's power and speed, a run's stride), while the paddled records around them are the
     /// boat's. (The stretch used to make every record a boat's but one counting a swim's strokes.)
     @Test func aRecordWithPowerOrAStepInAStretchIsNoBoat() throws {
-        var file = FITFile()
-        var id = FITFileID()
-        id.type = 4
-        id.manufacturer = 1
-        file.fileIDs = [id]
+        var records: [FITRecord] = []
         var distance = 0.0
         let powered = 900..<910
         let stepped = 1200..<1210
@@ -110,27 +106,9 @@ struct PaddledStretchTests {
                 record.cadence = 85
                 record.stepLength = 1.06
             }
-            file.records.append(record)
+            records.append(record)
         }
-        func session(_ sport: UInt8, from start: Int, to end: Int) -> FITSummary {
-            var summary = FITSummary()
-            summary.startTime = Self.origin + UInt32(start)
-            summary.timestamp = Self.origin + UInt32(end)
-            summary.totalElapsedTime = Double(end - start)
-            summary.totalTimerTime = Double(end - start)
-            summary.sport = sport
-            return summary
-        }
-        file.sessions = [session(0, from: 0, to: 1800), session(FITProfile.Sport.running, from: 1800, to: 2400)]
-        let plan = try FITImportPlan(file: file, options: ImportOptions(autoSegment: true), seed: 1)
-        var types: [Int: Set<QuantityType>] = [:]
-        for step in plan.steps {
-            guard case .samples(let samples) = step.step else { continue }
-            for sample in samples {
-                let second = Int(sample.start.timeIntervalSince(FITTime.date(Double(Self.origin))).rounded())
-                types[second, default: []].insert(sample.type)
-            }
-        }
+        let types = try Self.typesBySecond(records)
         for second in powered {
             let own = types[second] ?? []
             #expect(!own.contains(.paddleSportsSpeed) && own.contains(.cyclingPower), "\(second) s: \(own)")
@@ -143,5 +121,77 @@ struct PaddledStretchTests {
         for second in [899, 911, 1199, 1211] {
             #expect(types[second]?.contains(.paddleSportsSpeed) == true, "\(second) s: \(types[second] ?? [])")
         }
+    }
+
+    /// The types of each second's samples of `records` imported with automatic segmentation (a generic session 0–1800
+    /// s, a running one to the end).
+    static func typesBySecond(_ records: [FITRecord]) throws -> [Int: Set<QuantityType>] {
+        var file = FITFile()
+        var id = FITFileID()
+        id.type = 4
+        id.manufacturer = 1
+        file.fileIDs = [id]
+        file.records = records
+        func session(_ sport: UInt8, from start: Int, to end: Int) -> FITSummary {
+            var summary = FITSummary()
+            summary.startTime = origin + UInt32(start)
+            summary.timestamp = origin + UInt32(end)
+            summary.totalElapsedTime = Double(end - start)
+            summary.totalTimerTime = Double(end - start)
+            summary.sport = sport
+            return summary
+        }
+        let last = Int((records.last?.timestamp ?? origin) - origin) + 1
+        file.sessions = [session(0, from: 0, to: 1800), session(FITProfile.Sport.running, from: 1800, to: last)]
+        let plan = try FITImportPlan(file: file, options: ImportOptions(autoSegment: true), seed: 1)
+        var types: [Int: Set<QuantityType>] = [:]
+        for step in plan.steps {
+            guard case .samples(let samples) = step.step else { continue }
+            for sample in samples {
+                let second = Int(sample.start.timeIntervalSince(FITTime.date(Double(origin))).rounded())
+                types[second, default: []].insert(sample.type)
+            }
+        }
+        return types
+    }
+
+    /// A step length that the import's running-step test refuses (`ownTypes`: a step of 0, or one that disagrees with
+    /// the speed and cadence, as a strap's running dynamics repeat on the bike or in a boat) makes no run, so a
+    /// paddled record carrying one is the boat's like the records around it. (The stretch used to leave every record
+    /// with a step length its own types: a ride's for these.)
+    @Test func aStepTheRunningTestRefusesIsTheBoats() throws {
+        var records: [FITRecord] = []
+        var distance = 0.0
+        let zeroStep = 1500..<1505
+        let staleStep = 1505..<1510
+        for second in 0..<2400 {
+            var record: FITRecord
+            if second < 1800 {
+                distance += 2.5
+                record = Self.paddling(second, distance: distance)
+                if zeroStep.contains(second) { record.stepLength = 0 }
+                if staleStep.contains(second) {
+                    // 1.0 m against the 1.9 m that 2.5 m/s at 40 strides a minute would take.
+                    record.stepLength = 1.0
+                    record.cadence = 40
+                }
+            } else {
+                distance += 3
+                record = FITRecord(timestamp: Self.origin + UInt32(second))
+                record.speed = 3
+                record.altitude = 12
+                record.distance = distance
+                record.cadence = 85
+                record.stepLength = 1.06
+            }
+            records.append(record)
+        }
+        let types = try Self.typesBySecond(records)
+        for second in zeroStep.lowerBound..<staleStep.upperBound {
+            let own = types[second] ?? []
+            #expect(own.contains(.paddleSportsSpeed) && !own.contains(.cyclingSpeed), "\(second) s: \(own)")
+        }
+        // The run's steps agree: the run keeps its own types.
+        #expect(types[2000]?.contains(.runningStrideLength) == true, "\(types[2000] ?? [])")
     }
 }

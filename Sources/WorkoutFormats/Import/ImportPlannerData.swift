@@ -303,6 +303,9 @@ extension ImportPlanner {
         var power: QuantityType?
         var stride: QuantityType?
         var strokes = false
+        /// Typed running by its running dynamics' step (`ownTypes`' step test: a step of a step that agrees with the
+        /// speed and cadence, on foot).
+        var runningStep = false
 
         init(_ type: WorkoutActivityType, pool: Bool) {
             switch type {
@@ -403,9 +406,10 @@ extension ImportPlanner {
                 swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
             : nil
         // In a paddled stretch (`paddleSpans`) every record is the boat's, but one counting a swim's strokes and one
-        // with power or a running step length: those show a ride or a run, not a boat (their own types stand).
-        if let types = own, !(types.strokes && record.totalCycles != nil), record.power == nil,
-            record.stepLength == nil, inPaddledSpan(recordTime)
+        // with power or a running step (`ownTypes`' step test: a step of 0, or one the speed and cadence belie, is a
+        // strap's, no run): those show a ride or a run, not a boat (their own types stand).
+        if let types = own, !(types.strokes && record.totalCycles != nil), record.power == nil, !types.runningStep,
+            inPaddledSpan(recordTime)
         {
             own = LegTypes(.paddleSports, pool: false)
         }
@@ -843,14 +847,14 @@ extension ImportPlanner {
             if records[middle].time <= end { low = middle + 1 } else { high = middle }
         }
         var index = low - 1
-        while index >= 0, case let (time, record) = records[index], time >= start {
+        while index >= 0, case (let time, let record) = records[index], time >= start {
             if (record.cadence ?? 0) > 0, looksPaddled(record) { break }
             index -= 1
         }
         guard index >= 0, records[index].time >= start else { return end }
         var stretchEnd = records[index].time
         index += 1
-        while index < low, case let (time, record) = records[index] {
+        while index < low, case (let time, let record) = records[index] {
             index += 1
             if looksPaddled(record) {
                 stretchEnd = time
@@ -942,7 +946,9 @@ extension ImportPlanner {
         if let step = record.stepLength, step > 0, step <= Self.longestStep, onFoot != false,
             Self.stepAgrees(step, record)
         {
-            return LegTypes(.running, pool: false)
+            var types = LegTypes(.running, pool: false)
+            types.runningStep = true
+            return types
         }
         if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
         // A cadence of 0 while moving is no stride: a wrist on the handlebar, or pushing the bike through a
