@@ -229,6 +229,11 @@ struct TransitionDetector: Sendable {
         /// (A leg sequence's detector only: a boat's cues.)
         var boatEnd = -Double.infinity
         var boatStart = Double.infinity
+        /// (A leg sequence's detector only: the steps and running paces of speed samples on foot held in a row,
+        /// `FootSpeeds`; set again whenever a sample changes its rows, and merged into the cues by `cues`.)
+        var speedFlags: UInt8 = 0
+        var speedRunStart = Double.infinity
+        var speedRunEnd = -Double.infinity
     }
     static let swim: UInt8 = 1
     static let ride: UInt8 = 2
@@ -250,6 +255,12 @@ struct TransitionDetector: Sendable {
     static let sports: UInt8 = swim | ride | run | foot | boat
     /// The slowest running pace (m/s): slower on foot is walking (through a transition zone).
     static let runningPace = 2.0
+    /// Seconds a speed on foot holds before it is a step, and at `runningPace` a running pace (a leg sequence's: one
+    /// speed sample, or one second's GPS jump, is no run; `FootSpeeds`).
+    static let paceHeld = 2.0
+    /// The most seconds between two of a source's speed samples on foot that are still a row (`FootSpeeds`): smart
+    /// recording leaves an on-foot record's samples up to 30 s apart.
+    static let speedRowGap = 30.0
     /// Seconds of standing still (no sport's cue between) that make a stop in a transition zone.
     static let stillStretch = 10.0
     /// The slowest speed (m/s) that is moving on foot.
@@ -286,6 +297,10 @@ struct TransitionDetector: Sendable {
     /// Where the last on-foot distance span at a running pace ended (a leg sequence's): the next span at one makes the
     /// pace.
     var lastPacedSpanEnd = -Double.infinity
+    /// Each source's speed samples on foot (a leg sequence's): their rows make steps and running paces.
+    var footSpeeds: [FootSpeeds] = []
+    /// The source of the last speed sample on foot (an index in `footSpeeds`).
+    var lastFootSpeeds = 0
 
     /// Whether this detector serves a leg sequence (`BuilderOptions.legs`: stated or detected) rather than a
     /// swim-bike-run configuration's own plan: it then also keeps where swims begin and runs end, standing
@@ -402,11 +417,12 @@ struct TransitionDetector: Sendable {
             if value > 0 { run(start) }
         case .runningSpeed:
             if value >= 0.5 {
-                run(start)
+                // (A leg sequence's speed on foot is a step, or a running pace, only once it holds: `footSpeed`.)
+                if general { footSpeed(value, at: start, from: sample.source) } else { run(start) }
                 mark(Self.foot, at: start)
-                if general, value >= Self.runningPace { mark(Self.pace, at: start) }
             } else if general {
                 mark(Self.still, at: start)
+                footSpeed(value, at: start, from: sample.source)
             }
         case .distanceWalkingRunning:
             if duration > 0, value / duration >= 0.5, value / duration <= Self.fastestOnFoot {
@@ -471,6 +487,51 @@ struct TransitionDetector: Sendable {
             setFlags(Self.boat, at: index)
             ring[index].boatEnd = Swift.max(ring[index].boatEnd, end)
         }
+    }
+
+    /// A speed sample on foot in a leg sequence (slow ones too: they break their source's rows), added to its source's
+    /// samples (`FootSpeeds`); the seconds whose samples changed their rows get their steps and paces again.
+    private mutating func footSpeed(_ value: Double, at t: Seconds, from source: SourceDevice) {
+        // Older than the ring: no cue is kept there.
+        guard slot(t) != nil else { return }
+        var index = lastFootSpeeds
+        if index >= footSpeeds.count || footSpeeds[index].source != source {
+            if let known = footSpeeds.firstIndex(where: { $0.source == source }) {
+                index = known
+            } else {
+                footSpeeds.append(FootSpeeds(source: source))
+                index = footSpeeds.count - 1
+            }
+            lastFootSpeeds = index
+        }
+        let keep = t - 2 * Double(ring.count)
+        guard let (low, high) = footSpeeds[index].add(value, at: t, keepingFrom: keep) else { return }
+        var second = low.rounded(.down)
+        while second <= high {
+            settleFootSpeeds(second)
+            second += 1
+        }
+    }
+
+    /// Sets the steps and running paces of `second` (`CueSecond.speedFlags`) from every source's samples in it.
+    private mutating func settleFootSpeeds(_ second: Seconds) {
+        guard let index = slot(second) else { return }
+        var flags: UInt8 = 0
+        var start = Double.infinity
+        var end = -Double.infinity
+        for source in footSpeeds.indices {
+            footSpeeds[source].forEach(from: second, to: second + 1) { time, held in
+                if held & FootSpeeds.step != 0 {
+                    flags |= Self.run
+                    start = Swift.min(start, time)
+                    end = Swift.max(end, time)
+                }
+                if held & FootSpeeds.pace != 0 { flags |= Self.pace }
+            }
+        }
+        ring[index].speedFlags = flags
+        ring[index].speedRunStart = start
+        ring[index].speedRunEnd = end
     }
 
     @inline(__always)
@@ -541,12 +602,18 @@ struct TransitionDetector: Sendable {
         if end > now { now = end }
     }
 
-    /// The cue second of `second`, if the ring holds it.
+    /// The cue second of `second`, if the ring holds it (with the steps and paces of its speed samples on foot).
     @inline(__always)
     private func cues(_ second: Int64) -> CueSecond? {
         let count = Int64(ring.count)
-        let entry = ring[Int(((second % count) + count) % count)]
-        return entry.second == second ? entry : nil
+        var entry = ring[Int(((second % count) + count) % count)]
+        guard entry.second == second else { return nil }
+        if entry.speedFlags != 0 {
+            entry.flags |= entry.speedFlags
+            entry.runStart = Swift.min(entry.runStart, entry.speedRunStart)
+            entry.runEnd = Swift.max(entry.runEnd, entry.speedRunEnd)
+        }
+        return entry
     }
 
     /// The end of the current sport (`flag`: swim or ride) in the leg begun at `legStart`: its
@@ -1091,5 +1158,206 @@ struct TransitionDetector: Sendable {
             break
         }
         return []
+    }
+}
+
+extension TransitionDetector {
+    /// One source's speed samples on foot (`runningSpeed`) in a leg sequence, slow ones too, in time order (the same
+    /// time: the slower first), and which of them are held in a row.
+    ///
+    /// A row is a source's samples one after the other, each from a class's speed on (`slowestOnFoot`: a step;
+    /// `runningPace`: a running pace), at most `speedRowGap` apart; it is broken only by that source's own slower
+    /// sample. A row that spans `paceHeld` seconds is held: its samples are steps (paces). So one sample at a pace
+    /// (a foot pod's jump, a record's GPS speed) begins no run, another source's 0 m/s beside a foot pod (an indoor
+    /// brick) breaks none of the foot pod's rows, and the same samples in any order, in any batches, give the same
+    /// rows.
+    struct FootSpeeds: Sendable {
+        static let step: UInt8 = 1
+        static let pace: UInt8 = 2
+        let source: SourceDevice
+        var times: [Seconds] = []
+        var values: [Double] = []
+        /// Per sample: `step` and `pace` when its row of that class is held.
+        var held: [UInt8] = []
+        /// The newest sample dropped (`add`'s `keepingFrom`), and where its rows began: a kept sample's row may reach
+        /// back over it. Older samples are no longer taken.
+        var dropped: (time: Seconds, value: Double, held: UInt8, stepSince: Seconds, paceSince: Seconds)?
+
+        init(source: SourceDevice) { self.source = source }
+
+        /// Adds a sample and settles the rows it changes; drops the samples older than `keep` (in chunks). The first
+        /// and last time of the samples whose steps or paces changed; nil when none did.
+        mutating func add(_ value: Double, at t: Seconds, keepingFrom keep: Seconds) -> (Seconds, Seconds)? {
+            if let dropped, t <= dropped.time { return nil }
+            var low = 0
+            var high = times.count
+            while low < high {
+                let middle = (low + high) / 2
+                if times[middle] < t || (times[middle] == t && values[middle] <= value) {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            times.insert(t, at: low)
+            values.insert(value, at: low)
+            held.insert(0, at: low)
+            var changed: (Seconds, Seconds)?
+            settle(low, Self.step, from: TransitionDetector.slowestOnFoot, changed: &changed)
+            settle(low, Self.pace, from: TransitionDetector.runningPace, changed: &changed)
+            if let first = times.first, first < keep - 300 { drop(before: keep) }
+            return changed
+        }
+
+        /// The sample before `index` (the dropped one before the first kept).
+        private func previous(_ index: Int) -> (time: Seconds, value: Double, held: UInt8)? {
+            if index > 0 { return (times[index - 1], values[index - 1], held[index - 1]) }
+            return dropped.map { ($0.time, $0.value, $0.held) }
+        }
+
+        /// Whether sample `index` is in the row of the sample before it (of the class from `bound`).
+        private func linked(_ index: Int, from bound: Double) -> Bool {
+            guard values[index] >= bound, let before = previous(index) else { return false }
+            return before.value >= bound && times[index] - before.time <= TransitionDetector.speedRowGap
+        }
+
+        /// Where the dropped sample's row of class `bit` began.
+        private func droppedSince(_ bit: UInt8) -> Seconds {
+            guard let dropped else { return -.infinity }
+            return bit == Self.step ? dropped.stepSince : dropped.paceSince
+        }
+
+        private mutating func set(_ index: Int, _ bit: UInt8, _ on: Bool, changed: inout (Seconds, Seconds)?) {
+            let before = held[index]
+            held[index] = on ? before | bit : before & ~bit
+            guard held[index] != before else { return }
+            let t = times[index]
+            changed = changed.map { (Swift.min($0.0, t), Swift.max($0.1, t)) } ?? (t, t)
+        }
+
+        private mutating func setDropped(_ bit: UInt8, _ on: Bool) {
+            guard let before = dropped?.held else { return }
+            dropped?.held = on ? before | bit : before & ~bit
+        }
+
+        /// Settles the rows of class `bit` (speeds from `bound`) around the sample just inserted at `index`.
+        private mutating func settle(
+            _ index: Int, _ bit: UInt8, from bound: Double, changed: inout (Seconds, Seconds)?
+        ) {
+            let count = times.count
+            if values[index] >= bound {
+                let left = linked(index, from: bound)
+                let right = index + 1 < count && linked(index + 1, from: bound)
+                let leftHeld = left && (previous(index)?.held ?? 0) & bit != 0
+                let rightHeld = right && held[index + 1] & bit != 0
+                if leftHeld || rightHeld {
+                    // Joined to a held row: the whole row is held (the other side's samples span under `paceHeld`).
+                    set(index, bit, true, changed: &changed)
+                    if left && !leftHeld {
+                        var position = index - 1
+                        while position >= 0 {
+                            set(position, bit, true, changed: &changed)
+                            guard linked(position, from: bound) else { break }
+                            if position == 0 { setDropped(bit, true) }
+                            position -= 1
+                        }
+                    }
+                    if right && !rightHeld {
+                        var position = index + 1
+                        while position < count {
+                            set(position, bit, true, changed: &changed)
+                            guard position + 1 < count, linked(position + 1, from: bound) else { break }
+                            position += 1
+                        }
+                    }
+                    return
+                }
+                // Neither side held: the row spans under `paceHeld` either side of the sample.
+                var first = index
+                while first > 0, linked(first, from: bound) { first -= 1 }
+                let reachesDropped = first == 0 && linked(0, from: bound)
+                let since = reachesDropped ? droppedSince(bit) : times[first]
+                var last = index
+                while last + 1 < count, linked(last + 1, from: bound) { last += 1 }
+                guard times[last] - since >= TransitionDetector.paceHeld else { return }
+                for position in first...last { set(position, bit, true, changed: &changed) }
+                if reachesDropped { setDropped(bit, true) }
+                return
+            }
+            // A slower sample breaks the row the samples either side were in, when that row was held.
+            guard index + 1 < count, let before = previous(index), before.held & bit != 0, before.value >= bound,
+                values[index + 1] >= bound, times[index + 1] - before.time <= TransitionDetector.speedRowGap
+            else { return }
+            // The part before: held while it still spans `paceHeld`.
+            let end = before.time
+            if index == 0 {
+                setDropped(bit, end - droppedSince(bit) >= TransitionDetector.paceHeld)
+            } else {
+                var position = index - 1
+                var stillHeld = false
+                while true {
+                    if end - times[position] >= TransitionDetector.paceHeld {
+                        stillHeld = true
+                        break
+                    }
+                    guard linked(position, from: bound) else { break }
+                    if position == 0 {
+                        stillHeld = end - droppedSince(bit) >= TransitionDetector.paceHeld
+                        break
+                    }
+                    position -= 1
+                }
+                if !stillHeld {
+                    for part in position...(index - 1) { set(part, bit, false, changed: &changed) }
+                    if position == 0, linked(0, from: bound) { setDropped(bit, false) }
+                }
+            }
+            // The part after.
+            let start = times[index + 1]
+            var position = index + 1
+            var stillHeld = false
+            while true {
+                if times[position] - start >= TransitionDetector.paceHeld {
+                    stillHeld = true
+                    break
+                }
+                guard position + 1 < count, linked(position + 1, from: bound) else { break }
+                position += 1
+            }
+            if !stillHeld {
+                for part in (index + 1)...position { set(part, bit, false, changed: &changed) }
+            }
+        }
+
+        /// Drops the samples older than `keep`, keeping where the rows of the newest of them began.
+        private mutating func drop(before keep: Seconds) {
+            var count = 0
+            var stepSince = droppedSince(Self.step)
+            var paceSince = droppedSince(Self.pace)
+            while count < times.count, times[count] < keep {
+                if !linked(count, from: TransitionDetector.slowestOnFoot) { stepSince = times[count] }
+                if !linked(count, from: TransitionDetector.runningPace) { paceSince = times[count] }
+                count += 1
+            }
+            guard count > 0 else { return }
+            dropped = (times[count - 1], values[count - 1], held[count - 1], stepSince, paceSince)
+            times.removeFirst(count)
+            values.removeFirst(count)
+            held.removeFirst(count)
+        }
+
+        /// Calls `body` with each sample from `start` up to before `end` and its steps and paces.
+        func forEach(from start: Seconds, to end: Seconds, _ body: (Seconds, UInt8) -> Void) {
+            var low = 0
+            var high = times.count
+            while low < high {
+                let middle = (low + high) / 2
+                if times[middle] < start { low = middle + 1 } else { high = middle }
+            }
+            while low < times.count, times[low] < end {
+                body(times[low], held[low])
+                low += 1
+            }
+        }
     }
 }

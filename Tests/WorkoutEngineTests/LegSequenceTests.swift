@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import WorkoutEngine
 import WorkoutModel
+@testable import WorkoutEngine
 
 /// A multisport of any sequence of legs (`BuilderOptions.legs`): stated by the caller, or found from the sensors.
 @Suite("Leg sequences: stated and detected")
@@ -98,6 +98,157 @@ struct LegSequenceTests {
         #expect(workout.activities.map(\.configuration.activityType) == [.running])
     }
 
+    /// The order a batch carries its samples in (the builder takes any).
+    enum Order: String, CaseIterable, Sendable {
+        case oldestFirst, newestFirst, shuffled
+    }
+
+    /// A ride (0–600 s), a walk through T (600–720 s: the foot pod's distance at 1 m/s, on foot but no run yet) with
+    /// one speed sample at 3 m/s in it (630 s: a foot pod's jump, or a record's GPS speed), then a run whose foot pod
+    /// sends its speed alone (3.2 m/s, no cadence) at the seconds `runSpeeds` gives, to 1200 s; `beside` sends 0 m/s
+    /// every second from 600 s (a second source: a watch indoors, beside the foot pod).
+    private func walkThenRun(
+        runSpeeds: [Int] = Array(720..<1200), beside: SourceDevice? = nil
+    ) -> [[QuantitySample]] {
+        let paced = Set(runSpeeds)
+        return (0..<1200).map { second in
+            let at = t(Double(second))
+            var batch: [QuantitySample] =
+                switch second {
+                case ..<600: ride(second)
+                case ..<720:
+                    [QuantitySample(.distanceWalkingRunning, 1, at: at, end: t(Double(second + 1)), source: footPod)]
+                        + (second == 630 ? [QuantitySample(.runningSpeed, 3, at: at, source: footPod)] : [])
+                default: paced.contains(second) ? [QuantitySample(.runningSpeed, 3.2, at: at, source: footPod)] : []
+                }
+            if let beside, second >= 600 { batch.append(QuantitySample(.runningSpeed, 0, at: at, source: beside)) }
+            return batch
+        }
+    }
+
+    /// The legs detected from `seconds` (one list of samples a second), sent in batches of `batch` seconds each
+    /// carrying its samples in `order`.
+    private func detect(
+        _ seconds: [[QuantitySample]], batch: Int = 1, order: Order = .oldestFirst
+    ) throws -> [(WorkoutActivityType, Double)] {
+        let session = try WorkoutSession(
+            configuration: WorkoutConfiguration(activityType: .other), clock: ManualClock(t(0)),
+            options: BuilderOptions(legs: .detected))
+        try session.start(at: t(0))
+        var generator = SeededGenerator(seed: 26)
+        for first in stride(from: 0, to: seconds.count, by: batch) {
+            var samples = Array(seconds[first..<Swift.min(first + batch, seconds.count)].joined())
+            switch order {
+            case .oldestFirst: break
+            case .newestFirst: samples.sort { $0.start > $1.start }
+            case .shuffled: samples.shuffle(using: &generator)
+            }
+            try session.builder.add(samples)
+        }
+        let end = t(Double(seconds.count))
+        try session.stop(at: end)
+        try session.end(at: end)
+        return legs(try session.builder.finishWorkout())
+    }
+
+    /// Ride, T from 600 s, run from 720 s, each boundary within 2 s.
+    private func expectRideWalkRun(_ found: [(WorkoutActivityType, Double)], _ context: String = "in order") {
+        #expect(found.map(\.0) == [.cycling, .transition, .running], "\(context): \(found)")
+        guard found.count == 3 else { return }
+        #expect(abs(found[1].1 - 600) <= 2, "\(context): T at \(found[1].1) s")
+        #expect(abs(found[2].1 - 720) <= 2, "\(context): run at \(found[2].1) s")
+    }
+
+    /// A running pace begins a run only when it holds 2 s: one on-foot speed sample at 3 m/s in a walk through the
+    /// transition zone is not enough (it began the run 90 s early, at 630 s). The run that follows carries an
+    /// on-foot speed alone (a foot pod without cadence): once its pace has held 2 s it begins where its first sample
+    /// is.
+    @Test func oneSpeedSampleAtPaceBeginsNoRun() throws {
+        expectRideWalkRun(try detect(walkThenRun()))
+    }
+
+    /// The same samples give the same legs whatever order a batch carries them in (newest first: the rule that
+    /// followed samples as they came restarted its row at each older sample and never began the run).
+    @Test(arguments: Order.allCases) func aBatchInAnyOrderGivesTheSameLegs(order: Order) throws {
+        let found = try detect(walkThenRun(), batch: 10, order: order)
+        expectRideWalkRun(found, "\(order)")
+        let inOrder = try detect(walkThenRun(), batch: 10)
+        #expect(found.map(\.0) == inOrder.map(\.0) && found.map(\.1) == inOrder.map(\.1), "\(order)")
+    }
+
+    /// A second source reading 0 m/s every second beside the foot pod's pace (a watch indoors: an indoor brick)
+    /// breaks none of the foot pod's rows: a row is one source's samples (a rule with one row for every source never
+    /// began the run: each 0 m/s cleared it).
+    @Test func anotherSourceAtZeroBreaksNoRow() throws {
+        expectRideWalkRun(try detect(walkThenRun(beside: watch)))
+        expectRideWalkRun(try detect(walkThenRun(beside: watch), batch: 10, order: .newestFirst), "newest first")
+    }
+
+    /// Speed samples 16–30 s apart (smart recording) still make a row: the run begins at its first sample (a rule
+    /// taking samples at most 15 s apart as a row never began it). The one sample of the walk lies 90 s before the
+    /// run's first: no row with it.
+    @Test func speedSamplesUpTo30SecondsApartHold() throws {
+        var run: [Int] = []
+        var second = 720
+        while second < 1200 {
+            run.append(second)
+            second += run.count % 2 == 0 ? 16 : 30
+        }
+        expectRideWalkRun(try detect(walkThenRun(runSpeeds: run)))
+        expectRideWalkRun(try detect(walkThenRun(runSpeeds: run), batch: 10, order: .newestFirst), "newest first")
+    }
+
+    /// A source's rows of speed samples on foot (`TransitionDetector.FootSpeeds`) are a function of its samples, not of
+    /// the order they come in: 400 samples (0–3 m/s, 0.3–31 s apart) added oldest first, newest first and in three
+    /// shuffled orders hold the same steps and paces as the rows of the samples sorted by time (a row: samples one after
+    /// the other from 0.5 m/s, or from 2 m/s, at most 30 s apart, held once it spans 2 s). A slower sample that comes
+    /// late breaks the held row it falls in, and its parts are held again only if they still span 2 s. Added oldest
+    /// first with the older samples dropped as they go (`keepingFrom`), the kept ones hold the same.
+    @Test func aSourcesRowsAreTheSameInAnyOrder() {
+        var generator = SeededGenerator(seed: 7)
+        var samples: [(time: Double, value: Double)] = []
+        var time = 1000.0
+        for _ in 0..<400 {
+            time += [0.3, 1, 1, 1, 2, 5, 16, 31].randomElement(using: &generator) ?? 1
+            samples.append((time, [0, 0.3, 0.6, 1.5, 2.5, 2.5, 3, 3].randomElement(using: &generator) ?? 0))
+        }
+        var expected = [UInt8](repeating: 0, count: samples.count)
+        for (bit, bound) in [(TransitionDetector.FootSpeeds.step, 0.5), (TransitionDetector.FootSpeeds.pace, 2.0)] {
+            var first = 0
+            while first < samples.count {
+                guard samples[first].value >= bound else {
+                    first += 1
+                    continue
+                }
+                var last = first
+                while last + 1 < samples.count, samples[last + 1].value >= bound,
+                    samples[last + 1].time - samples[last].time <= 30
+                {
+                    last += 1
+                }
+                if samples[last].time - samples[first].time >= 2 {
+                    for index in first...last { expected[index] |= bit }
+                }
+                first = last + 1
+            }
+        }
+        #expect(expected.contains { $0 & TransitionDetector.FootSpeeds.pace != 0 } && expected.contains(0))
+        var orders: [(String, [(time: Double, value: Double)])] = [
+            ("oldest first", samples), ("newest first", samples.reversed()),
+        ]
+        for round in 1...3 { orders.append(("shuffled \(round)", samples.shuffled(using: &generator))) }
+        for (name, order) in orders {
+            var rows = TransitionDetector.FootSpeeds(source: footPod)
+            for sample in order { _ = rows.add(sample.value, at: sample.time, keepingFrom: -.infinity) }
+            #expect(rows.times == samples.map(\.time), "\(name)")
+            #expect(rows.held == expected, "\(name): \(zip(rows.held, expected).filter { $0 != $1 }.count) differ")
+        }
+        var kept = TransitionDetector.FootSpeeds(source: footPod)
+        for sample in samples { _ = kept.add(sample.value, at: sample.time, keepingFrom: sample.time - 400) }
+        #expect(kept.dropped != nil)
+        #expect(kept.held == Array(expected.suffix(kept.held.count)))
+    }
+
     /// The lap button moves along a stated plan, as along a triathlon's.
     @Test func theButtonMovesAlongAStatedPlan() throws {
         let session = try WorkoutSession(
@@ -179,5 +330,18 @@ struct LegSequenceTests {
         #expect(throws: EngineError.self) {
             try WorkoutSession(configuration: WorkoutConfiguration(activityType: .other), options: options)
         }
+    }
+}
+
+/// SplitMix64: a repeatable shuffle for the order tests.
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

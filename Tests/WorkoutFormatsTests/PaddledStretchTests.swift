@@ -29,11 +29,9 @@ struct PaddledStretchTests {
     /// minute: 2.1 m a cycle) but reads a cadence of 0 in one record of five, as a wrist does now and then. The run's
     /// records of cadence 0 look paddled one by one (no power, no step length, no stride), and the windows reaching
     /// up to 5 minutes into the run still hold 60 % paddled records: the stretch used to end at the last of those
-    /// (2100 s, 5 minutes into the run). It should end where the strokes end, the last record reading a stroke rate
-    /// (1790 s), on the same window grid. Known issue, not fixed: ending every stretch at its last stroke makes the
-    /// fenix 2's paddle end at 11,329 s, and the 409 s the athlete then walks on the shore before the lap press
-    /// (strides of 0.75 m at 1 m/s, and records of cadence 0 at 1.5–2 m/s, typed riding) come out as a ride: 7 legs
-    /// instead of 5 (`theFenix2AdventureRaceIsFoundLegByLeg`). The end needs a rule for what follows the strokes.
+    /// (2100 s, 5 minutes into the run). It ends where the strokes end (`strokesEnd`): its last stroke (1790 s) and the
+    /// paddled-looking records right after it, up to the run's first stride (1801 s); the run's first record (1800 s)
+    /// reads a cadence of 0 at 3 m/s, as the boat's do, and so is the stretch's last.
     @Test func aStretchEndsWhereTheStrokesEnd() {
         var records: [FITRecord] = []
         var distance = 0.0
@@ -53,9 +51,7 @@ struct PaddledStretchTests {
         let spans = ImportPlanner.paddleSpans(Self.sorted(records))
         #expect(spans.count == 1)
         let end = (spans.first?.end ?? 0) - Double(Self.origin)
-        withKnownIssue("a stretch ends at its last record that looks paddled, 5 minutes into the run") {
-            #expect(end == 1790, "the stretch ends at \(end) s")
-        }
+        #expect(end == 1800, "the stretch ends at \(end) s")
         #expect(spans.first?.start == Double(Self.origin))
     }
 
@@ -84,11 +80,7 @@ struct PaddledStretchTests {
     /// keep their own types (a bike's power and speed, a run's stride), while the paddled records around them are the
     /// boat's. (The stretch used to make every record a boat's but one counting a swim's strokes.)
     @Test func aRecordWithPowerOrAStepInAStretchIsNoBoat() throws {
-        var file = FITFile()
-        var id = FITFileID()
-        id.type = 4
-        id.manufacturer = 1
-        file.fileIDs = [id]
+        var records: [FITRecord] = []
         var distance = 0.0
         let powered = 900..<910
         let stepped = 1200..<1210
@@ -114,27 +106,9 @@ struct PaddledStretchTests {
                 record.cadence = 85
                 record.stepLength = 1.06
             }
-            file.records.append(record)
+            records.append(record)
         }
-        func session(_ sport: UInt8, from start: Int, to end: Int) -> FITSummary {
-            var summary = FITSummary()
-            summary.startTime = Self.origin + UInt32(start)
-            summary.timestamp = Self.origin + UInt32(end)
-            summary.totalElapsedTime = Double(end - start)
-            summary.totalTimerTime = Double(end - start)
-            summary.sport = sport
-            return summary
-        }
-        file.sessions = [session(0, from: 0, to: 1800), session(FITProfile.Sport.running, from: 1800, to: 2400)]
-        let plan = try FITImportPlan(file: file, options: ImportOptions(autoSegment: true), seed: 1)
-        var types: [Int: Set<QuantityType>] = [:]
-        for step in plan.steps {
-            guard case .samples(let samples) = step.step else { continue }
-            for sample in samples {
-                let second = Int(sample.start.timeIntervalSince(FITTime.date(Double(Self.origin))).rounded())
-                types[second, default: []].insert(sample.type)
-            }
-        }
+        let types = try Self.typesBySecond(records)
         for second in powered {
             let own = types[second] ?? []
             #expect(!own.contains(.paddleSportsSpeed) && own.contains(.cyclingPower), "\(second) s: \(own)")
@@ -147,5 +121,77 @@ struct PaddledStretchTests {
         for second in [899, 911, 1199, 1211] {
             #expect(types[second]?.contains(.paddleSportsSpeed) == true, "\(second) s: \(types[second] ?? [])")
         }
+    }
+
+    /// The types of each second's samples of `records` imported with automatic segmentation (a generic session 0–1800
+    /// s, a running one to the end).
+    static func typesBySecond(_ records: [FITRecord]) throws -> [Int: Set<QuantityType>] {
+        var file = FITFile()
+        var id = FITFileID()
+        id.type = 4
+        id.manufacturer = 1
+        file.fileIDs = [id]
+        file.records = records
+        func session(_ sport: UInt8, from start: Int, to end: Int) -> FITSummary {
+            var summary = FITSummary()
+            summary.startTime = origin + UInt32(start)
+            summary.timestamp = origin + UInt32(end)
+            summary.totalElapsedTime = Double(end - start)
+            summary.totalTimerTime = Double(end - start)
+            summary.sport = sport
+            return summary
+        }
+        let last = Int((records.last?.timestamp ?? origin) - origin) + 1
+        file.sessions = [session(0, from: 0, to: 1800), session(FITProfile.Sport.running, from: 1800, to: last)]
+        let plan = try FITImportPlan(file: file, options: ImportOptions(autoSegment: true), seed: 1)
+        var types: [Int: Set<QuantityType>] = [:]
+        for step in plan.steps {
+            guard case .samples(let samples) = step.step else { continue }
+            for sample in samples {
+                let second = Int(sample.start.timeIntervalSince(FITTime.date(Double(origin))).rounded())
+                types[second, default: []].insert(sample.type)
+            }
+        }
+        return types
+    }
+
+    /// A step length that the import's running-step test refuses (`ownTypes`: a step of 0, or one that disagrees with
+    /// the speed and cadence, as a strap's running dynamics repeat on the bike or in a boat) makes no run, so a
+    /// paddled record carrying one is the boat's like the records around it. (The stretch used to leave every record
+    /// with a step length its own types: a ride's for these.)
+    @Test func aStepTheRunningTestRefusesIsTheBoats() throws {
+        var records: [FITRecord] = []
+        var distance = 0.0
+        let zeroStep = 1500..<1505
+        let staleStep = 1505..<1510
+        for second in 0..<2400 {
+            var record: FITRecord
+            if second < 1800 {
+                distance += 2.5
+                record = Self.paddling(second, distance: distance)
+                if zeroStep.contains(second) { record.stepLength = 0 }
+                if staleStep.contains(second) {
+                    // 1.0 m against the 1.9 m that 2.5 m/s at 40 strides a minute would take.
+                    record.stepLength = 1.0
+                    record.cadence = 40
+                }
+            } else {
+                distance += 3
+                record = FITRecord(timestamp: Self.origin + UInt32(second))
+                record.speed = 3
+                record.altitude = 12
+                record.distance = distance
+                record.cadence = 85
+                record.stepLength = 1.06
+            }
+            records.append(record)
+        }
+        let types = try Self.typesBySecond(records)
+        for second in zeroStep.lowerBound..<staleStep.upperBound {
+            let own = types[second] ?? []
+            #expect(own.contains(.paddleSportsSpeed) && !own.contains(.cyclingSpeed), "\(second) s: \(own)")
+        }
+        // The run's steps agree: the run keeps its own types.
+        #expect(types[2000]?.contains(.runningStrideLength) == true, "\(types[2000] ?? [])")
     }
 }

@@ -303,6 +303,9 @@ extension ImportPlanner {
         var power: QuantityType?
         var stride: QuantityType?
         var strokes = false
+        /// Typed running by its running dynamics' step (`ownTypes`' step test: a step of a step that agrees with the
+        /// speed and cadence, on foot).
+        var runningStep = false
 
         init(_ type: WorkoutActivityType, pool: Bool) {
             switch type {
@@ -403,9 +406,10 @@ extension ImportPlanner {
                 swimMode: recordPass.swim.swimMode, lastOnFoot: &recordPass.onFoot)
             : nil
         // In a paddled stretch (`paddleSpans`) every record is the boat's, but one counting a swim's strokes and one
-        // with power or a running step length: those show a ride or a run, not a boat (their own types stand).
-        if let types = own, !(types.strokes && record.totalCycles != nil), record.power == nil,
-            record.stepLength == nil, inPaddledSpan(recordTime)
+        // with power or a running step (`ownTypes`' step test: a step of 0, or one the speed and cadence belie, is a
+        // strap's, no run): those show a ride or a run, not a boat (their own types stand).
+        if let types = own, !(types.strokes && record.totalCycles != nil), record.power == nil, !types.runningStep,
+            inPaddledSpan(recordTime)
         {
             own = LegTypes(.paddleSports, pool: false)
         }
@@ -722,7 +726,8 @@ extension ImportPlanner {
     /// whose moving records' median speed is in `paddlingSpeeds`, at least `paddledShare` of them `looksPaddled`, and
     /// whose altitudes (some record has one) lie within `paddlingLevel`; a stretch runs from such a window's first
     /// record that looks paddled to its last, overlapping stretches joined, a stretch's start moved back over the boat
-    /// pushed off (`launching`, at most `longestLaunch`); a stretch shorter than `shortestPaddle` is none.
+    /// pushed off (`launching`, at most `longestLaunch`) and its end to where its strokes end (`strokesEnd`); a stretch
+    /// shorter than `shortestPaddle` is none.
     ///
     /// A wrist in a kayak counts no strides and reads the strokes' rhythm now and then (a fenix 2: a cadence of 0 in
     /// 17–95 % of the records, else 30–127 a minute); without that window such records were riding (a cadence of 0
@@ -817,7 +822,47 @@ extension ImportPlanner {
                 spans.append((records[start].time, lastPaddled))
             }
         }
-        return spans.filter { $0.end - $0.start >= shortestPaddle && showsStrokes(records, from: $0.start, to: $0.end) }
+        return spans.map { ($0.start, strokesEnd(records, from: $0.start, to: $0.end)) }.filter {
+            $0.end - $0.start >= shortestPaddle && showsStrokes(records, from: $0.start, to: $0.end)
+        }
+    }
+
+    /// Where a paddled stretch (`start`...`end`, its windows' last paddled-looking record) ends: at its last stroke (a
+    /// record that looks paddled with a cadence above 0), or later at the last of the records right after it that look
+    /// paddled, up to the first moving record (1 m/s and more) that does not; records standing still neither end nor
+    /// extend it. `end` itself when the stretch counts no stroke.
+    ///
+    /// A window reaching into the next leg still holds `paddledShare` paddled-looking records up to 4 minutes in (5 when
+    /// a wrist reads a cadence of 0 in one run record of five: such a record is no stride), so the stretch used to end
+    /// at the last of those, minutes into a run. A wrist in a kayak reads the strokes' rhythm only now and then (the
+    /// fenix 2's last stroke lies 39 s before the lap press, its records between at 2.2 m/s with a cadence of 0): the
+    /// records after the last stroke are the boat's until one shows another sport (a stride, a step, power, a speed no
+    /// paddle holds).
+    static func strokesEnd(_ records: SortedRecords, from start: Double, to end: Double) -> Double {
+        // The first record after `end`.
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].time <= end { low = middle + 1 } else { high = middle }
+        }
+        var index = low - 1
+        while index >= 0, case (let time, let record) = records[index], time >= start {
+            if (record.cadence ?? 0) > 0, looksPaddled(record) { break }
+            index -= 1
+        }
+        guard index >= 0, records[index].time >= start else { return end }
+        var stretchEnd = records[index].time
+        index += 1
+        while index < low, case (let time, let record) = records[index] {
+            index += 1
+            if looksPaddled(record) {
+                stretchEnd = time
+            } else if (record.speed ?? 0) >= 1 {
+                break
+            }
+        }
+        return stretchEnd
     }
 
     /// The share of a paddled stretch's moving records that must count strokes (`showsStrokes`).
@@ -901,7 +946,9 @@ extension ImportPlanner {
         if let step = record.stepLength, step > 0, step <= Self.longestStep, onFoot != false,
             Self.stepAgrees(step, record)
         {
-            return LegTypes(.running, pool: false)
+            var types = LegTypes(.running, pool: false)
+            types.runningStep = true
+            return types
         }
         if record.power != nil { return LegTypes(onFoot == true ? .running : .cycling, pool: false) }
         // A cadence of 0 while moving is no stride: a wrist on the handlebar, or pushing the bike through a
