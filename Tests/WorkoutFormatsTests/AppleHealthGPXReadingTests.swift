@@ -97,6 +97,10 @@ extension AppleHealthReadingTests {
             """.utf8)
     }
 
+    /// How many of the cases below, from the first, are meant for the scan; how many after them for the events.
+    static let scannedCases = 15
+    static let eventCases = 11
+
     /// Points that are not Apple's plain form, and files that are not well-formed around or in a point: the same
     /// points or the same error (what and where) both ways. Seen failing: with the scan's end-tag check taken out
     /// (a point whose end tag closes another element was taken), and with `speed` and `course` swapped.
@@ -147,11 +151,20 @@ extension AppleHealthReadingTests {
             ("<trkpt lon=\"13.5\" lat=\"52.5\"><>34</ele>\(time)</trkpt>", true),
             ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>3\u{01}4</ele>\(time)</trkpt>", false),
         ]
-        for (point, malformed) in cases {
+        for (index, (point, malformed)) in cases.enumerated() {
             let bytes = Self.gpx(point: point)
             let events = Self.gpxOutcome(bytes, scans: false)
             #expect(Self.gpxOutcome(bytes, scans: true) == events, "\(point)")
             if case .failure = events { #expect(malformed, "\(point): \(events)") } else { #expect(!malformed, "\(point)") }
+            // The scan's own cases are taken by the scan, the file's three points (else the comparison above would
+            // hold without it); those left to the events are not.
+            if index < Self.scannedCases {
+                let (scanned, all) = try Self.scannedPoints(bytes, chunk: 4096)
+                #expect(scanned == all && all == 3, "\(point): \(scanned) of \(all) points scanned")
+            } else if index < Self.scannedCases + Self.eventCases {
+                let (scanned, all) = try Self.scannedPoints(bytes, chunk: 4096)
+                #expect(scanned < all, "\(point): \(scanned) of \(all) points scanned")
+            }
         }
         // A file cut short at every byte of its second point: the same error both ways.
         let whole = Self.gpx(point: "<trkpt lon=\"13.5\" lat=\"52.5\"><ele>34.0</ele>\(time)</trkpt>")

@@ -584,7 +584,8 @@ public final class XMLPullParser {
     /// `scan` must take only what `next()` reads as that element without an error, a forbidden character or a
     /// token over `tokenLimit` (the bytes it is given are fewer than that), and make of it what `next()`'s events
     /// give: anything else it leaves to `next()` (nil), whose errors then say what and where as ever. Only inside
-    /// the root element and never between a self-closing tag and its `.end`; `tagStart` is not moved.
+    /// the root element and never between a self-closing tag and its `.end`; `tagStart` is not moved. `scan` must
+    /// not call this parser (its state is not checked for exclusive access: the class's note).
     func scanElement<T>(_ scan: (UnsafeBufferPointer<UInt8>) -> (length: Int, value: T)?) -> T? {
         guard pendingEnd == nil, !stack.isEmpty, start < end else { return nil }
         let from = start
