@@ -1254,6 +1254,8 @@ extension TransitionDetector {
                     // Joined to a held row: the whole row is held (the other side's samples span under `paceHeld`).
                     set(index, bit, true, changed: &changed)
                     if left && !leftHeld {
+                        // Linked to the dropped sample itself (at the first kept place): its summary is held too.
+                        if index == 0 { setDropped(bit, true) }
                         var position = index - 1
                         while position >= 0 {
                             set(position, bit, true, changed: &changed)

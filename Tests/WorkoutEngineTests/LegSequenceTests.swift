@@ -249,6 +249,19 @@ struct LegSequenceTests {
         #expect(kept.held == Array(expected.suffix(kept.held.count)))
     }
 
+    /// A late sample that joins the newest dropped sample's row to a held row makes that row held in the dropped
+    /// summary too, so a slower sample coming later still breaks it: 29 s joins the dropped 0 s (both from 0.5 m/s,
+    /// 29 s apart) to the held 42–52 s; 32 s cuts 29 s off from 42 s, and 28 s from 0 s, leaving 29 s alone (no step).
+    @Test func aRowReachingIntoTheDroppedSamplesBreaksLikeAnyOther() {
+        var rows = TransitionDetector.FootSpeeds(source: footPod)
+        for (time, value) in [(0.0, 1.0), (1000, 3), (52, 3), (42, 3), (29, 3), (32, 0.2), (28, 0.2)] {
+            _ = rows.add(value, at: time, keepingFrom: time - 608)
+        }
+        #expect(rows.dropped?.time == 0)
+        let index = rows.times.firstIndex(of: 29)
+        #expect(index.map { rows.held[$0] } == 0, "29 s is a row of its own: no step, no pace")
+    }
+
     /// The lap button moves along a stated plan, as along a triathlon's.
     @Test func theButtonMovesAlongAStatedPlan() throws {
         let session = try WorkoutSession(
