@@ -17,9 +17,10 @@ struct GracefulStopTests {
         let upload = Task { try await server.send("POST", "/v1/workouts", token: token, body: fit, timeout: 600) }
         // Stopped while the import is running (the request accepted, its commit not yet made).
         // Watched from a thread of its own: on the cooperative pool, busy with the other suites' servers, a poll
-        // every 2 ms could sleep through the whole import.
+        // every 2 ms could sleep through the whole import. As long as the request may take: on a loaded machine the
+        // 13 MB body once took over 120 s to be read and its import to begin (CI of ddfcc69).
         let inFlight = await onOwnThread {
-            let deadline = Date().addingTimeInterval(120)
+            let deadline = Date().addingTimeInterval(600)
             while Date() < deadline {
                 if server.server.uploadsInFlight.withLock({ !$0.isEmpty }) { return true }
                 usleep(500)
