@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkoutTestSupport
 import WorkoutModel
 @testable import WorkoutEngine
 
@@ -343,18 +344,5 @@ struct LegSequenceTests {
         #expect(throws: EngineError.self) {
             try WorkoutSession(configuration: WorkoutConfiguration(activityType: .other), options: options)
         }
-    }
-}
-
-/// SplitMix64: a repeatable shuffle for the order tests.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

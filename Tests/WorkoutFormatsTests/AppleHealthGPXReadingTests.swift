@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import WorkoutImport
 import WorkoutModel
+import WorkoutTestSupport
 
 /// The GPX route reader's two ways through a file: a plain point read straight from the parser's buffer
 /// (`HealthGPX.scanPoint`) and any other event by event. Both must give the same points, bit for bit, and the
@@ -188,15 +189,9 @@ extension AppleHealthReadingTests {
     /// 2⁵³, 22 digits after the point) and for texts that are no plain decimal. Seen failing with `number`
     /// multiplying by a power of ten below one instead of dividing (3,157 texts differ).
     @Test func gpxNumbersReadFromTheirDigitsAreTheStandardLibrarysDoubles() {
-        // SplitMix64: the same texts every run.
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func random(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
+        // The same texts every run.
+        var generator = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15)
+        func random(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
         func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(random(10))) }) }
         var texts = [
             "0", "-0", "0.0", "-0.000000", "9007199254740992", "9007199254740993", "1234567890123456789",

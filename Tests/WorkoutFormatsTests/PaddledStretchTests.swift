@@ -80,33 +80,17 @@ struct PaddledStretchTests {
     /// keep their own types (a bike's power and speed, a run's stride), while the paddled records around them are the
     /// boat's. (The stretch used to make every record a boat's but one counting a swim's strokes.)
     @Test func aRecordWithPowerOrAStepInAStretchIsNoBoat() throws {
-        var records: [FITRecord] = []
-        var distance = 0.0
         let powered = 900..<910
         let stepped = 1200..<1210
-        for second in 0..<2400 {
-            var record: FITRecord
-            if second < 1800 {
-                distance += 2.5
-                record = Self.paddling(second, distance: distance)
-                if powered.contains(second) {
-                    record.power = 180
-                    record.cadence = 0
-                }
-                if stepped.contains(second) {
-                    record.stepLength = 1.1
-                    record.cadence = 68
-                }
-            } else {
-                distance += 3
-                record = FITRecord(timestamp: Self.origin + UInt32(second))
-                record.speed = 3
-                record.altitude = 12
-                record.distance = distance
-                record.cadence = 85
-                record.stepLength = 1.06
+        let records = Self.paddledThenRun { second, record in
+            if powered.contains(second) {
+                record.power = 180
+                record.cadence = 0
             }
-            records.append(record)
+            if stepped.contains(second) {
+                record.stepLength = 1.1
+                record.cadence = 68
+            }
         }
         let types = try Self.typesBySecond(records)
         for second in powered {
@@ -121,6 +105,31 @@ struct PaddledStretchTests {
         for second in [899, 911, 1199, 1211] {
             #expect(types[second]?.contains(.paddleSportsSpeed) == true, "\(second) s: \(types[second] ?? [])")
         }
+    }
+
+    /// 30 minutes paddled at 2.5 m/s (`paddling`, each record then given to `paddled` with its second), then 10
+    /// minutes run at 3 m/s with steps that agree with the speed and cadence (1.06 m at 85 a minute).
+    static func paddledThenRun(_ paddled: (Int, inout FITRecord) -> Void) -> [FITRecord] {
+        var records: [FITRecord] = []
+        var distance = 0.0
+        for second in 0..<2400 {
+            var record: FITRecord
+            if second < 1800 {
+                distance += 2.5
+                record = Self.paddling(second, distance: distance)
+                paddled(second, &record)
+            } else {
+                distance += 3
+                record = FITRecord(timestamp: Self.origin + UInt32(second))
+                record.speed = 3
+                record.altitude = 12
+                record.distance = distance
+                record.cadence = 85
+                record.stepLength = 1.06
+            }
+            records.append(record)
+        }
+        return records
     }
 
     /// The types of each second's samples of `records` imported with automatic segmentation (a generic session 0–1800
@@ -160,31 +169,15 @@ struct PaddledStretchTests {
     /// paddled record carrying one is the boat's like the records around it. (The stretch used to leave every record
     /// with a step length its own types: a ride's for these.)
     @Test func aStepTheRunningTestRefusesIsTheBoats() throws {
-        var records: [FITRecord] = []
-        var distance = 0.0
         let zeroStep = 1500..<1505
         let staleStep = 1505..<1510
-        for second in 0..<2400 {
-            var record: FITRecord
-            if second < 1800 {
-                distance += 2.5
-                record = Self.paddling(second, distance: distance)
-                if zeroStep.contains(second) { record.stepLength = 0 }
-                if staleStep.contains(second) {
-                    // 1.0 m against the 1.9 m that 2.5 m/s at 40 strides a minute would take.
-                    record.stepLength = 1.0
-                    record.cadence = 40
-                }
-            } else {
-                distance += 3
-                record = FITRecord(timestamp: Self.origin + UInt32(second))
-                record.speed = 3
-                record.altitude = 12
-                record.distance = distance
-                record.cadence = 85
-                record.stepLength = 1.06
+        let records = Self.paddledThenRun { second, record in
+            if zeroStep.contains(second) { record.stepLength = 0 }
+            if staleStep.contains(second) {
+                // 1.0 m against the 1.9 m that 2.5 m/s at 40 strides a minute would take.
+                record.stepLength = 1.0
+                record.cadence = 40
             }
-            records.append(record)
         }
         let types = try Self.typesBySecond(records)
         for second in zeroStep.lowerBound..<staleStep.upperBound {

@@ -192,3 +192,17 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
         Thread { continuation.resume(returning: work()) }.start()
     }
 }
+
+/// SplitMix64: a random number generator that gives the same numbers from the same seed on every run and
+/// platform, for tests that shuffle or generate input and must fail the same way each time.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
