@@ -118,6 +118,7 @@ struct Record {
     func optionalDouble(_ index: Int) throws -> Double? { try row[index].decode(Double?.self) }
     func int(_ index: Int) throws -> Int64 { try row[index].decode(Int64.self) }
     func optionalInt(_ index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
+    func ints(_ index: Int) throws -> [Int64] { try row[index].decode([Int64].self) }
     func bool(_ index: Int) throws -> Bool { try row[index].decode(Bool.self) }
     func uuid(_ index: Int) throws -> UUID { try row[index].decode(UUID.self) }
     func bytes(_ index: Int) throws -> [UInt8] {
@@ -458,10 +459,16 @@ final class ConnectionPool: Sendable {
             } else {
                 _ = try? connection.close().wait()
             }
-            if let error = error as? StoreError { throw error }
-            if Self.sqlState(error) == "57014" { throw .timedOut }
-            throw .database(path: url.redacted, detail: Self.describe(error))
+            throw storeError(error)
         }
+    }
+
+    /// `error` of a statement as the store reports it: a `StoreError` as it is, a statement past its time limit
+    /// (SQLSTATE 57014) `timedOut`, anything else a database error naming the database (its URL without password).
+    func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if Self.sqlState(error) == "57014" { return .timedOut }
+        return .database(path: url.redacted, detail: Self.describe(error))
     }
 
     /// Gives `connection` back to the idle ones, or closes it when it is closed or closing: the server ended it, or

@@ -21,18 +21,22 @@ final class PostgresBackend: StoreBackend {
     /// Where other writers' changes come from (LISTEN/NOTIFY), and this instance's id in its notifications.
     let feed: ChangeFeed
     let origin = UUID()
+    /// Where live commits wait to be committed together with other sessions' (the database's, shared).
+    let commitGroups: JournalCommitGroups
 
-    init(pool: ConnectionPool, feed: ChangeFeed, athlete: UUID) {
+    init(pool: ConnectionPool, feed: ChangeFeed, commitGroups: JournalCommitGroups, athlete: UUID) {
         self.pool = pool
         self.feed = feed
+        self.commitGroups = commitGroups
         athletes = [athlete]
         isTeam = false
     }
 
     /// A team's store; `athletes` is not empty (the caller checks).
-    init(pool: ConnectionPool, feed: ChangeFeed, team athletes: [UUID]) {
+    init(pool: ConnectionPool, feed: ChangeFeed, commitGroups: JournalCommitGroups, team athletes: [UUID]) {
         self.pool = pool
         self.feed = feed
+        self.commitGroups = commitGroups
         self.athletes = athletes
         isTeam = true
     }
@@ -673,13 +677,11 @@ final class PostgresBackend: StoreBackend {
         // The commit's chunks and journal entries go in one statement (`appendSQL`): one round trip and one
         // parse instead of one per chunk and entry (a FIT import's commit holds thousands of entries). A live
         // session's commit (nothing closing) is one statement that commits itself, a CALL of
-        // `workout_journal_commit` (migration 6): it is answered only once PostgreSQL committed it, in one round
-        // trip, and a failure of the commit itself is the CALL's error. It is a prepared statement of its connection.
+        // `workout_journal_commit` (migration 6) or, with other sessions' commits waiting at the same moment,
+        // of `workout_journal_commit_group` (migration 7, `JournalCommitGroups`): it is answered only once
+        // PostgreSQL committed it, in one round trip, and a failure of the commit itself is the CALL's error.
         if commit.closing == nil, !isTeam {
-            let found = try pool.transaction(single: true, committing: true) { t in
-                try append(t, commit, committing: true)
-            }
-            guard found != nil else { throw .sessionNotFound(commit.session) }
+            _ = try commitGroups.commit(athlete: athlete, commit, pool: pool)
             return
         }
         try write { t in
@@ -716,9 +718,52 @@ final class PostgresBackend: StoreBackend {
     ///
     /// With `committing`, the same arguments go to `CALL workout_journal_commit(…)` (migration 6), which commits
     /// before it answers: only outside a transaction block, as the one statement of its own.
-    private func appendSQL(_ commit: JournalCommit, committing: Bool = false) -> SQL {
-        var sql = scoped()
-        var arguments = ["$1"]
+    static func appendSQL(athlete: UUID, _ commit: JournalCommit, committing: Bool = false) -> SQL {
+        var sql = SQL()
+        var arguments = [sql.bind(.uuid(athlete)) + "::uuid", sql.bind(.uuid(commit.session)) + "::uuid"]
+        addRows(&sql, &arguments, commit.sampleChunks, commit.routeChunks, commit.entries)
+        sql.text =
+            committing
+            ? "CALL workout_journal_commit(" + arguments.joined(separator: ", ") + ", NULL)"
+            : "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
+        return sql
+    }
+
+    /// `CALL workout_journal_commit_group(…)` (migration 7) of several sessions' live commits, in `members`' order
+    /// (the order their session rows are locked in): each member's chunks and entries follow the others', with
+    /// their member's position (1-based) beside them. Its one row holds two arrays, one element per member
+    /// (`o_rows`, `o_next`: see `PostgresSchema.journalCommitGroupProcedure`).
+    static func groupSQL(_ members: [(athlete: UUID, commit: JournalCommit)]) -> SQL {
+        var sql = SQL()
+        var arguments: [String] = []
+        func add(_ value: Bind, _ type: String) { arguments.append("\(sql.bind(value))::\(type)") }
+        add(.uuids(members.map(\.athlete)), "uuid[]")
+        add(.uuids(members.map(\.commit.session)), "uuid[]")
+        add(.ints(members.map { $0.commit.entries.first?.seq ?? 0 }), "bigint[]")
+        add(.ints(members.map { $0.commit.entries.last?.seq ?? 0 }), "bigint[]")
+        add(.ints(members.map { Int64($0.commit.entries.count) }), "bigint[]")
+        func positions(_ count: (JournalCommit) -> Int) -> [Int64] {
+            members.enumerated().flatMap { index, member in
+                repeatElement(Int64(index + 1), count: count(member.commit))
+            }
+        }
+        add(.ints(positions(\.sampleChunks.count)), "bigint[]")
+        add(.ints(positions(\.routeChunks.count)), "bigint[]")
+        add(.ints(positions(\.entries.count)), "bigint[]")
+        let commits = members.map(\.commit)
+        addRows(
+            &sql, &arguments, commits.flatMap(\.sampleChunks), commits.flatMap(\.routeChunks),
+            commits.flatMap(\.entries))
+        sql.text = "CALL workout_journal_commit_group(" + arguments.joined(separator: ", ") + ", NULL, NULL)"
+        return sql
+    }
+
+    /// The row arguments `workout_journal_append` and the procedures take after their sessions' (`c_…`, `r_…`,
+    /// `j_…`: one array per column, one element per row; a nullable column has a flag array beside it).
+    private static func addRows(
+        _ sql: inout SQL, _ arguments: inout [String], _ chunks: [SampleChunk], _ routes: [RouteChunk],
+        _ entries: [JournalEntry]
+    ) {
         func add(_ value: Bind, _ type: String) { arguments.append("\(sql.bind(value))::\(type)") }
         func texts(_ values: [String?]) {
             add(.texts(values.map { $0 ?? "" }), "text[]")
@@ -728,8 +773,6 @@ final class PostgresBackend: StoreBackend {
             add(.doubles(values.map { $0 ?? 0 }), "float8[]")
             add(.bools(values.map { $0 != nil }), "boolean[]")
         }
-        add(.uuid(commit.session), "uuid")
-        let chunks = commit.sampleChunks
         add(.texts(chunks.map(\.type.rawValue)), "text[]")
         add(.texts(chunks.map(\.source.name)), "text[]")
         texts(chunks.map(\.source.manufacturer))
@@ -745,23 +788,16 @@ final class PostgresBackend: StoreBackend {
         doubles(chunks.map(\.valueMin))
         doubles(chunks.map(\.valueMax))
         add(.byteas(chunks.map(\.payload)), "bytea[]")
-        let routes = commit.routeChunks
         add(.ints(routes.map(\.firstOrdinal)), "bigint[]")
         add(.ints(routes.map(\.lastOrdinal)), "bigint[]")
         add(.ints(routes.map { Int64($0.count) }), "bigint[]")
         add(.doubles(routes.map(\.dateMin)), "float8[]")
         add(.doubles(routes.map(\.dateMax)), "float8[]")
         add(.byteas(routes.map(\.payload)), "bytea[]")
-        let entries = commit.entries
         add(.ints(entries.map(\.seq)), "bigint[]")
         add(.texts(entries.map(\.kind.rawValue)), "text[]")
         add(.ints(entries.map { Int64($0.count) }), "bigint[]")
         texts(entries.map(\.payload))
-        sql.text =
-            committing
-            ? "CALL workout_journal_commit(" + arguments.joined(separator: ", ") + ", NULL)"
-            : "SELECT workout_journal_append(" + arguments.joined(separator: ", ") + ")"
-        return sql
     }
 
     /// Runs `appendSQL(commit, committing:)`: the session's workout row, nil when the session's journal is gone.
@@ -769,9 +805,16 @@ final class PostgresBackend: StoreBackend {
     /// `journalOutOfStep`. The committing CALL, a live session's commit, runs as a prepared statement of its
     /// connection (its text is the same for every commit: only the arguments change), parsed once per connection.
     private func append(_ t: Transaction, _ commit: JournalCommit, committing: Bool = false) throws -> Int64? {
+        try Self.append(t, athlete: athlete, commit, committing: committing)
+    }
+
+    /// `append` of `athlete`'s `commit` (a live commit group's member committed alone).
+    static func append(_ t: Transaction, athlete: UUID, _ commit: JournalCommit, committing: Bool = false) throws
+        -> Int64?
+    {
         do {
-            let sql = appendSQL(commit, committing: committing)
-            return try appendedRow(committing ? t.runPrepared(sql) : t.run(sql))
+            let sql = appendSQL(athlete: athlete, commit, committing: committing)
+            return try (committing ? t.runPrepared(sql) : t.run(sql)).first?.optionalInt(0)
         } catch where ConnectionPool.sqlState(error) == PostgresSchema.journalOutOfStepState {
             throw StoreError.journalOutOfStep(session: commit.session, detail: ConnectionPool.describe(error))
         }
@@ -791,11 +834,6 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
-    /// The workout row `appendSQL` answered, nil when the session's journal is gone.
-    private func appendedRow(_ records: [Record]) throws -> Int64? {
-        try records.first?.optionalInt(0)
-    }
-
     /// Merges a finishing recording's small chunks into full ones (`ChunkCompaction`), before its journal is
     /// deleted (the new chunks are written by `appendSQL`, which needs the journal's row).
     private func compactChunks(_ t: Transaction, workout row: Int64, id: UUID) throws {
@@ -813,7 +851,7 @@ final class PostgresBackend: StoreBackend {
         }
         let rewrite = JournalCommit(
             session: id, entries: [], sampleChunks: plan.sampleChunks, routeChunks: plan.routeChunks, closing: nil)
-        guard try appendedRow(t.run(appendSQL(rewrite))) != nil else { throw StoreError.sessionNotFound(id) }
+        guard try append(t, rewrite) != nil else { throw StoreError.sessionNotFound(id) }
     }
 
     /// Every sample and route chunk of a workout row (a recording's included), any order.

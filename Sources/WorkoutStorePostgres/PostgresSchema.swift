@@ -12,7 +12,7 @@ import WorkoutStore
 ///
 /// `package` for the tests that look at an athlete's partitions by name (``partition(_:athlete:)``).
 package enum PostgresSchema {
-    static let version = 6
+    static let version = 7
 
     /// The tables whose rows a live recording rewrites in place (each stream's open chunk, once a commit) and
     /// the fill factor of their partitions: pages are filled to it by inserts, the rest is kept for the new
@@ -143,6 +143,7 @@ package enum PostgresSchema {
             try transaction.run(journalAppendIndexedCheckFunction)
             try transaction.run(journalCommitProcedure)
         },
+        7: { transaction in try transaction.run(journalCommitGroupProcedure) },
     ]
 
     /// Migration 6, first statement: migration 5's function with its continuity check reading the last change by
@@ -261,6 +262,107 @@ package enum PostgresSchema {
                 c_end_max, c_value_min, c_has_value_min, c_value_max, c_has_value_max, c_data,
                 r_first, r_last, r_count, r_date_min, r_date_max, r_data,
                 j_seq, j_kind, j_count, j_payload, j_has_payload);
+            COMMIT;
+        END
+        $procedure$
+        """
+
+    /// Migration 7: several live sessions' journal commits as one statement and one commit,
+    /// `CALL workout_journal_commit_group(…)`.
+    ///
+    /// At a thousand live sessions the commits waiting for a connection at the same moment go together
+    /// (`JournalCommitGroups`): one round trip, one transaction and one WAL flush for all of them instead of one
+    /// each, and their chunks and changes written by one statement per table. Each member is checked as
+    /// `workout_journal_append` checks a commit, under its own session row's lock taken in the order the caller
+    /// gives (sorted by athlete and session, so that two groups never wait for each other's rows): a member whose
+    /// journal is gone or whose first change does not continue the stored journal is left out and the others are
+    /// written. Its outcome comes back in two arrays, one element per member (`b_…`): `o_rows`, the session's
+    /// workout row where it was written, else -1; `o_next`, where it did not continue the journal, the number the
+    /// journal continues at, else -1 (both -1: the journal is gone). The rows' arrays (`c_…`, `r_…`, `j_…`, as
+    /// `workout_journal_append` takes them) hold every member's rows, each row's member in `c_batch`, `r_batch`
+    /// and `j_batch` (1-based). An error of any row fails the whole CALL, which writes nothing; the caller then
+    /// commits each member alone. COMMITs inside the CALL as `workout_journal_commit` does: answered only once
+    /// durable.
+    package static let journalCommitGroupProcedure = """
+        CREATE OR REPLACE PROCEDURE workout_journal_commit_group(
+            b_athlete uuid[], b_session uuid[], b_first bigint[], b_last bigint[], b_entries bigint[],
+            c_batch bigint[], r_batch bigint[], j_batch bigint[],
+            c_type text[], c_name text[], c_manufacturer text[], c_has_manufacturer boolean[], c_model text[],
+            c_has_model boolean[], c_identifier text[], c_has_identifier boolean[], c_first bigint[], c_last bigint[],
+            c_count bigint[], c_start_min float8[], c_start_max float8[], c_end_min float8[], c_end_max float8[],
+            c_value_min float8[], c_has_value_min boolean[], c_value_max float8[], c_has_value_max boolean[],
+            c_data bytea[],
+            r_first bigint[], r_last bigint[], r_count bigint[], r_date_min float8[], r_date_max float8[],
+            r_data bytea[],
+            j_seq bigint[], j_kind text[], j_count bigint[], j_payload text[], j_has_payload boolean[],
+            INOUT o_rows bigint[], INOUT o_next bigint[]
+        ) LANGUAGE plpgsql AS $procedure$
+        DECLARE
+            v_members integer := coalesce(cardinality(b_session), 0);
+            v_row bigint;
+            v_next bigint;
+        BEGIN
+            o_rows := array_fill(-1::bigint, ARRAY[v_members]);
+            o_next := array_fill(-1::bigint, ARRAY[v_members]);
+            FOR i IN 1..v_members LOOP
+                SELECT workout_row INTO v_row FROM journal_session
+                    WHERE athlete = b_athlete[i] AND uuid = b_session[i] FOR UPDATE;
+                CONTINUE WHEN v_row IS NULL;
+                IF b_entries[i] > 0 THEN
+                    SELECT seq + 1 INTO v_next FROM journal_change
+                        WHERE athlete = b_athlete[i] AND session = b_session[i] ORDER BY seq DESC LIMIT 1;
+                    v_next := coalesce(v_next, 0);
+                    IF b_first[i] <> v_next OR b_last[i] <> v_next + b_entries[i] - 1 THEN
+                        o_next[i] := v_next;
+                        CONTINUE;
+                    END IF;
+                END IF;
+                o_rows[i] := v_row;
+            END LOOP;
+            IF cardinality(c_batch) > 0 THEN
+                INSERT INTO sample_chunk(athlete, workout_row, type, source_name, source_manufacturer, source_model,
+                                         source_identifier, first_ordinal, last_ordinal, count, start_min, start_max,
+                                         end_min, end_max, value_min, value_max, data)
+                SELECT b_athlete[u.batch], o_rows[u.batch], u.type, u.name,
+                       CASE WHEN u.has_manufacturer THEN u.manufacturer END, CASE WHEN u.has_model THEN u.model END,
+                       CASE WHEN u.has_identifier THEN u.identifier END,
+                       u.first, u.last, u.count::integer, u.start_min, u.start_max, u.end_min, u.end_max,
+                       CASE WHEN u.has_value_min THEN u.value_min END, CASE WHEN u.has_value_max THEN u.value_max END,
+                       u.data
+                FROM unnest(c_batch, c_type, c_name, c_manufacturer, c_has_manufacturer, c_model, c_has_model,
+                            c_identifier, c_has_identifier, c_first, c_last, c_count, c_start_min, c_start_max,
+                            c_end_min, c_end_max, c_value_min, c_has_value_min, c_value_max, c_has_value_max, c_data)
+                    AS u(batch, type, name, manufacturer, has_manufacturer, model, has_model, identifier,
+                         has_identifier, first, last, count, start_min, start_max, end_min, end_max, value_min,
+                         has_value_min, value_max, has_value_max, data)
+                WHERE o_rows[u.batch] >= 0
+                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                    type = excluded.type, source_name = excluded.source_name,
+                    source_manufacturer = excluded.source_manufacturer, source_model = excluded.source_model,
+                    source_identifier = excluded.source_identifier, last_ordinal = excluded.last_ordinal,
+                    count = excluded.count, start_min = excluded.start_min, start_max = excluded.start_max,
+                    end_min = excluded.end_min, end_max = excluded.end_max, value_min = excluded.value_min,
+                    value_max = excluded.value_max, data = excluded.data;
+            END IF;
+            IF cardinality(r_batch) > 0 THEN
+                INSERT INTO route_chunk(athlete, workout_row, first_ordinal, last_ordinal, count, date_min, date_max, data)
+                SELECT b_athlete[u.batch], o_rows[u.batch], u.first, u.last, u.count::integer, u.date_min, u.date_max,
+                       u.data
+                FROM unnest(r_batch, r_first, r_last, r_count, r_date_min, r_date_max, r_data)
+                    AS u(batch, first, last, count, date_min, date_max, data)
+                WHERE o_rows[u.batch] >= 0
+                ON CONFLICT (athlete, workout_row, first_ordinal) DO UPDATE SET
+                    last_ordinal = excluded.last_ordinal, count = excluded.count, date_min = excluded.date_min,
+                    date_max = excluded.date_max, data = excluded.data;
+            END IF;
+            IF cardinality(j_batch) > 0 THEN
+                INSERT INTO journal_change(athlete, session, seq, kind, count, payload)
+                SELECT b_athlete[e.batch], b_session[e.batch], e.seq, e.kind, e.count::integer,
+                       CASE WHEN e.has_payload THEN e.payload END
+                FROM unnest(j_batch, j_seq, j_kind, j_count, j_payload, j_has_payload)
+                    AS e(batch, seq, kind, count, payload, has_payload)
+                WHERE o_rows[e.batch] >= 0;
+            END IF;
             COMMIT;
         END
         $procedure$

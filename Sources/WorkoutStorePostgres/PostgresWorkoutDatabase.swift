@@ -11,6 +11,8 @@ public final class PostgresWorkoutDatabase: Sendable {
     /// The LISTEN connection that brings other writers' changes to this database's stores (opened by the
     /// first observer).
     let feed: ChangeFeed
+    /// Live sessions' commits waiting at the same moment, committed together (shared by every athlete's store).
+    let commitGroups: JournalCommitGroups
     /// Opened for reading only (a streaming-replication replica): no migrations, no partitions created.
     public let readOnly: Bool
     /// The URL without its password.
@@ -27,6 +29,8 @@ public final class PostgresWorkoutDatabase: Sendable {
         let url = try PostgresURL(url)
         pool = ConnectionPool(url: url, size: poolSize, statementTimeout: statementTimeout)
         feed = ChangeFeed(url: url, logger: pool.logger)
+        let committers = ProcessInfo.processInfo.environment["WORKOUT_EXPERIMENT_COMMITTERS"].flatMap { Int($0) }
+        commitGroups = JournalCommitGroups(committers: committers ?? max(1, poolSize / 2))
         self.readOnly = readOnly
         if readOnly {
             try PostgresSchema.checkReadable(pool)
@@ -38,7 +42,7 @@ public final class PostgresWorkoutDatabase: Sendable {
     /// The store of one athlete (its partitions are created on first use, unless the database is read-only).
     public func store(athlete: UUID) throws(StoreError) -> WorkoutStore {
         if !readOnly { try PostgresSchema.ensurePartitions(pool, athlete: athlete) }
-        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, athlete: athlete))
+        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, commitGroups: commitGroups, athlete: athlete))
     }
 
     /// A store that reads the workouts of several athletes at once (a coach's team) and writes nothing: one
@@ -46,7 +50,7 @@ public final class PostgresWorkoutDatabase: Sendable {
     public func teamStore(athletes: [UUID]) throws(StoreError) -> WorkoutStore {
         guard !athletes.isEmpty else { throw .invalidQuery("a team store needs at least one athlete") }
         if !readOnly { for athlete in athletes { try PostgresSchema.ensurePartitions(pool, athlete: athlete) } }
-        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, team: athletes))
+        return WorkoutStore(backend: PostgresBackend(pool: pool, feed: feed, commitGroups: commitGroups, team: athletes))
     }
 
     /// Closes the pool's idle connections (a server's last step when it stops); the database stays usable
@@ -75,4 +79,12 @@ extension PostgresWorkoutDatabase {
             }
         }
     }
+}
+
+extension PostgresWorkoutDatabase {
+    /// Live commits taken together so far (`JournalCommitGroups`): groups of two or more, and the commits they held.
+    package var liveCommitGroups: (groups: Int, commits: Int) { commitGroups.statistics }
+
+    /// Live commits queued and not taken by a committer yet.
+    package var liveCommitsWaiting: Int { commitGroups.waiting }
 }

@@ -40,7 +40,7 @@ struct SchemaMigrationTests {
         defer { reopened.closeConnections() }
         #expect(try options("sample_chunk") == "fillfactor=70")
         #expect(try options("route_chunk") == "fillfactor=70")
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6,7")
         // And the store writes through the function migration 4 made (called by migration 6's procedure).
         let store = try reopened.store(athlete: athlete)
         let recording = try store.beginRecording(configuration: WorkoutConfiguration(activityType: .running), commitInterval: 0)
@@ -89,7 +89,7 @@ struct SchemaMigrationTests {
         // Another server starts: the upgrade to 5. The old server's session commits once more, then it stops.
         let new = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { new.closeConnections() }
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6,7")
         #expect(try checks() == "t", "the function of schema 5 (and 6)")
         try recording.builder.add(pulses(30..<40))
         try recording.builder.addMetadata(["batch": .int(4)])
@@ -111,7 +111,7 @@ struct SchemaMigrationTests {
     }
 
     @Test(
-        "a database of schema 4 or 5 is brought to 6 as a fresh install has it: a live journal begun before goes on through the new procedure",
+        "a database of schema 4 or 5 is brought up to date as a fresh install has it: a live journal begun before goes on through the new procedures",
         arguments: [4, 5])
     func upgradeBringsTheCommittingProcedure(from version: Int) throws {
         let database = try TestPostgres.ownDatabase("migrate")
@@ -130,12 +130,16 @@ struct SchemaMigrationTests {
         // The database as schema `version` left it: no procedure; schema `version`'s own function (at 4 without the
         // journal check, at 5 with it, reading `max(seq)`).
         try TestPostgres.psql(url, "DROP PROCEDURE workout_journal_commit")
+        try TestPostgres.psql(url, "DROP PROCEDURE workout_journal_commit_group")
         try TestPostgres.psql(url, "DROP FUNCTION workout_journal_append")
         try TestPostgres.psql(
             url, version == 4 ? PostgresSchema.journalAppendFunction : PostgresSchema.journalAppendInStepFunction)
         try TestPostgres.psql(url, "DELETE FROM schema_migration WHERE version > \(version)")
         func procedures() throws -> String {
-            try TestPostgres.psql(url, "SELECT count(*) FROM pg_proc WHERE proname = 'workout_journal_commit' AND prokind = 'p'")
+            try TestPostgres.psql(
+                url,
+                "SELECT count(*) FROM pg_proc WHERE proname IN ('workout_journal_commit', 'workout_journal_commit_group') "
+                    + "AND prokind = 'p'")
         }
         func checksTheJournal() throws -> Bool {
             try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'").contains("WJ001")
@@ -148,8 +152,8 @@ struct SchemaMigrationTests {
 
         let reopened = try PostgresWorkoutDatabase(url: url, poolSize: 2)
         defer { reopened.closeConnections() }
-        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6")
-        #expect(try procedures() == "1")
+        #expect(try TestPostgres.psql(url, "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migration") == "1,2,3,4,5,6,7")
+        #expect(try procedures() == "2")
         #expect(try checksTheJournal(), "migration 5's check is in place after the upgrade from \(version)")
         let source = try TestPostgres.psql(url, "SELECT prosrc FROM pg_proc WHERE proname = 'workout_journal_append'")
         #expect(
@@ -160,7 +164,7 @@ struct SchemaMigrationTests {
         defer { TestPostgres.drop(fresh) }
         let freshDatabase = try PostgresWorkoutDatabase(url: fresh.url, poolSize: 1)
         freshDatabase.closeConnections()
-        for name in ["workout_journal_append", "workout_journal_commit"] {
+        for name in ["workout_journal_append", "workout_journal_commit", "workout_journal_commit_group"] {
             let definition = "SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = '\(name)'"
             let upgraded = try TestPostgres.psql(url, definition)
             #expect(!upgraded.isEmpty)
