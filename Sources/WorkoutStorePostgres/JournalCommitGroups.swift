@@ -7,15 +7,16 @@ import WorkoutStore
 /// instead of one each.
 ///
 /// A commit is queued, then its thread either becomes one of at most `committers` threads committing for the
-/// queue, or waits until another one has committed it. A committer takes a pooled connection first and only then
-/// takes the group: its own commit if no other committer has taken it meanwhile, then the oldest waiting ones, at
-/// most `largestGroup` and never two of one session (the second waits for the next group, after the first), sorted
-/// by athlete and session (the order their rows are locked in, so that two groups never wait for each other). A
-/// group of one is committed as before (`CALL workout_journal_commit`). Each member keeps its own outcome: one
-/// whose journal is gone or out of step is refused alone while the others are written; an error of the whole
-/// statement (a row PostgreSQL refuses) makes the committer commit each member alone on the same connection, so
-/// that only the member at fault fails. Every outcome is known only once PostgreSQL committed (the procedure
-/// COMMITs before it answers).
+/// queue, or waits until another one has committed it. A committer takes a pooled connection first (outside its
+/// caller's share of the pool: it commits for every caller) and only then takes the group: its own commit if no
+/// other committer has taken it meanwhile, then the oldest waiting ones, at most `largestGroup` and never two of
+/// one session (a session commits one batch at a time: `JournaledRecording`). A group of one is committed as
+/// before (`CALL workout_journal_commit`). Each member keeps its own outcome: one whose journal is gone or out of
+/// step is refused alone while the others are written; one whose session row another transaction holds locked is
+/// committed alone after the group, by its own thread (the procedure skips it rather than wait); an error of the whole statement
+/// (a row PostgreSQL refuses) makes the committer commit each member alone on the same connection, so that only
+/// the member at fault fails, except a time limit reached or a connection lost, which every member shares. Every
+/// outcome is known only once PostgreSQL committed (the procedure COMMITs before it answers).
 ///
 /// A group is not interrupted when one member's client hangs up (it commits other clients' batches); a commit
 /// still waiting when its caller is cancelled is withdrawn, as one waiting for a connection was.
@@ -25,6 +26,18 @@ final class JournalCommitGroups: Sendable {
         let id: Int
         let athlete: UUID
         let commit: JournalCommit
+        /// To be committed alone, by its own thread: a group skipped it because its row was locked.
+        var alone = false
+    }
+
+    /// What has been committed how (`statistics`).
+    struct Statistics: Sendable, Equatable {
+        /// Group statements that committed, and the commits they held.
+        var groups = 0
+        var grouped = 0
+        /// Commits committed alone although taken in a group: after the group's statement failed, or because
+        /// their session's row was locked.
+        var alone = 0
     }
 
     private struct State {
@@ -34,9 +47,7 @@ final class JournalCommitGroups: Sendable {
         /// Outcomes not collected yet by their callers: the session's workout row, or the refusal.
         var outcomes: [Int: Result<Int64, StoreError>] = [:]
         var committers = 0
-        /// Groups of two or more committed, and their members (`statistics`).
-        var groups = 0
-        var grouped = 0
+        var statistics = Statistics()
     }
 
     private let state = Mutex(State())
@@ -51,8 +62,7 @@ final class JournalCommitGroups: Sendable {
         self.largestGroup = max(1, largestGroup)
     }
 
-    /// Groups of two or more commits committed so far, and how many commits they held.
-    var statistics: (groups: Int, commits: Int) { state.withLock { ($0.groups, $0.grouped) } }
+    var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Commits queued and not taken by a committer yet.
     var waiting: Int { state.withLock { $0.waiting.count } }
@@ -66,7 +76,6 @@ final class JournalCommitGroups: Sendable {
             state.waiting.append(Member(id: state.nextID, athlete: athlete, commit: commit))
             return state.nextID
         }
-        changed.broadcast()
         while true {
             switch awaitTurn(id) {
             case .done(let outcome):
@@ -79,17 +88,25 @@ final class JournalCommitGroups: Sendable {
                     changed.unlock()
                 }
                 do {
-                    try pool.transaction(single: true, committing: true) { transaction in
-                        let group = take(first: id)
-                        guard !group.isEmpty else { return }
-                        // Other clients' batches: a hang-up of this one's client does not cut them off.
-                        let outcomes = StoreCancellation.$current.withValue(nil) { Self.run(group, on: transaction, pool: pool) }
-                        finish(group, outcomes)
+                    // Other callers' batches: neither this caller's share of the pool nor a hang-up of its client
+                    // applies to them.
+                    try StoreCancellation.$current.withValue(nil) {
+                        try pool.transaction(single: true, committing: true) { transaction in
+                            let group = take(first: id)
+                            guard !group.isEmpty else { return }
+                            let outcomes = run(group, on: transaction, pool: pool)
+                            // Members whose row another transaction held locked wait again, each to be committed
+                            // alone by its own thread (waiting for the lock as any commit does), so that this
+                            // thread's own answer does not wait for that lock.
+                            finish(
+                                zip(group, outcomes).compactMap { member, outcome in outcome.map { (member, $0) } },
+                                again: zip(group, outcomes).filter { $0.1 == nil }.map(\.0))
+                        }
                     }
                 } catch {
-                    // No connection (or this caller was cancelled before it got one): nothing was taken by this
-                    // thread; its own commit fails unless another committer has it.
-                    fail(id, error)
+                    // No connection: nothing was taken by this thread; its own commit fails unless another
+                    // committer has it.
+                    fail(id, pool.storeError(error))
                 }
             }
         }
@@ -105,16 +122,17 @@ final class JournalCommitGroups: Sendable {
         changed.lock()
         defer { changed.unlock() }
         while true {
+            let cancelled = StoreCancellation.current?.isCancelled == true
             let turn = state.withLock { state -> Turn? in
                 if let outcome = state.outcomes.removeValue(forKey: id) { return .done(outcome) }
-                guard state.waiting.contains(where: { $0.id == id }) else { return nil }
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                if cancelled {
+                    state.waiting.remove(at: index)
+                    return .done(.failure(.timedOut))
+                }
                 if state.committers < committers {
                     state.committers += 1
                     return .commit
-                }
-                if StoreCancellation.current?.isCancelled == true {
-                    state.waiting.removeAll { $0.id == id }
-                    return .done(.failure(.timedOut))
                 }
                 return nil
             }
@@ -132,30 +150,34 @@ final class JournalCommitGroups: Sendable {
             var sessions = Set<UUID>()
             if let index = state.waiting.firstIndex(where: { $0.id == first }) {
                 let member = state.waiting.remove(at: index)
+                if member.alone { return [member] }
                 group.append(member)
                 sessions.insert(member.commit.session)
             }
             var index = 0
             while index < state.waiting.count, group.count < largestGroup {
                 let member = state.waiting[index]
-                if sessions.insert(member.commit.session).inserted {
+                if !member.alone, sessions.insert(member.commit.session).inserted {
                     group.append(state.waiting.remove(at: index))
                 } else {
                     index += 1
                 }
             }
-            if group.count > 1 {
-                state.groups += 1
-                state.grouped += group.count
-            }
             return group
         }
     }
 
-    private func finish(_ group: [Member], _ outcomes: [Result<Int64, StoreError>]) {
+    /// Hands out `outcomes` and queues `again` (first, each to be committed alone).
+    private func finish(_ outcomes: [(Member, Result<Int64, StoreError>)], again: [Member] = []) {
         changed.lock()
         state.withLock { state in
-            for (member, outcome) in zip(group, outcomes) { state.outcomes[member.id] = outcome }
+            for (member, outcome) in outcomes { state.outcomes[member.id] = outcome }
+            state.waiting.insert(
+                contentsOf: again.map { member in
+                    var member = member
+                    member.alone = true
+                    return member
+                }, at: 0)
         }
         changed.broadcast()
         changed.unlock()
@@ -173,79 +195,104 @@ final class JournalCommitGroups: Sendable {
         changed.unlock()
     }
 
-    /// Commits `group` on `transaction`'s connection: each member's outcome, in `group`'s order. Never throws: a
-    /// failure is the outcome of the members it concerns.
-    static func run(_ group: [Member], on transaction: Transaction, pool: ConnectionPool) -> [Result<Int64, StoreError>] {
-        // Rows are locked in the order of athlete and session, whichever group: two never wait for each other.
+    /// Commits `group` on `transaction`'s connection: each member's outcome, in `group`'s order, nil for a member
+    /// the group statement skipped because another transaction held its session's row locked (to be committed
+    /// alone). A group of one is committed alone. Never throws: a failure is the outcome of the members it concerns.
+    func run(_ group: [Member], on transaction: Transaction, pool: ConnectionPool) -> [Result<Int64, StoreError>?] {
+        guard group.count > 1 else { return group.map { Self.commitAlone($0, on: transaction, pool: pool) } }
+        // Sorted by athlete and session: the rows are locked in the same order whichever group.
         let order = group.indices.sorted {
             (group[$0].athlete.uuidString, group[$0].commit.session.uuidString)
                 < (group[$1].athlete.uuidString, group[$1].commit.session.uuidString)
         }
-        let outcomes = runSorted(order.map { group[$0] }, on: transaction, pool: pool)
-        var inOrder = outcomes
-        for (sorted, index) in order.enumerated() { inOrder[index] = outcomes[sorted] }
+        let sorted = order.map { group[$0] }
+        let answer: [Record]
+        do {
+            answer = try transaction.runPrepared(PostgresBackend.groupSQL(sorted.map { ($0.athlete, $0.commit) }))
+        } catch {
+            // The statement wrote nothing. A time limit reached, a connection lost: every member fails alike
+            // (alone each would wait as long again). A row PostgreSQL refused: each member alone, so that only
+            // the one at fault fails.
+            let code = ConnectionPool.sqlState(error) ?? ""
+            if transaction.connection.isClosed || code.hasPrefix("57") || code.hasPrefix("08") {
+                return group.map { _ in .failure(pool.storeError(error)) }
+            }
+            state.withLock { $0.statistics.alone += group.count }
+            return group.map { Self.commitAlone($0, on: transaction, pool: pool) }
+        }
+        // Committed: whatever goes wrong from here must not commit a member again.
+        let outcomes: [GroupOutcome]
+        do {
+            outcomes = try Self.outcomes(answer, sorted)
+        } catch {
+            return group.map { _ in .failure(pool.storeError(error)) }
+        }
+        state.withLock { state in
+            state.statistics.groups += 1
+            state.statistics.grouped += group.count
+            state.statistics.alone += outcomes.count { $0 == .locked }
+        }
+        var inOrder = [Result<Int64, StoreError>?](repeating: nil, count: group.count)
+        for (position, index) in order.enumerated() {
+            let member = sorted[position]
+            inOrder[index] =
+                switch outcomes[position] {
+                case .written(let row): .success(row)
+                case .outOfStep(let next):
+                    .failure(
+                        .journalOutOfStep(
+                            session: member.commit.session,
+                            detail: "the journal continues at change \(next), not at change "
+                                + "\(member.commit.entries.first?.seq ?? 0)"))
+                case .gone: .failure(.sessionNotFound(member.commit.session))
+                case .locked: nil
+                }
+        }
         return inOrder
     }
 
-    private static func runSorted(_ group: [Member], on transaction: Transaction, pool: ConnectionPool)
-        -> [Result<Int64, StoreError>]
-    {
-        if group.count > 1 {
-            do {
-                return try commitTogether(group, on: transaction)
-            } catch {
-                // The statement wrote nothing. A time limit reached, a connection lost: every member fails alike
-                // (alone each would wait as long again). A row PostgreSQL refused: each member alone, so that
-                // only the one at fault fails.
-                let state = ConnectionPool.sqlState(error) ?? ""
-                if transaction.connection.isClosed || state.hasPrefix("57") || state.hasPrefix("08") {
-                    return group.map { _ in .failure(pool.storeError(error)) }
-                }
-            }
+    private enum GroupOutcome: Equatable {
+        case written(Int64)
+        case outOfStep(next: Int64)
+        case gone
+        case locked
+    }
+
+    /// The members' outcomes in a group statement's answer (`o_rows`, `o_next`).
+    private static func outcomes(_ answer: [Record], _ members: [Member]) throws -> [GroupOutcome] {
+        guard let record = answer.first else { throw UnexpectedAnswer(members: members.count, answered: 0) }
+        let rows = try record.ints(0)
+        let next = try record.ints(1)
+        guard rows.count == members.count, next.count == members.count else {
+            throw UnexpectedAnswer(members: members.count, answered: rows.count)
         }
-        return group.map { member in
-            Result { () throws(StoreError) -> Int64 in
-                do {
-                    guard
-                        let row = try PostgresBackend.append(
-                            transaction, athlete: member.athlete, member.commit, committing: true)
-                    else { throw StoreError.sessionNotFound(member.commit.session) }
-                    return row
-                } catch {
-                    throw pool.storeError(error)
-                }
-            }
+        return zip(rows, next).map { row, next in
+            if row >= 0 { return .written(row) }
+            if row == -2 { return .locked }
+            return next >= 0 ? .outOfStep(next: next) : .gone
         }
     }
 
-    /// One `CALL workout_journal_commit_group`: each member's workout row, or its refusal.
-    private static func commitTogether(_ group: [Member], on transaction: Transaction) throws
-        -> [Result<Int64, StoreError>]
-    {
-        let records = try transaction.runPrepared(PostgresBackend.groupSQL(group.map { ($0.athlete, $0.commit) }))
-        guard let record = records.first else { throw UnexpectedAnswer(members: group.count, answered: 0) }
-        let rows = try record.ints(0)
-        let next = try record.ints(1)
-        guard rows.count == group.count, next.count == group.count else {
-            throw UnexpectedAnswer(members: group.count, answered: rows.count)
-        }
-        return group.indices.map { index in
-            let session = group[index].commit.session
-            if rows[index] >= 0 { return .success(rows[index]) }
-            if next[index] >= 0 {
-                let first = group[index].commit.entries.first?.seq ?? 0
-                return .failure(
-                    .journalOutOfStep(
-                        session: session,
-                        detail: "the journal continues at change \(next[index]), not at change \(first)"))
+    /// `member` committed by itself (`CALL workout_journal_commit`).
+    static func commitAlone(_ member: Member, on transaction: Transaction, pool: ConnectionPool) -> Result<
+        Int64, StoreError
+    > {
+        Result { () throws(StoreError) -> Int64 in
+            do {
+                guard
+                    let row = try PostgresBackend.append(
+                        transaction, athlete: member.athlete, member.commit, committing: true)
+                else { throw StoreError.sessionNotFound(member.commit.session) }
+                return row
+            } catch {
+                throw pool.storeError(error)
             }
-            return .failure(.sessionNotFound(session))
         }
     }
 }
 
-/// `CALL workout_journal_commit_group` answered outcomes for another number of commits than it was given (its
-/// members are then committed alone).
+/// `CALL workout_journal_commit_group` committed, but its answer does not hold one outcome per member: every
+/// member fails (none is committed again).
 private struct UnexpectedAnswer: Error, CustomStringConvertible {
     let members: Int
     let answered: Int

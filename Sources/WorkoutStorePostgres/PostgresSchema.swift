@@ -273,12 +273,14 @@ package enum PostgresSchema {
     /// At a thousand live sessions the commits waiting for a connection at the same moment go together
     /// (`JournalCommitGroups`): one round trip, one transaction and one WAL flush for all of them instead of one
     /// each, and their chunks and changes written by one statement per table. Each member is checked as
-    /// `workout_journal_append` checks a commit, under its own session row's lock taken in the order the caller
-    /// gives (sorted by athlete and session, so that two groups never wait for each other's rows): a member whose
-    /// journal is gone or whose first change does not continue the stored journal is left out and the others are
-    /// written. Its outcome comes back in two arrays, one element per member (`b_…`): `o_rows`, the session's
-    /// workout row where it was written, else -1; `o_next`, where it did not continue the journal, the number the
-    /// journal continues at, else -1 (both -1: the journal is gone). The rows' arrays (`c_…`, `r_…`, `j_…`, as
+    /// `workout_journal_append` checks a commit, under its own session row's lock: a member whose journal is gone
+    /// or whose first change does not continue the stored journal is left out and the others are written. A row
+    /// another transaction holds locked (another server committing the session) is skipped, not waited for, so
+    /// that one session never holds up the group (nor times it out) and two groups never wait for each other:
+    /// that member is left out too, for the caller to commit alone. Its outcome comes back in two arrays, one
+    /// element per member (`b_…`): `o_rows`, the session's workout row where it was written, -2 where its row
+    /// was locked, else -1; `o_next`, where it did not continue the journal, the number the journal continues at,
+    /// else -1 (both -1: the journal is gone). The rows' arrays (`c_…`, `r_…`, `j_…`, as
     /// `workout_journal_append` takes them) hold every member's rows, each row's member in `c_batch`, `r_batch`
     /// and `j_batch` (1-based). An error of any row fails the whole CALL, which writes nothing; the caller then
     /// commits each member alone. COMMITs inside the CALL as `workout_journal_commit` does: answered only once
@@ -306,8 +308,13 @@ package enum PostgresSchema {
             o_next := array_fill(-1::bigint, ARRAY[v_members]);
             FOR i IN 1..v_members LOOP
                 SELECT workout_row INTO v_row FROM journal_session
-                    WHERE athlete = b_athlete[i] AND uuid = b_session[i] FOR UPDATE;
-                CONTINUE WHEN v_row IS NULL;
+                    WHERE athlete = b_athlete[i] AND uuid = b_session[i] FOR UPDATE SKIP LOCKED;
+                IF v_row IS NULL THEN
+                    IF EXISTS (SELECT 1 FROM journal_session WHERE athlete = b_athlete[i] AND uuid = b_session[i]) THEN
+                        o_rows[i] := -2;
+                    END IF;
+                    CONTINUE;
+                END IF;
                 IF b_entries[i] > 0 THEN
                     SELECT seq + 1 INTO v_next FROM journal_change
                         WHERE athlete = b_athlete[i] AND session = b_session[i] ORDER BY seq DESC LIMIT 1;

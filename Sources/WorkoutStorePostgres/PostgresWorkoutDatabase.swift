@@ -82,8 +82,12 @@ extension PostgresWorkoutDatabase {
 }
 
 extension PostgresWorkoutDatabase {
-    /// Live commits taken together so far (`JournalCommitGroups`): groups of two or more, and the commits they held.
-    package var liveCommitGroups: (groups: Int, commits: Int) { commitGroups.statistics }
+    /// Live commits taken together so far (`JournalCommitGroups`): group statements committed, the commits they
+    /// held, and the commits of groups committed alone (after the group's statement failed, or their row was locked).
+    package var liveCommitGroups: (groups: Int, commits: Int, alone: Int) {
+        let statistics = commitGroups.statistics
+        return (statistics.groups, statistics.grouped, statistics.alone)
+    }
 
     /// Live commits queued and not taken by a committer yet.
     package var liveCommitsWaiting: Int { commitGroups.waiting }

@@ -22,9 +22,18 @@ struct JournalCommitGroupTests {
         range.map { QuantitySample(.heartRate, 120 + Double($0 % 40), at: t(Double($0)), source: strap) }
     }
 
+    /// Athletes whose ids sort in the reverse of their positions: the group's members are locked and written in
+    /// the order of their ids, and each outcome must still reach its own commit.
+    private static func athletes(_ count: Int) -> [UUID] {
+        (0..<count).compactMap { index in
+            UUID(uuidString: String(format: "%X", 15 - index) + UUID().uuidString.dropFirst())
+        }
+    }
+
     /// A recording of its own athlete, its first ten samples committed alone.
-    private static func startedRecording(_ database: PostgresWorkoutDatabase) throws -> (UUID, JournaledRecording) {
-        let athlete = UUID()
+    private static func startedRecording(_ database: PostgresWorkoutDatabase, athlete: UUID) throws
+        -> (UUID, JournaledRecording)
+    {
         let recording = try database.store(athlete: athlete).beginRecording(
             configuration: WorkoutConfiguration(activityType: .running), clock: ManualClock(t(0)), commitInterval: 0)
         try recording.session.start(at: t(0))
@@ -35,9 +44,12 @@ struct JournalCommitGroupTests {
 
     /// Commits each recording from a thread of its own while the pool's one connection is held, and lets the
     /// connection go only once all of them are queued: each commit's error, nil for a commit that succeeded.
-    private static func commitTogether(_ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording]) throws
-        -> [StoreError?]
-    {
+    /// `whileCommitting` runs once the connection is let go, before the commits are waited for, with a check of
+    /// whether the commit at a position has been answered.
+    private static func commitTogether(
+        _ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording],
+        whileCommitting: (_ answered: (Int) -> Bool) -> Void = { _ in }
+    ) throws -> [StoreError?] {
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let held = DispatchGroup()
@@ -49,6 +61,7 @@ struct JournalCommitGroupTests {
         }
         holding.wait()
         let outcomes = Mutex<[Int: StoreError]>([:])
+        let answered = Mutex<Set<Int>>([])
         let committed = DispatchGroup()
         for (index, recording) in recordings.enumerated() {
             DispatchQueue.global().async(group: committed) {
@@ -57,6 +70,7 @@ struct JournalCommitGroupTests {
                 } catch {
                     outcomes.withLock { $0[index] = error }
                 }
+                answered.withLock { _ = $0.insert(index) }
             }
         }
         let deadline = Date().addingTimeInterval(60)
@@ -64,6 +78,7 @@ struct JournalCommitGroupTests {
         let queued = database.liveCommitsWaiting
         release.signal()
         held.wait()
+        whileCommitting { index in answered.withLock { $0.contains(index) } }
         committed.wait()
         #expect(queued == recordings.count, "every commit was queued before the connection came free")
         return outcomes.withLock { found in recordings.indices.map { found[$0] } }
@@ -81,18 +96,37 @@ struct JournalCommitGroupTests {
     func waitingCommitsGoTogether() throws {
         let database = try PostgresWorkoutDatabase(url: try #require(TestPostgres.url), poolSize: 1)
         defer { database.closeConnections() }
-        let started = try (0..<6).map { _ in try Self.startedRecording(database) }
+        let started = try Self.athletes(6).map { try Self.startedRecording(database, athlete: $0) }
         for (index, (_, recording)) in started.enumerated() {
             try recording.builder.add(Self.pulses(10..<(20 + index)))
+            // Every other session brings route points too.
+            if index % 2 == 0 {
+                _ = try recording.builder.addRoute(
+                    (0..<(3 + index)).map { RoutePoint(date: t(Double(10 + $0)), latitude: 47, longitude: 8 + Double($0) / 1e4) })
+            }
         }
         let before = database.liveCommitGroups
+        let firstNew = try started.map { try Self.storedSeqs($0.1.id).count }
         let errors = try Self.commitTogether(database, started.map(\.1))
         #expect(errors.allSatisfy { $0 == nil }, "\(errors)")
         let after = database.liveCommitGroups
-        #expect(after.groups - before.groups == 1 && after.commits - before.commits == 6, "one group of six: \(after)")
+        #expect(
+            after.groups - before.groups == 1 && after.commits - before.commits == 6 && after.alone == before.alone,
+            "one group statement of six: \(after)")
+        // Independently of the counters: the six sessions' new changes are one transaction's rows.
+        let sessions = zip(started, firstNew).map { "(session = '\($0.1.id.uuidString.lowercased())' AND seq >= \($1))" }
+        #expect(
+            try TestPostgres.psql(
+                try #require(TestPostgres.url),
+                "SELECT count(DISTINCT xmin::text) FROM journal_change WHERE " + sessions.joined(separator: " OR ")) == "1")
         for (index, (athlete, recording)) in started.enumerated() {
             let seqs = try Self.storedSeqs(recording.id)
             #expect(seqs == Array(0..<Int64(seqs.count)) && seqs.count >= 2, "contiguous: \(seqs)")
+            let points = try TestPostgres.psql(
+                try #require(TestPostgres.url),
+                "SELECT coalesce(sum(r.count), 0) FROM route_chunk r JOIN journal_session s ON s.athlete = r.athlete "
+                    + "AND s.workout_row = r.workout_row WHERE s.uuid = '\(recording.id.uuidString.lowercased())'")
+            #expect(points == (index % 2 == 0 ? "\(3 + index)" : "0"), "the route points of session \(index)")
             let recovered = try #require(
                 try database.store(athlete: athlete).recoverActiveSession(id: recording.id, commitInterval: 0))
             #expect(
@@ -106,7 +140,7 @@ struct JournalCommitGroupTests {
         let url = try #require(TestPostgres.url)
         let database = try PostgresWorkoutDatabase(url: url, poolSize: 1)
         defer { database.closeConnections() }
-        let started = try (0..<4).map { _ in try Self.startedRecording(database) }
+        let started = try Self.athletes(4).map { try Self.startedRecording(database, athlete: $0) }
         for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
         // The second session's stored journal loses its last change (the writer numbers past it); the third's
         // journal is gone.
@@ -167,14 +201,16 @@ struct JournalCommitGroupTests {
         let url = try #require(TestPostgres.url)
         let database = try PostgresWorkoutDatabase(url: url, poolSize: 1)
         defer { database.closeConnections() }
-        let started = try (0..<3).map { _ in try Self.startedRecording(database) }
+        let started = try Self.athletes(3).map { try Self.startedRecording(database, athlete: $0) }
         for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
         let (faultyAthlete, faulty) = started[1]
         let before = try Self.storedSeqs(faulty.id)
         let removeTrigger = try Self.failing(athlete: faultyAthlete, seq: Int64(before.count), deferred: deferred)
 
+        let counted = database.liveCommitGroups
         let errors = try Self.commitTogether(database, started.map(\.1))
         try TestPostgres.psql(url, removeTrigger)
+        #expect(database.liveCommitGroups.alone - counted.alone == 3, "the group failed, each member was committed alone")
         #expect(errors[0] == nil && errors[2] == nil, "the other sessions are committed: \(errors)")
         #expect(errors[1] != nil, "a commit PostgreSQL refused is not acknowledged")
         #expect(try Self.storedSeqs(faulty.id) == before, "the refused commit wrote nothing")
@@ -190,5 +226,47 @@ struct JournalCommitGroupTests {
         let recovered = try #require(
             try database.store(athlete: faultyAthlete).recoverActiveSession(id: faulty.id, commitInterval: 0))
         #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<30).map(\.start))
+    }
+
+    @Test("a session whose row another transaction holds locked does not hold up its group: committed alone after")
+    func aLockedSessionIsCommittedAloneAfterTheOthers() throws {
+        let url = try #require(TestPostgres.url)
+        let database = try PostgresWorkoutDatabase(url: url, poolSize: 1)
+        defer { database.closeConnections() }
+        let otherServer = try PostgresWorkoutDatabase(url: url, poolSize: 1)
+        defer { otherServer.closeConnections() }
+        let started = try Self.athletes(3).map { try Self.startedRecording(database, athlete: $0) }
+        for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
+        // Another server's transaction holds the second session's row.
+        let locked = started[1].1.id.uuidString.lowercased()
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = DispatchGroup()
+        DispatchQueue.global().async(group: held) {
+            _ = try? otherServer.transaction { statements in
+                _ = try statements.rows("SELECT 1 FROM journal_session WHERE uuid = '\(locked)' FOR UPDATE")
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        let before = database.liveCommitGroups
+        var othersFirst = false
+        let errors = try Self.commitTogether(database, started.map(\.1)) { answered in
+            let deadline = Date().addingTimeInterval(60)
+            while !(answered(0) && answered(2)), Date() < deadline { usleep(2_000) }
+            othersFirst = answered(0) && answered(2) && !answered(1)
+            release.signal()
+        }
+        held.wait()
+        #expect(othersFirst, "the group's other sessions were answered while the locked one waited")
+        #expect(errors.allSatisfy { $0 == nil }, "\(errors)")
+        let after = database.liveCommitGroups
+        #expect(after.groups - before.groups == 1 && after.alone - before.alone == 1, "\(after)")
+        for (athlete, recording) in started {
+            let recovered = try #require(
+                try database.store(athlete: athlete).recoverActiveSession(id: recording.id, commitInterval: 0))
+            #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<20).map(\.start))
+        }
     }
 }
