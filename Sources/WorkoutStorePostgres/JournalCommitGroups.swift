@@ -13,9 +13,10 @@ import WorkoutStore
 /// one session (a session commits one batch at a time: `JournaledRecording`). A group of one is committed as
 /// before (`CALL workout_journal_commit`). Each member keeps its own outcome: one whose journal is gone or out of
 /// step is refused alone while the others are written; one whose session row another transaction holds locked is
-/// committed alone after the group, by its own thread (the procedure skips it rather than wait); an error of the whole statement
-/// (a row PostgreSQL refuses) makes the committer commit each member alone on the same connection, so that only
-/// the member at fault fails, except a time limit reached or a connection lost, which every member shares. Every
+/// committed alone after the group by its own thread, outside the committers' places (the procedure skips it
+/// rather than wait); an error of the whole statement (a row PostgreSQL refuses) makes the committer commit each
+/// member alone on the same connection, so that only the member at fault fails, except a time limit reached, a
+/// connection lost or an answer not understood, which every member shares (none is committed twice). Every
 /// outcome is known only once PostgreSQL committed (the procedure COMMITs before it answers).
 ///
 /// A group is not interrupted when one member's client hangs up (it commits other clients' batches); a commit
@@ -32,11 +33,11 @@ final class JournalCommitGroups: Sendable {
 
     /// What has been committed how (`statistics`).
     struct Statistics: Sendable, Equatable {
-        /// Group statements that committed, and the commits they held.
+        /// Group statements that committed, and the commits they wrote or refused (not those they skipped).
         var groups = 0
         var grouped = 0
         /// Commits committed alone although taken in a group: after the group's statement failed, or because
-        /// their session's row was locked.
+        /// their session's row was locked (counted once tried).
         var alone = 0
     }
 
@@ -80,6 +81,18 @@ final class JournalCommitGroups: Sendable {
             switch awaitTurn(id) {
             case .done(let outcome):
                 return try outcome.get()
+            case .alone(let member):
+                // Skipped by a group because another transaction held its row: committed by itself, waiting for
+                // the lock as any commit does, in this caller's own share of the pool and cut off if its client
+                // hangs up (its own batch only), outside the committers' places (a long wait for a lock holds
+                // none of them).
+                let outcome = Result { () throws(StoreError) -> Int64 in
+                    try pool.transaction(single: true, committing: true) { transaction in
+                        try Self.commitAlone(member, on: transaction, pool: pool).get()
+                    }
+                }
+                state.withLock { $0.statistics.alone += 1 }
+                return try outcome.get()
             case .commit:
                 defer {
                     changed.lock()
@@ -114,10 +127,13 @@ final class JournalCommitGroups: Sendable {
 
     private enum Turn {
         case done(Result<Int64, StoreError>)
+        /// The caller's own commit, to be committed by itself (a group skipped it: its row was locked).
+        case alone(Member)
         case commit
     }
 
-    /// Waits until `id`'s outcome is known, or until `id` is still waiting and a committer's place is free (taken).
+    /// Waits until `id`'s outcome is known, or until `id` is still waiting and a committer's place is free (taken),
+    /// or `id` is to be committed alone (taken out of the queue at once).
     private func awaitTurn(_ id: Int) -> Turn {
         changed.lock()
         defer { changed.unlock() }
@@ -130,6 +146,7 @@ final class JournalCommitGroups: Sendable {
                     state.waiting.remove(at: index)
                     return .done(.failure(.timedOut))
                 }
+                if state.waiting[index].alone { return .alone(state.waiting.remove(at: index)) }
                 if state.committers < committers {
                     state.committers += 1
                     return .commit
@@ -148,9 +165,8 @@ final class JournalCommitGroups: Sendable {
         state.withLock { state -> [Member] in
             var group: [Member] = []
             var sessions = Set<UUID>()
-            if let index = state.waiting.firstIndex(where: { $0.id == first }) {
+            if let index = state.waiting.firstIndex(where: { $0.id == first }), !state.waiting[index].alone {
                 let member = state.waiting.remove(at: index)
-                if member.alone { return [member] }
                 group.append(member)
                 sessions.insert(member.commit.session)
             }
@@ -213,8 +229,11 @@ final class JournalCommitGroups: Sendable {
             // The statement wrote nothing. A time limit reached, a connection lost: every member fails alike
             // (alone each would wait as long again). A row PostgreSQL refused: each member alone, so that only
             // the one at fault fails.
-            let code = ConnectionPool.sqlState(error) ?? ""
-            if transaction.connection.isClosed || code.hasPrefix("57") || code.hasPrefix("08") {
+            // An error PostgreSQL did not answer (no SQLSTATE: a connection closing, an answer not understood) may
+            // come after the group committed: every member fails, none is committed again.
+            guard let code = ConnectionPool.sqlState(error), !transaction.connection.isClosed, !code.hasPrefix("57"),
+                !code.hasPrefix("08")
+            else {
                 return group.map { _ in .failure(pool.storeError(error)) }
             }
             state.withLock { $0.statistics.alone += group.count }
@@ -229,8 +248,7 @@ final class JournalCommitGroups: Sendable {
         }
         state.withLock { state in
             state.statistics.groups += 1
-            state.statistics.grouped += group.count
-            state.statistics.alone += outcomes.count { $0 == .locked }
+            state.statistics.grouped += outcomes.count { $0 != .locked }
         }
         var inOrder = [Result<Int64, StoreError>?](repeating: nil, count: group.count)
         for (position, index) in order.enumerated() {

@@ -45,9 +45,10 @@ struct JournalCommitGroupTests {
     /// Commits each recording from a thread of its own while the pool's one connection is held, and lets the
     /// connection go only once all of them are queued: each commit's error, nil for a commit that succeeded.
     /// `whileCommitting` runs once the connection is let go, before the commits are waited for, with a check of
-    /// whether the commit at a position has been answered.
+    /// whether the commit at a position has been answered. With `first`, that position's commit is queued before
+    /// the others (its thread is the one committing the group).
     private static func commitTogether(
-        _ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording],
+        _ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording], first: Int? = nil,
         whileCommitting: (_ answered: (Int) -> Bool) -> Void = { _ in }
     ) throws -> [StoreError?] {
         let holding = DispatchSemaphore(value: 0)
@@ -63,7 +64,13 @@ struct JournalCommitGroupTests {
         let outcomes = Mutex<[Int: StoreError]>([:])
         let answered = Mutex<Set<Int>>([])
         let committed = DispatchGroup()
-        for (index, recording) in recordings.enumerated() {
+        let deadline = Date().addingTimeInterval(60)
+        let order = first.map { first in [first] + recordings.indices.filter { $0 != first } } ?? Array(recordings.indices)
+        for index in order {
+            let recording = recordings[index]
+            if index != first, first != nil {
+                while database.liveCommitsWaiting < 1, Date() < deadline { usleep(2_000) }
+            }
             DispatchQueue.global().async(group: committed) {
                 do throws(StoreError) {
                     try recording.commit()
@@ -73,7 +80,6 @@ struct JournalCommitGroupTests {
                 answered.withLock { _ = $0.insert(index) }
             }
         }
-        let deadline = Date().addingTimeInterval(60)
         while database.liveCommitsWaiting < recordings.count, Date() < deadline { usleep(2_000) }
         let queued = database.liveCommitsWaiting
         release.signal()
@@ -153,7 +159,12 @@ struct JournalCommitGroupTests {
         try TestPostgres.psql(
             url, "DELETE FROM journal_session WHERE uuid = '\(started[2].1.id.uuidString.lowercased())'")
 
+        let before = database.liveCommitGroups
         let errors = try Self.commitTogether(database, started.map(\.1))
+        let after = database.liveCommitGroups
+        #expect(
+            after.groups - before.groups == 1 && after.commits - before.commits == 4 && after.alone == before.alone,
+            "one group statement wrote two and refused two: \(after)")
         #expect(errors[0] == nil && errors[3] == nil, "the sessions in step are committed: \(errors)")
         guard case .journalOutOfStep(let session, _) = errors[1] else {
             Issue.record("the session out of step: \(String(describing: errors[1]))")
@@ -228,8 +239,10 @@ struct JournalCommitGroupTests {
         #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<30).map(\.start))
     }
 
-    @Test("a session whose row another transaction holds locked does not hold up its group: committed alone after")
-    func aLockedSessionIsCommittedAloneAfterTheOthers() throws {
+    @Test(
+        "a session whose row another transaction holds locked does not hold up its group: committed alone after",
+        arguments: [true, false])
+    func aLockedSessionIsCommittedAloneAfterTheOthers(queuedFirst: Bool) throws {
         let url = try #require(TestPostgres.url)
         let database = try PostgresWorkoutDatabase(url: url, poolSize: 1)
         defer { database.closeConnections() }
@@ -252,7 +265,8 @@ struct JournalCommitGroupTests {
         holding.wait()
         let before = database.liveCommitGroups
         var othersFirst = false
-        let errors = try Self.commitTogether(database, started.map(\.1)) { answered in
+        // Queued first, the locked session's thread is the one committing the group; else another thread is.
+        let errors = try Self.commitTogether(database, started.map(\.1), first: queuedFirst ? 1 : 0) { answered in
             let deadline = Date().addingTimeInterval(60)
             while !(answered(0) && answered(2)), Date() < deadline { usleep(2_000) }
             othersFirst = answered(0) && answered(2) && !answered(1)
