@@ -16,7 +16,8 @@
 #
 # The AppleHealth target (Fuzz/AppleHealth/main.swift) fuzzes the Apple Health export reader: the pull parser
 # must give the same events and errors read whole or in pieces, with attributes made text or only checked;
-# the reader's passes, scripts and their replays must never trap. Seeds: the shared exports and fragments.
+# the reader's passes, scripts and their replays must never trap; read as a GPX route, the scan of plain points
+# and the events give the same points or error. Seeds: the shared exports and fragments, Fuzz/Seeds/AppleHealth.
 #
 # The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
 # compiled alone): arbitrary bytes never trap, decoded chunks re-encode to the same bits, columns made from
@@ -64,7 +65,7 @@ for target in "${targets[@]}"; do
     elif [ "$target" = AppleHealth ]; then
         # The export reader (XMLStream, the scanner, the reading, the scripts, GPX) with WorkoutModel,
         # WorkoutEngine, WorkoutFormats and WorkoutImport's session replay as one module; seeds: the shared
-        # exports and fragments (nr_fragments, ds, od, js's export.xml).
+        # exports and fragments (nr_fragments, ds, od, js's export.xml) and the GPX routes in Fuzz/Seeds/AppleHealth.
         rm -rf "$out/health-src" && mkdir -p "$out/health-src"
         for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift') \
             Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/AppleHealth/{XMLStream,HealthExport,HealthExportScanner,HealthExportReading,HealthScript,GPXRoute}.swift; do
@@ -74,6 +75,8 @@ for target in "${targets[@]}"; do
         swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzAppleHealth -package-name workout_engine \
             Fuzz/AppleHealth/main.swift "$out"/health-src/*.swift -o "$out/fuzz-AppleHealth"
         rm -rf "$out/seeds-corpus/AppleHealth" && mkdir -p "$out/seeds-corpus/AppleHealth"
+        # Small GPX routes (plain points, odd forms, a malformed point) for the scan-against-events property.
+        cp Fuzz/Seeds/AppleHealth/*.gpx "$out/seeds-corpus/AppleHealth/"
         shared="${WORKOUT_SHARED_DATA:-../shared/data}/applehealth"
         if [ -d "$shared" ]; then
             cp "$shared"/nr_fragments/*.xml "$shared"/ds_export.xml "$shared"/od_sampleexport-2.xml \

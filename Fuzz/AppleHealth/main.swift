@@ -11,7 +11,9 @@
 //   longer replay only repeats the engine's hot path) and finished;
 // - the second pass gives the same outcomes (each workout's script or refusal, and where) whether it reads
 //   each workout's element by itself, from the offsets the first pass found (as from a file), or the whole
-//   input again.
+//   input again;
+// - read as a GPX route, the input gives the same points (bit for bit) or the same error (what, line, column)
+//   with the scan of plain points (`HealthGPX.scanPoint`) and event by event, read whole or in pieces.
 // Any crash, trap, sanitizer report, time-out or memory blow-up is a finding; thrown errors are the
 // expected outcome.
 import Foundation
@@ -30,6 +32,14 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     let skipped = events(bytes, pieces: nil, skipping: true)
     guard skipped == whole.withoutAttributes else {
         fatalError("skipping attributes changed the parse: \(whole.debugDescription) vs \(skipped.debugDescription)")
+    }
+    let route = gpx(bytes, pieces: nil, scans: false)
+    for (pieces, scans) in [(false, true), (true, false), (true, true)] {
+        let other = gpx(bytes, pieces: pieces ? bytes : nil, scans: scans)
+        guard other == route else {
+            let how = "\(pieces ? "in pieces" : "whole") \(scans ? "with" : "without") the scan"
+            fatalError("GPX points read \(how): \(other) vs \(route)")
+        }
     }
     var scripts: [SessionScript] = []
     var parted: [String] = []
@@ -74,6 +84,19 @@ func summary(_ outcome: Result<HealthScriptedWorkout, HealthImportError>) -> Str
             + "\(script.metadata.count) line \(workout.details.line)"
     case .failure(let error):
         return error.description
+    }
+}
+
+/// The GPX route points of `bytes` (each value's bits), or the error, read with or without the scan of plain points.
+func gpx(_ bytes: [UInt8], pieces: [UInt8]?, scans: Bool) -> Result<[[UInt64?]], XMLStreamError> {
+    Result { () throws(XMLStreamError) in
+        try HealthGPX.points(read: reader(bytes, pieces: pieces), scans: scans).map { point in
+            [
+                point.date.timeIntervalSinceReferenceDate.bitPattern, point.latitude.bitPattern,
+                point.longitude.bitPattern, point.altitude?.bitPattern, point.speed?.bitPattern,
+                point.course?.bitPattern, point.horizontalAccuracy?.bitPattern,
+            ]
+        }
     }
 }
 

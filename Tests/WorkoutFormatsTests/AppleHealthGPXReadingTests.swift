@@ -184,6 +184,80 @@ extension AppleHealthReadingTests {
         #expect(points.map(\.horizontalAccuracy) == [3, nil, 3] && points.map(\.altitude) == [34, 34, 34])
     }
 
+    /// Reads `bytes` with a read ending at each of `cuts` (the parser's buffer ends there until it asks for more), the
+    /// rest in reads of at most `chunk` bytes.
+    static func reader(_ bytes: [UInt8], cuts: [Int], chunk: Int = 1 << 20) -> XMLPullParser.Read {
+        var position = 0
+        return { target in
+            let cut = cuts.first { $0 > position } ?? bytes.count
+            let count = min(target.count, cut - position, chunk)
+            guard count > 0 else { return 0 }
+            bytes.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
+            }
+            position += count
+            return count
+        }
+    }
+
+    /// The points of `bytes` as bits, or the error, read with or without the scan through `read`.
+    static func gpxOutcome(read: @escaping XMLPullParser.Read, scans: Bool) -> Result<[[UInt64?]], XMLStreamError> {
+        Result { () throws(XMLStreamError) in try HealthGPX.points(read: read, scans: scans).map(bits) }
+    }
+
+    /// A malformed point (an attribute without white space before it, one twice, a tag or an end tag never closed,
+    /// `<` in a value, an end tag of another element, an unknown entity) or one with a bad number, cut by the end of
+    /// a read at every byte from before it to after it, and in reads of 1 to 16 bytes: the scan leaves it to the
+    /// events, which give exactly what they give reading it whole (the same error, what, offset, line and column, or
+    /// the same points). Seen failing when the scan took an element that does not end in the buffer as read up to
+    /// the buffer's end (instead of leaving it to the events), and when it took an end tag the buffer's end cut
+    /// (`</trkpt` without its `>`) as complete.
+    @Test func aMalformedPointAcrossTheEndOfAReadIsTheErrorTheEventsGive() throws {
+        let time = "<time>2025-03-01T10:00:05Z</time>"
+        // (the second point, whether the file is an error)
+        let cases: [(String, Bool)] = [
+            ("<trkpt lon=\"13.5\"lat=\"52.5\"><ele>34.0</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\" lon=\"13.6\"><ele>34.0</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"<ele>34.0</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>34.0</ele\n\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>34.0</ele>\(time)</trkpt\n", true),
+            ("<trkpt lon=\"13.5\" lat=\"52<5\"><ele>34.0</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>34.0</time>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>3&pi;</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\" <ele>34.0</ele>\(time)</trkpt>", true),
+            ("<trkpt lon=\"13.5\" lat=\"52.5.1\"><ele>34.0</ele>\(time)</trkpt>", false),
+            (
+                "<trkpt lon=\"13.5\" lat=\"52.5\"><ele>3.4.0</ele>\(time)<extensions><speed>1e400</speed></extensions></trkpt>",
+                false
+            ),
+            ("<trkpt lon=\"13.5\" lat=\"52.5\"><ele>34.0</ele><time>2025-03-01T10:00:65Z</time></trkpt>", false),
+        ]
+        let placed = Self.gpx(point: "@")
+        let at = try #require(placed.firstIndex(of: UInt8(ascii: "@")))
+        for (point, malformed) in cases {
+            let bytes = Self.gpx(point: point)
+            let whole = Self.gpxOutcome(bytes, scans: false)
+            if case .failure = whole {
+                #expect(malformed, "\(point): \(whole)")
+            } else {
+                #expect(!malformed, "\(point)")
+            }
+            // The point before it is scanned (read whole), so the comparison is with the scan in use.
+            let parser = XMLPullParser(read: Self.reader(bytes, chunk: 1 << 20))
+            while let event = try parser.next(), event != .start(name: "trkseg", attributes: []) {}
+            #expect(parser.scanElement(HealthGPX.scanPoint) != nil, "\(point)")
+            // From inside the point before it to past the end of the one after it.
+            for cut in (at - 40)...(at + point.utf8.count + 40) {
+                let read = Self.gpxOutcome(read: Self.reader(bytes, cuts: [cut]), scans: true)
+                #expect(read == whole, "\(point): cut at \(cut - at)")
+            }
+            for chunk in 1...16 {
+                let read = Self.gpxOutcome(read: Self.reader(bytes, cuts: [], chunk: chunk), scans: true)
+                #expect(read == whole, "\(point): reads of \(chunk) bytes")
+            }
+        }
+    }
+
     /// `HealthGPX.number` reads a plain decimal from its digits: the same `Double`, bit for bit, as the standard
     /// library's parse of the same text, for decimals of every length around the edges of its fast path (19 digits,
     /// 2⁵³, 22 digits after the point) and for texts that are no plain decimal. Seen failing with `number`

@@ -132,6 +132,118 @@ struct XMLPullParserTests {
         #expect(throws: XMLStreamError.self) { try parse(#"<R device="&nope;"/>"#) }
     }
 
+    /// The line and column of byte `offset` of `bytes`, counted one byte at a time: a line feed starts a line, every
+    /// other byte but a UTF-8 continuation byte is a column (a carriage return is one).
+    static func referencePosition(_ bytes: [UInt8], _ offset: Int) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in bytes[0..<offset] {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+
+    /// A document whose white space, skipped tags, attribute values and text put line ends (`\n`, `\r\n`) and
+    /// multi-byte characters at every offset modulo 8 of the runs the parser counts eight bytes at a time, with a
+    /// line of 28,800 bytes across the parser's chunks; `@` marks places an error is put in (removed otherwise).
+    static let positionTemplate: String = {
+        var text = "<HealthData>"
+        for k in 0..<24 {
+            let pad = String(repeating: " ", count: k)
+            let wide = String(repeating: "é", count: k % 5) + String(repeating: "€", count: k % 3) + "😀"
+            let end = k % 3 == 0 ? "\r\n" : "\n"
+            // White space with a line end after k spaces, then a tag on the next line.
+            text += pad + end + "@" + String(repeating: " ", count: k % 8)
+            // A tag whose attribute values and separators hold line ends and multi-byte characters.
+            text +=
+                "<R a=\"" + pad + wide + "@" + end + "x@\"" + end + pad + " b='" + wide
+                + String(repeating: "long", count: 10 + k) + "@'/>"
+            // Text: ASCII, multi-byte characters, a line end.
+            text += "<T>" + pad + String(repeating: "abcdefg", count: k) + wide + "@" + end + pad + "end@</T>"
+        }
+        // A long line: a tag's two values and a text of 9,600 bytes each, multi-byte characters throughout.
+        let long = String(repeating: "abcdéfg€h", count: 800)
+        text += "\n<R a=\"\(long)@\" b=\"\(long)\"/><T>\(long)@</T> @\n</HealthData>\n"
+        return text
+    }()
+
+    /// The positions `next()` reports over `bytes` (after each event, and each start tag's `tagStart`) and its error,
+    /// read in pieces of `piece` bytes (nil: as much as it asks for) from chunks of 4096 bytes.
+    static func positions(
+        _ bytes: [UInt8], piece: Int?, skipping: Bool
+    )
+        -> (positions: [XMLPosition], error: XMLStreamError?)
+    {
+        var position = 0
+        let parser = XMLPullParser(chunkSize: 4096) { target in
+            let count = min(target.count, bytes.count - position, piece ?? Int.max)
+            guard count > 0 else { return 0 }
+            bytes.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
+            }
+            position += count
+            return count
+        }
+        if skipping { parser.skipsAttributes = { _, _ in true } }
+        var positions: [XMLPosition] = []
+        do {
+            while let event = try parser.next() {
+                if case .start = event { positions.append(parser.tagStart) }
+                positions.append(parser.position)
+            }
+        } catch {
+            return (positions, error)
+        }
+        return (positions, nil)
+    }
+
+    /// The line and column of every position the parser reports (after each event, each start tag's, each error's)
+    /// are those counted one byte at a time up to its offset, whichever way the input arrives and whether attributes
+    /// are read or swept; and an error at a known byte is reported at that byte's offset. Seen failing with the
+    /// eight-byte count taking a word with a line feed as eight columns (every position after the first line end
+    /// in white space off), and with it counting a word with a multi-byte character as eight columns.
+    @Test func positionsAreTheLinesAndColumnsCountedOneByteAtATime() throws {
+        let parts = Self.positionTemplate.components(separatedBy: "@")
+        let clean = Array(parts.joined().utf8)
+        #expect(clean.count > 25_000)
+        let modes: [(piece: Int?, skipping: Bool)] = [(nil, false), (nil, true), (1, true), (7, false), (13, true)]
+        for mode in modes {
+            let (positions, error) = Self.positions(clean, piece: mode.piece, skipping: mode.skipping)
+            #expect(error == nil, "\(mode)")
+            #expect(positions.count > 150, "\(mode)")
+            #expect(positions.last?.offset == clean.count - 1, "\(mode)")
+            for position in positions {
+                let expected = Self.referencePosition(clean, position.offset)
+                #expect(
+                    position.line == expected.line && position.column == expected.column,
+                    "\(mode): offset \(position.offset) at \(position), counted \(expected)")
+            }
+        }
+        // An unknown entity where each `@` is: reported at its `&`, where the count one byte at a time has it.
+        var lines: Set<Int> = []
+        for marker in 1..<parts.count {
+            let before = parts[0..<marker].joined()
+            let offset = before.utf8.count
+            let bytes = Array((before + "&nope;" + parts[marker...].joined()).utf8)
+            let expected = Self.referencePosition(bytes, offset)
+            lines.insert(expected.line)
+            for mode in [modes[0], modes[1], modes[3]] {
+                let error = try #require(Self.positions(bytes, piece: mode.piece, skipping: mode.skipping).error)
+                #expect(error.detail.contains("unknown entity"), "\(mode): \(error)")
+                #expect(
+                    error.position.offset == offset && error.position.line == expected.line
+                        && error.position.column == expected.column,
+                    "\(mode): \(error), expected offset \(offset) at line \(expected.line), column \(expected.column)")
+            }
+        }
+        #expect(lines.count > 40)
+    }
+
     @Test func aValueLongerThanTheTokenLimitIsRefusedNotHeld() throws {
         var bytes = Array("<HealthData><Record value=\"".utf8)
         bytes += [UInt8](repeating: UInt8(ascii: "7"), count: XMLPullParser.tokenLimit + 10)
