@@ -1,6 +1,7 @@
 import Foundation
 
-/// Where in a document something is: the byte offset, and the 1-based line and column (in bytes).
+/// Where in a document something is: the byte offset, and the 1-based line and column (in characters: UTF-8
+/// continuation bytes are not counted; a carriage return counts as one).
 public struct XMLPosition: Sendable, Hashable, CustomStringConvertible {
     public var offset: Int
     public var line: Int
