@@ -283,4 +283,52 @@ struct JournalCommitGroupTests {
             #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<20).map(\.start))
         }
     }
+
+    @Test("several committers at once, sessions committing in turns: every journal contiguous, every sample once")
+    func severalCommittersKeepEveryJournalWhole() throws {
+        // A pool of 4: two committers, each taking groups while the other commits.
+        let database = try PostgresWorkoutDatabase(url: try #require(TestPostgres.url), poolSize: 4)
+        defer { database.closeConnections() }
+        let started = try Self.athletes(12).map { try Self.startedRecording(database, athlete: $0) }
+        // Each journal row takes 5 ms to write, so that commits queue behind the two committers and go in groups.
+        let url = try #require(TestPostgres.url)
+        var removals: [String] = []
+        defer { for removal in removals { _ = try? TestPostgres.psql(url, removal) } }
+        for (athlete, _) in started {
+            let partition = PostgresSchema.partition("journal_change", athlete: athlete)
+            let function = "workout_test_slow_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            try TestPostgres.psql(
+                url,
+                "CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS "
+                    + "$$BEGIN PERFORM pg_sleep(0.005); RETURN NULL; END$$")
+            try TestPostgres.psql(
+                url, "CREATE TRIGGER slow AFTER INSERT ON \(partition) FOR EACH ROW EXECUTE FUNCTION \(function)()")
+            removals.append("DROP TRIGGER slow ON \(partition); DROP FUNCTION \(function)()")
+        }
+        let before = database.liveCommitGroups
+        let failures = Mutex<[String]>([])
+        let committed = DispatchGroup()
+        for (_, recording) in started {
+            DispatchQueue.global().async(group: committed) {
+                for turn in 1...8 {
+                    do {
+                        try recording.builder.add(Self.pulses((turn * 10)..<(turn * 10 + 10)))
+                        try recording.commit()
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+        }
+        committed.wait()
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(database.liveCommitGroups.groups > before.groups, "commits went in groups: \(database.liveCommitGroups)")
+        for (athlete, recording) in started {
+            let seqs = try Self.storedSeqs(recording.id)
+            #expect(seqs == Array(0..<Int64(seqs.count)), "contiguous: \(seqs)")
+            let recovered = try #require(
+                try database.store(athlete: athlete).recoverActiveSession(id: recording.id, commitInterval: 0))
+            #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<90).map(\.start))
+        }
+    }
 }
