@@ -49,7 +49,7 @@ struct JournalCommitGroupTests {
     /// the others (its thread is the one committing the group).
     private static func commitTogether(
         _ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording], first: Int? = nil,
-        whileCommitting: (_ answered: (Int) -> Bool) -> Void = { _ in }
+        cancellations: [Int: StoreCancellation] = [:], whileCommitting: (_ answered: (Int) -> Bool) -> Void = { _ in }
     ) throws -> [StoreError?] {
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -73,7 +73,11 @@ struct JournalCommitGroupTests {
             }
             DispatchQueue.global().async(group: committed) {
                 do throws(StoreError) {
-                    try recording.commit()
+                    if let cancellation = cancellations[index] {
+                        try cancellation.run { () throws(StoreError) in try recording.commit() }
+                    } else {
+                        try recording.commit()
+                    }
                 } catch {
                     outcomes.withLock { $0[index] = error }
                 }
@@ -282,6 +286,63 @@ struct JournalCommitGroupTests {
                 try database.store(athlete: athlete).recoverActiveSession(id: recording.id, commitInterval: 0))
             #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<20).map(\.start))
         }
+    }
+
+    @Test("a skipped locked member waiting for its row alone is cut off when its client hangs up: nothing is lost")
+    func aLockedMembersWaitIsCancelled() throws {
+        let url = try #require(TestPostgres.url)
+        let database = try PostgresWorkoutDatabase(url: url, poolSize: 1)
+        defer { database.closeConnections() }
+        let otherServer = try PostgresWorkoutDatabase(url: url, poolSize: 1)
+        defer { otherServer.closeConnections() }
+        let started = try Self.athletes(3).map { try Self.startedRecording(database, athlete: $0) }
+        for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
+        let (lockedAthlete, locked) = started[1]
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = DispatchGroup()
+        DispatchQueue.global().async(group: held) {
+            _ = try? otherServer.transaction { statements in
+                _ = try statements.rows(
+                    "SELECT 1 FROM journal_session WHERE uuid = '\(locked.id.uuidString.lowercased())' FOR UPDATE")
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        defer { release.signal() }
+        let hangUp = StoreCancellation()
+        var waitedForTheLock = false
+        var cutOff = false
+        let errors = try Self.commitTogether(database, started.map(\.1), cancellations: [1: hangUp]) { answered in
+            // The group answers the others; the locked member's own commit then waits for its row.
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !waitedForTheLock {
+                let waiting = try? TestPostgres.psql(
+                    url,
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                        + "AND query LIKE 'CALL workout_journal_commit(%'")
+                waitedForTheLock = waiting == "1" && answered(0) && answered(2)
+                if !waitedForTheLock { usleep(20_000) }
+            }
+            hangUp.cancel()
+            let cutOffBy = Date().addingTimeInterval(30)
+            while Date() < cutOffBy, !answered(1) { usleep(10_000) }
+            cutOff = answered(1)
+            // Let the row go in any case, so that a wait that was not cut off ends (and fails below) rather than hangs.
+            release.signal()
+        }
+        held.wait()
+        #expect(waitedForTheLock, "the locked member's commit waited for its row after the others were answered")
+        #expect(cutOff, "the hang-up ended the wait for the row")
+        #expect(errors[0] == nil && errors[2] == nil, "\(errors)")
+        #expect(errors[1] != nil, "the hung-up commit is not acknowledged")
+        // Its samples go with the session's next commit: nothing lost, nothing twice.
+        try locked.builder.add(Self.pulses(20..<30))
+        try locked.commit()
+        let recovered = try #require(
+            try database.store(athlete: lockedAthlete).recoverActiveSession(id: locked.id, commitInterval: 0))
+        #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<30).map(\.start))
     }
 
     @Test("several committers at once, sessions committing in turns: every journal contiguous, every sample once")
