@@ -11,10 +11,10 @@ struct XMLPullParserTests {
         var error: XMLStreamError?
     }
 
-    /// Parses `bytes`, handed over `piece` bytes at a time (nil: as much as the parser asks for).
-    static func parse(_ bytes: [UInt8], piece: Int? = nil, skipping: Bool = false) -> Parse {
+    /// Hands `bytes` to a parser `piece` bytes at a time (nil: as much as the parser asks for).
+    static func reader(_ bytes: [UInt8], piece: Int?) -> XMLPullParser.Read {
         var position = 0
-        let parser = XMLPullParser(allowsFragments: true) { target in
+        return { target in
             let count = min(target.count, bytes.count - position, piece ?? Int.max)
             guard count > 0 else { return 0 }
             bytes.withUnsafeBytes { source in
@@ -23,6 +23,11 @@ struct XMLPullParserTests {
             position += count
             return count
         }
+    }
+
+    /// Parses `bytes`, handed over `piece` bytes at a time (nil: as much as the parser asks for).
+    static func parse(_ bytes: [UInt8], piece: Int? = nil, skipping: Bool = false) -> Parse {
+        let parser = XMLPullParser(allowsFragments: true, read: reader(bytes, piece: piece))
         if skipping { parser.skipsAttributes = { _, _ in true } }
         var parse = Parse()
         do {
@@ -179,16 +184,7 @@ struct XMLPullParserTests {
     )
         -> (positions: [XMLPosition], error: XMLStreamError?)
     {
-        var position = 0
-        let parser = XMLPullParser(chunkSize: 4096) { target in
-            let count = min(target.count, bytes.count - position, piece ?? Int.max)
-            guard count > 0 else { return 0 }
-            bytes.withUnsafeBytes { source in
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[position..<(position + count)]))
-            }
-            position += count
-            return count
-        }
+        let parser = XMLPullParser(chunkSize: 4096, read: reader(bytes, piece: piece))
         if skipping { parser.skipsAttributes = { _, _ in true } }
         var positions: [XMLPosition] = []
         do {

@@ -51,16 +51,7 @@ struct JournalCommitGroupTests {
         _ database: PostgresWorkoutDatabase, _ recordings: [JournaledRecording], first: Int? = nil,
         cancellations: [Int: StoreCancellation] = [:], whileCommitting: (_ answered: (Int) -> Bool) -> Void = { _ in }
     ) throws -> [StoreError?] {
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let held = DispatchGroup()
-        DispatchQueue.global().async(group: held) {
-            _ = try? database.transaction(readOnly: true) { _ in
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
+        let connection = HeldTransaction(database)
         let outcomes = Mutex<[Int: StoreError]>([:])
         let answered = Mutex<Set<Int>>([])
         let committed = DispatchGroup()
@@ -86,12 +77,16 @@ struct JournalCommitGroupTests {
         }
         while database.liveCommitsWaiting < recordings.count, Date() < deadline { usleep(2_000) }
         let queued = database.liveCommitsWaiting
-        release.signal()
-        held.wait()
+        connection.end()
         whileCommitting { index in answered.withLock { $0.contains(index) } }
         committed.wait()
         #expect(queued == recordings.count, "every commit was queued before the connection came free")
         return outcomes.withLock { found in recordings.indices.map { found[$0] } }
+    }
+
+    /// The statement another server's transaction locks `session`'s row with.
+    private static func rowLock(_ session: UUID) -> String {
+        "SELECT 1 FROM journal_session WHERE uuid = '\(session.uuidString.lowercased())' FOR UPDATE"
     }
 
     private static func storedSeqs(_ session: UUID) throws -> [Int64] {
@@ -255,18 +250,8 @@ struct JournalCommitGroupTests {
         let started = try Self.athletes(3).map { try Self.startedRecording(database, athlete: $0) }
         for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
         // Another server's transaction holds the second session's row.
-        let locked = started[1].1.id.uuidString.lowercased()
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let held = DispatchGroup()
-        DispatchQueue.global().async(group: held) {
-            _ = try? otherServer.transaction { statements in
-                _ = try statements.rows("SELECT 1 FROM journal_session WHERE uuid = '\(locked)' FOR UPDATE")
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
+        let lock = HeldTransaction(otherServer, Self.rowLock(started[1].1.id))
+        defer { lock.end() }
         let before = database.liveCommitGroups
         var othersFirst = false
         // Queued first, the locked session's thread is the one committing the group; else another thread is.
@@ -274,9 +259,8 @@ struct JournalCommitGroupTests {
             let deadline = Date().addingTimeInterval(60)
             while !(answered(0) && answered(2)), Date() < deadline { usleep(2_000) }
             othersFirst = answered(0) && answered(2) && !answered(1)
-            release.signal()
+            lock.end()
         }
-        held.wait()
         #expect(othersFirst, "the group's other sessions were answered while the locked one waited")
         #expect(errors.allSatisfy { $0 == nil }, "\(errors)")
         let after = database.liveCommitGroups
@@ -298,19 +282,8 @@ struct JournalCommitGroupTests {
         let started = try Self.athletes(3).map { try Self.startedRecording(database, athlete: $0) }
         for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
         let (lockedAthlete, locked) = started[1]
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let held = DispatchGroup()
-        DispatchQueue.global().async(group: held) {
-            _ = try? otherServer.transaction { statements in
-                _ = try statements.rows(
-                    "SELECT 1 FROM journal_session WHERE uuid = '\(locked.id.uuidString.lowercased())' FOR UPDATE")
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
-        defer { release.signal() }
+        let lock = HeldTransaction(otherServer, Self.rowLock(locked.id))
+        defer { lock.end() }
         let hangUp = StoreCancellation()
         var waitedForTheLock = false
         var cutOff = false
@@ -330,9 +303,8 @@ struct JournalCommitGroupTests {
             while Date() < cutOffBy, !answered(1) { usleep(10_000) }
             cutOff = answered(1)
             // Let the row go in any case, so that a wait that was not cut off ends (and fails below) rather than hangs.
-            release.signal()
+            lock.end()
         }
-        held.wait()
         #expect(waitedForTheLock, "the locked member's commit waited for its row after the others were answered")
         #expect(cutOff, "the hang-up ended the wait for the row")
         #expect(errors[0] == nil && errors[2] == nil, "\(errors)")
@@ -391,5 +363,34 @@ struct JournalCommitGroupTests {
                 try database.store(athlete: athlete).recoverActiveSession(id: recording.id, commitInterval: 0))
             #expect(try recovered.committedSamples().map(\.start) == Self.pulses(0..<90).map(\.start))
         }
+    }
+}
+
+/// A transaction of `database` held open on a thread of its own, after `statement` if any (holding a pool's
+/// connection, or a row's lock), until `end()`.
+private final class HeldTransaction: Sendable {
+    private let release = DispatchSemaphore(value: 0)
+    private let finished = DispatchGroup()
+
+    /// Returns once the transaction holds what it holds (or failed).
+    init(_ database: PostgresWorkoutDatabase, _ statement: String? = nil) {
+        let holding = DispatchSemaphore(value: 0)
+        let release = release
+        DispatchQueue.global().async(group: finished) {
+            _ = try? database.transaction(readOnly: statement == nil) { statements in
+                if let statement { _ = try statements.rows(statement) }
+                holding.signal()
+                release.wait()
+            }
+            // A transaction that failed before it held anything lets the caller go on too.
+            holding.signal()
+        }
+        holding.wait()
+    }
+
+    /// Ends the transaction and waits for it to end; again, it does nothing more.
+    func end() {
+        release.signal()
+        finished.wait()
     }
 }
