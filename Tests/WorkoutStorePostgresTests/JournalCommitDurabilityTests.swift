@@ -17,28 +17,6 @@ struct JournalCommitDurabilityTests {
         range.map { QuantitySample(.heartRate, 120 + Double($0 % 40), at: t(Double($0)), source: strap) }
     }
 
-    /// Installs a deferred constraint trigger on `athlete`'s journal partition that fails the transaction holding
-    /// change `seq` when it commits (after the statement itself has completed); returns the statement removing it.
-    private static func failAtCommit(athlete: UUID, seq: Int64) throws -> String {
-        let url = try #require(TestPostgres.url)
-        let partition = PostgresSchema.partition("journal_change", athlete: athlete)
-        let function = "workout_test_fail_seq_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try TestPostgres.psql(
-            url,
-            """
-            CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
-              $$BEGIN IF NEW.seq = \(seq) THEN RAISE EXCEPTION 'commit-time failure of change %', NEW.seq; END IF;
-              RETURN NULL; END$$
-            """)
-        try TestPostgres.psql(
-            url,
-            """
-            CREATE CONSTRAINT TRIGGER fail_seq AFTER INSERT ON \(partition) DEFERRABLE INITIALLY DEFERRED
-              FOR EACH ROW EXECUTE FUNCTION \(function)()
-            """)
-        return "DROP TRIGGER fail_seq ON \(partition); DROP FUNCTION \(function)()"
-    }
-
     private static func storedSeqs(athlete: UUID) throws -> [Int64] {
         let url = try #require(TestPostgres.url)
         let text = try TestPostgres.psql(
@@ -64,7 +42,7 @@ struct JournalCommitDurabilityTests {
         let next = Int64(before.count)
 
         // The next commit's first change fails when its transaction commits.
-        let removeTrigger = try Self.failAtCommit(athlete: fixture.athlete, seq: next)
+        let removeTrigger = try failJournalInsert(athlete: fixture.athlete, seq: next, deferred: true)
         try recording.builder.add(Self.pulses(20..<30))
         #expect(throws: StoreError.self, "a transaction PostgreSQL did not commit is not a commit") {
             try recording.commit()

@@ -184,26 +184,6 @@ struct JournalCommitGroupTests {
         }
     }
 
-    /// A trigger on `athlete`'s journal partition failing the insert of change `seq`: at once, or (`deferred`) when
-    /// its transaction commits, after the statement completed. Returns the statement removing it.
-    private static func failing(athlete: UUID, seq: Int64, deferred: Bool) throws -> String {
-        let url = try #require(TestPostgres.url)
-        let partition = PostgresSchema.partition("journal_change", athlete: athlete)
-        let function = "workout_test_group_fail_" + athlete.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try TestPostgres.psql(
-            url,
-            """
-            CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS
-              $$BEGIN IF NEW.seq = \(seq) THEN RAISE EXCEPTION 'change % refused', NEW.seq; END IF;
-              RETURN NULL; END$$
-            """)
-        try TestPostgres.psql(
-            url,
-            "CREATE CONSTRAINT TRIGGER fail_seq AFTER INSERT ON \(partition) "
-                + (deferred ? "DEFERRABLE INITIALLY DEFERRED " : "") + "FOR EACH ROW EXECUTE FUNCTION \(function)()")
-        return "DROP TRIGGER fail_seq ON \(partition); DROP FUNCTION \(function)()"
-    }
-
     @Test(
         "a row PostgreSQL refuses in a group, at once or when it commits, fails its own session's commit only",
         arguments: [false, true])
@@ -215,7 +195,7 @@ struct JournalCommitGroupTests {
         for (_, recording) in started { try recording.builder.add(Self.pulses(10..<20)) }
         let (faultyAthlete, faulty) = started[1]
         let before = try Self.storedSeqs(faulty.id)
-        let removeTrigger = try Self.failing(athlete: faultyAthlete, seq: Int64(before.count), deferred: deferred)
+        let removeTrigger = try failJournalInsert(athlete: faultyAthlete, seq: Int64(before.count), deferred: deferred)
 
         let counted = database.liveCommitGroups
         let errors = try Self.commitTogether(database, started.map(\.1))
