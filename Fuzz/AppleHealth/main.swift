@@ -14,6 +14,9 @@
 //   input again;
 // - read as a GPX route, the input gives the same points (bit for bit) or the same error (what, line, column)
 //   with the scan of plain points (`HealthGPX.scanPoint`) and event by event, read whole or in pieces.
+// - the first pass's records (each handed over, bit for bit, with its source), counts and recoveries, or its
+//   error, are the same with the scan of plain records (`HealthExportScanner.scanRecord`) and event by event,
+//   read whole or in pieces.
 // Any crash, trap, sanitizer report, time-out or memory blow-up is a finding; thrown errors are the
 // expected outcome.
 import Foundation
@@ -39,6 +42,14 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         guard other == route else {
             let how = "\(pieces ? "in pieces" : "whole") \(scans ? "with" : "without") the scan"
             fatalError("GPX points read \(how): \(other) vs \(route)")
+        }
+    }
+    let records = firstPass(bytes, pieces: nil, scans: false)
+    for (pieces, scans) in [(false, true), (true, false), (true, true)] {
+        let other = firstPass(bytes, pieces: pieces ? bytes : nil, scans: scans)
+        guard other == records else {
+            let how = "\(pieces ? "in pieces" : "whole") \(scans ? "with" : "without") the scan"
+            fatalError("the first pass's records read \(how): \(other) vs \(records)")
         }
     }
     var scripts: [SessionScript] = []
@@ -73,6 +84,26 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         _ = try? session.builder.finishWorkout()
     }
     return 0
+}
+
+/// What the first pass makes of `bytes` as text: each record handed over (its values' bits and source), the counts
+/// and recoveries; or its error.
+func firstPass(_ bytes: [UInt8], pieces: [UInt8]?, scans: Bool) -> String {
+    let scanner = HealthExportScanner(pass: .workoutsAndRecords)
+    var text = ""
+    scanner.onRecord = { record, source in
+        text += "\(record.type.rawValue) \(record.value.bitPattern) \(record.start.timeIntervalSinceReferenceDate.bitPattern) "
+            + "\(record.end.timeIntervalSinceReferenceDate.bitPattern) \(source)\n"
+    }
+    scanner.onWorkout = { workout in text += "workout \(workout.start) \(workout.end) \(workout.location)\n" }
+    do {
+        let forbidden = try HealthExportReading.scan(
+            entry: "export.xml", { reader(bytes, pieces: pieces) }, scanner, scansRecords: scans)
+        let recoveries = scanner.recoveries.map { "\($0.value.bitPattern) \($0.date) \($0.source) \($0.metadata.sorted { $0.key < $1.key })" }
+        return text + "\(forbidden) \(scanner.records) \(scanner.unreadableRecords) \(scanner.sawExport) \(recoveries)"
+    } catch {
+        return text + "\(error)"
+    }
 }
 
 /// A workout's outcome as text: its script's window, steps, metadata and line, or its refusal.

@@ -6,11 +6,14 @@ import WorkoutModel
 enum HealthDate {
     static func parse(_ text: String) -> Date? {
         var text = text
-        return text.withUTF8 { whole in
-            var count = whole.count
-            while count > 0, whole[count - 1] == 0x20 { count -= 1 }
-            return parse(UnsafeBufferPointer(rebasing: whole[0..<count]))
-        }
+        return text.withUTF8 { whole in parse(bytes: whole) }
+    }
+
+    /// `parse` of the text these bytes spell (UTF-8).
+    static func parse(bytes whole: UnsafeBufferPointer<UInt8>) -> Date? {
+        var count = whole.count
+        while count > 0, whole[count - 1] == 0x20 { count -= 1 }
+        return parse(UnsafeBufferPointer(rebasing: whole[0..<count]))
     }
 
     /// The decimal number the ASCII digits of `utf8[range]` spell; nil when the range runs past the end or holds

@@ -165,10 +165,12 @@ enum HealthExportReading {
     typealias OpenPart = (_ from: Int, _ to: Int) -> XMLPullParser.Read?
 
     /// One pass over the XML with `scanner` (or over a part of it, from `startingAt`); the forbidden characters
-    /// read as spaces.
+    /// read as spaces. A plain top-level record is read straight from the parser's buffer
+    /// (`HealthExportScanner.scanRecord`), any other element event by event; with `scansRecords` false every one
+    /// is read by events (tests compare the two).
     static func scan(
         entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
-        chunkSize: Int = 1 << 16
+        chunkSize: Int = 1 << 16, scansRecords: Bool = true
     ) throws(HealthImportError) -> Int {
         guard let read = open() else {
             throw .notWellFormed(
@@ -183,8 +185,14 @@ enum HealthExportReading {
         parser.skipsAttribute = { [unowned scanner] element, attribute in
             scanner.skipsAttribute(attribute, of: element)
         }
+        let scanRecord = scanner.scanRecord
         do {
-            while let event = try parser.next() {
+            while true {
+                if scansRecords, scanner.readsRecordsHere, let record = parser.scanElement(scanRecord) {
+                    scanner.take(record)
+                    continue
+                }
+                guard let event = try parser.next() else { break }
                 scanner.tagStart = parser.tagStart
                 scanner.handle(event, at: parser.position)
             }
@@ -242,9 +250,13 @@ enum HealthExportReading {
         var sources: [String] = []
         var sourceIndex: [String: Int32] = [:]
         var excessSourceRecords = 0
+        // The last source's index: records come grouped by source, and the scan hands over its name's one text.
+        var lastSource: (name: String, index: Int32)?
         first.onRecord = { record, source in
             var record = record
-            if let index = sourceIndex[source] {
+            if let last = lastSource, last.name == source {
+                record.source = last.index
+            } else if let index = sourceIndex[source] {
                 record.source = index
             } else {
                 // Every name is kept until the end: beyond the limit a new name's records are left out, so that an
@@ -257,6 +269,7 @@ enum HealthExportReading {
                 sourceIndex[source] = record.source
                 sources.append(source)
             }
+            lastSource = (source, record.source)
             log.append(record)
         }
         let forbidden = try scan(entry: entry, xml, first)

@@ -22,6 +22,8 @@ final class HealthExportScanner {
     /// Records whose value, unit or dates cannot be read (left out, counted).
     private(set) var unreadableRecords = 0
     private(set) var correlations = 0
+    /// Records read by `scanRecord` straight from the parser's buffer (the others came as events).
+    private(set) var scannedRecords = 0
     private(set) var otherElements = 0
     private(set) var exportVersion: Int?
     private(set) var locale: String?
@@ -38,6 +40,11 @@ final class HealthExportScanner {
     private var event: (HealthEvent, inActivity: Bool)?
     private var route: HealthRoute?
     private var recoveryRecord: HealthRecoveryRecord?
+    /// The last type, unit and source name `scanRecord` read, by their bytes (records come grouped by type and
+    /// source: most records make no text of them).
+    private var lastType = LastRead<RecordKind>(value: .other)
+    private var lastUnit = LastRead<QuantityUnit?>(value: nil)
+    private var lastSource = LastRead<String>(value: "")
 
     init(pass: Pass) {
         self.pass = pass
@@ -324,6 +331,202 @@ final class HealthExportScanner {
         onRecord(
             HealthRecord(type: quantityType, value: canonical, start: from, end: to, source: 0),
             Self.value(attributes, "sourceName") ?? "")
+    }
+}
+
+/// What `HealthExportScanner.scanRecord` made of one top-level `Record` element.
+enum ScannedRecord {
+    /// A record of a type the pass does not read: counted only.
+    case other
+    /// A record of a known type whose value, unit or dates cannot be read: left out, counted.
+    case unreadable
+    /// A record of a known type and the name of its source.
+    case quantity(HealthRecord, source: String)
+}
+
+/// What a record's `type` names, for `scanRecord`.
+enum RecordKind {
+    case other
+    /// A heart-rate recovery record: read from its events (its metadata is kept).
+    case recovery
+    case quantity(QuantityType)
+}
+
+/// A value made from an attribute's bytes, kept with those bytes (compared before the value is made again).
+struct LastRead<Value> {
+    var bytes: [UInt8] = []
+    var known = false
+    var value: Value
+
+    init(value: Value) {
+        self.value = value
+    }
+
+    /// The value of `source[range]`: the last one when the bytes are the same, else `make(text)`.
+    mutating func value(
+        _ source: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ make: (String) -> Value
+    ) -> Value {
+        let count = range.count
+        if known, bytes.count == count,
+            bytes.withUnsafeBufferPointer({ kept in
+                guard let base = source.baseAddress, let keptBase = kept.baseAddress else { return count == 0 }
+                return memcmp(keptBase, base + range.lowerBound, count) == 0
+            })
+        {
+            return value
+        }
+        let slice = UnsafeBufferPointer(rebasing: source[range])
+        bytes = Array(slice)
+        known = true
+        value = make(String(decoding: slice, as: UTF8.self))
+        return value
+    }
+}
+
+extension HealthExportScanner {
+    /// Whether the next element, if it is a `Record`, is one this pass reads at the top level (inside
+    /// `HealthData`), where `scanRecord` may read it.
+    var readsRecordsHere: Bool {
+        pass != .workouts && workout == nil && stack.count == 1 && stack[0] == "HealthData"
+    }
+
+    /// Reads a plain top-level `Record` element from `bytes` (white space first), straight from the parser's
+    /// buffer: how many bytes it took, and what its events would have made of it (`take` then counts it and
+    /// hands it over as `handle` would). Nil for anything else, left to the parser's events (which make the same
+    /// record, or whose error says what is wrong and where): another element, a heart-rate recovery record (its
+    /// metadata is read), a value the record is read from (`type`, `value`, `unit`, `startDate`, `endDate`,
+    /// `sourceName`) with an entity or a control character, a child that is not plain
+    /// (`XMLPullParser.skippedElementEnd`), an element that does not end in `bytes`. The tags it takes are checked
+    /// by `XMLPullParser.skippedTagLength`, so it takes only what the parser reads without an error.
+    func scanRecord(_ bytes: UnsafeBufferPointer<UInt8>) -> (length: Int, value: ScannedRecord)? {
+        let count = bytes.count
+        var index = 0
+        while index < count, XMLPullParser.isSpace(bytes[index]) { index += 1 }
+        let open = index
+        // `<Record` then a byte that ends the name.
+        guard count - open > 8, bytes[open] == UInt8(ascii: "<"), bytes[open + 1] == UInt8(ascii: "R"),
+            bytes[open + 2] == UInt8(ascii: "e"), bytes[open + 3] == UInt8(ascii: "c"),
+            bytes[open + 4] == UInt8(ascii: "o"), bytes[open + 5] == UInt8(ascii: "r"),
+            bytes[open + 6] == UInt8(ascii: "d"), !XMLPullParser.isNameByte(bytes[open + 7])
+        else { return nil }
+        let most = 32
+        let deepest = 16
+        return withUnsafeTemporaryAllocation(of: (from: Int, count: Int).self, capacity: most + deepest) {
+            scratch -> (length: Int, value: ScannedRecord)? in
+            let names = UnsafeMutableBufferPointer(rebasing: scratch[0..<most])
+            guard let tag = XMLPullParser.skippedTagLength(bytes, from: open + 7, to: count, names: names) else {
+                return nil
+            }
+            // The attributes read, from the tag checked above: one with an entity or a control character (which
+            // the parser decodes, or reads as a space) is left to the parser.
+            var type: Range<Int>?
+            var value: Range<Int>?
+            var unit: Range<Int>?
+            var startDate: Range<Int>?
+            var endDate: Range<Int>?
+            var sourceName: Range<Int>?
+            var at = open + 7
+            let tagEnd = open + 7 + tag.length - 1
+            while at < tagEnd {
+                while at < tagEnd, XMLPullParser.isSpace(bytes[at]) { at += 1 }
+                let nameFrom = at
+                while at < tagEnd, XMLPullParser.isNameByte(bytes[at]) { at += 1 }
+                let nameCount = at - nameFrom
+                guard nameCount > 0 else { break }
+                while at < tagEnd, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "'") { at += 1 }
+                guard at < tagEnd else { return nil }
+                let quote = bytes[at]
+                at += 1
+                let valueFrom = at
+                var plain = true
+                while at < tagEnd, bytes[at] != quote {
+                    if bytes[at] == UInt8(ascii: "&") || bytes[at] < 0x20 { plain = false }
+                    at += 1
+                }
+                guard at < tagEnd else { return nil }
+                let range = valueFrom..<at
+                at += 1
+                let attribute = Self.recordAttribute(bytes, nameFrom, nameCount)
+                guard attribute == 0 || plain else { return nil }
+                switch attribute {
+                case 1: type = range
+                case 2: value = range
+                case 3: unit = range
+                case 4: startDate = range
+                case 5: endDate = range
+                case 6: sourceName = range
+                default: break
+                }
+            }
+            var length = open + 7 + tag.length
+            if !tag.selfClosing {
+                let stack = UnsafeMutableBufferPointer(rebasing: scratch[most..<(most + deepest)])
+                guard
+                    let end = XMLPullParser.skippedElementEnd(
+                        bytes, from: length, name: (open + 1, 6), names: names, open: stack)
+                else { return nil }
+                length = end
+            }
+            let kind = type.map { lastType.value(bytes, $0, Self.kind) } ?? Self.kind("")
+            let quantityType: QuantityType
+            switch kind {
+            case .recovery: return nil
+            case .other: return (length, .other)
+            case .quantity(let known):
+                guard onRecord != nil else { return (length, .other) }
+                quantityType = known
+            }
+            guard let value, let number = HealthGPX.number(bytes, value.lowerBound, value.upperBound), number.isFinite,
+                let startDate, let from = HealthDate.parse(bytes: UnsafeBufferPointer(rebasing: bytes[startDate])),
+                let endDate, let to = HealthDate.parse(bytes: UnsafeBufferPointer(rebasing: bytes[endDate])), to >= from
+            else { return (length, .unreadable) }
+            let symbol = unit.map { lastUnit.value(bytes, $0, HealthUnits.unit) } ?? HealthUnits.unit("")
+            guard let canonical = symbol?.convert(number, to: quantityType.canonicalUnit) else {
+                return (length, .unreadable)
+            }
+            let source = sourceName.map { lastSource.value(bytes, $0, { $0 }) } ?? ""
+            return (
+                length,
+                .quantity(HealthRecord(type: quantityType, value: canonical, start: from, end: to, source: 0), source: source)
+            )
+        }
+    }
+
+    /// Counts a record `scanRecord` read and hands it over, as its events would.
+    func take(_ record: ScannedRecord) {
+        sawExport = true
+        records += 1
+        scannedRecords += 1
+        switch record {
+        case .other: break
+        case .unreadable: unreadableRecords += 1
+        case .quantity(let record, let source): onRecord?(record, source)
+        }
+    }
+
+    /// What a record's `type` names.
+    static func kind(_ type: String) -> RecordKind {
+        if type == "HKQuantityTypeIdentifierHeartRateRecoveryOneMinute" { return .recovery }
+        return QuantityType(healthKitIdentifier: type).map { .quantity($0) } ?? .other
+    }
+
+    /// Which attribute a record is read from `bytes[from..<from + count]` names: 1 `type`, 2 `value`, 3 `unit`,
+    /// 4 `startDate`, 5 `endDate`, 6 `sourceName`; 0 for any other.
+    private static func recordAttribute(_ bytes: UnsafeBufferPointer<UInt8>, _ from: Int, _ count: Int) -> Int {
+        func matches(_ literal: StaticString) -> Bool {
+            guard literal.utf8CodeUnitCount == count else { return false }
+            let pointer = literal.utf8Start
+            for offset in 0..<count where bytes[from + offset] != pointer[offset] { return false }
+            return true
+        }
+        switch count {
+        case 4: return matches("type") ? 1 : matches("unit") ? 3 : 0
+        case 5: return matches("value") ? 2 : 0
+        case 7: return matches("endDate") ? 5 : 0
+        case 9: return matches("startDate") ? 4 : 0
+        case 10: return matches("sourceName") ? 6 : 0
+        default: return 0
+        }
     }
 }
 

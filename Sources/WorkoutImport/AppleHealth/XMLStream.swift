@@ -561,6 +561,60 @@ public final class XMLPullParser {
         }
     }
 
+    /// Where the element whose start tag (not self-closing) ends just before `from` ends: the index after its end
+    /// tag, when all between is plain and in `bytes`: white space between tags, child tags checked by
+    /// `skippedTagLength` with ASCII names, at most `open.count` levels, every end tag the open element's (the
+    /// element's own name is `bytes[name]`). Nil for anything else (text, an entity, a comment, CDATA, a processing
+    /// instruction, a tag cut by the end of `bytes`), which the parser's events then read, with their errors.
+    /// `names` and `open` are scratch space.
+    static func skippedElementEnd(
+        _ bytes: UnsafeBufferPointer<UInt8>, from: Int, name: (from: Int, count: Int),
+        names: UnsafeMutableBufferPointer<(from: Int, count: Int)>, open: UnsafeMutableBufferPointer<(from: Int, count: Int)>
+    ) -> Int? {
+        let count = bytes.count
+        var index = from
+        var depth = 0
+        while true {
+            while index < count, isSpace(bytes[index]) { index += 1 }
+            guard index + 1 < count, bytes[index] == UInt8(ascii: "<") else { return nil }
+            let second = bytes[index + 1]
+            if second == UInt8(ascii: "/") {
+                // An end tag: the open element's name, white space, `>`.
+                let nameFrom = index + 2
+                var at = nameFrom
+                while at < count, isNameByte(bytes[at]) { at += 1 }
+                let nameCount = at - nameFrom
+                while at < count, isSpace(bytes[at]) { at += 1 }
+                guard at < count, bytes[at] == UInt8(ascii: ">") else { return nil }
+                let expected = depth == 0 ? name : open[depth - 1]
+                guard nameCount == expected.count else { return nil }
+                for offset in 0..<nameCount where bytes[nameFrom + offset] != bytes[expected.from + offset] { return nil }
+                index = at + 1
+                if depth == 0 { return index }
+                depth -= 1
+            } else {
+                // A child's start tag: an ASCII name not starting with a digit, '-' or '.' (nor `?` or `!`).
+                guard isNameByte(second), second != UInt8(ascii: "?"), second != UInt8(ascii: "!"),
+                    !(second >= UInt8(ascii: "0") && second <= UInt8(ascii: "9")), second != UInt8(ascii: "-"),
+                    second != UInt8(ascii: ".")
+                else { return nil }
+                let nameFrom = index + 1
+                var at = nameFrom
+                while at < count, isNameByte(bytes[at]) {
+                    guard bytes[at] < 0x80 else { return nil }
+                    at += 1
+                }
+                guard at < count, let tag = skippedTagLength(bytes, from: at, to: count, names: names) else { return nil }
+                index = at + tag.length
+                if !tag.selfClosing {
+                    guard depth < open.count else { return nil }
+                    open[depth] = (nameFrom, at - nameFrom)
+                    depth += 1
+                }
+            }
+        }
+    }
+
     /// The length of `&lt;`, `&gt;`, `&amp;`, `&quot;` or `&apos;` at `index` (all before `to`); nil for anything else.
     private static func predefinedEntityLength(_ pointer: UnsafeBufferPointer<UInt8>, at index: Int, to: Int) -> Int? {
         func matches(_ literal: StaticString) -> Bool {
