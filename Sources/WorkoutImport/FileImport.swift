@@ -362,7 +362,7 @@ public enum FileImport {
             var options = plan.builderOptions
             options.identifiers = identifiers
             if let id = try? LiveWorkoutBuilder(configuration: plan.configuration, options: options).workoutID,
-                try store.workout(id: id) != nil
+                try store.containsWorkout(id: id)
             {
                 throw .workoutExists(id)
             }

@@ -258,6 +258,8 @@ package protocol StoreBackend: Sendable {
     // MARK: reading
 
     func workout(id: UUID) throws(StoreError) -> Workout?
+    /// Whether a finished workout with `id` is stored (`workout(id:) != nil`, without reading it).
+    func containsWorkout(id: UUID) throws(StoreError) -> Bool
     func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout]
     func workoutIDs(matching query: WorkoutQuery) throws(StoreError) -> [UUID]
     func anchoredWorkouts(since anchor: QueryAnchor?, limit: Int?) throws(StoreError) -> AnchoredWorkouts

@@ -121,6 +121,11 @@ public final class WorkoutStore: Sendable {
         try backend.workout(id: id)
     }
 
+    /// Whether a finished workout with `id` is stored: `workout(id:) != nil` without reading the workout.
+    public func containsWorkout(id: UUID) throws(StoreError) -> Bool {
+        try backend.containsWorkout(id: id)
+    }
+
     /// The samples saved with a workout, in time order.
     public func samples(workout id: UUID) throws(StoreError) -> [QuantitySample] {
         try samples(matching: SampleQuery(workout: id))

@@ -425,6 +425,14 @@ final class PostgresBackend: StoreBackend {
         }
     }
 
+    func containsWorkout(id: UUID) throws(StoreError) -> Bool {
+        try read { t in
+            var sql = scoped()
+            sql.text = "SELECT 1 FROM workout w WHERE w.athlete = $1 AND w.uuid = \(sql.bind(.uuid(id))) AND NOT w.recording"
+            return try !t.run(sql).isEmpty
+        }
+    }
+
     func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
         let sql = try workoutSQL(query, columns: Self.workoutColumns)
         return try read { t in try t.run(sql).map { try decodeWorkout(t, $0) } }

@@ -161,6 +161,7 @@ struct TwoBackendTests {
         let bob = try database.store(athlete: UUID())
         let result = try FileImport.run(path: SharedData.fitPath(Self.files[0]), into: alice)
         #expect(try bob.workout(id: result.workout.id) == nil)
+        #expect(try !bob.containsWorkout(id: result.workout.id) && alice.containsWorkout(id: result.workout.id))
         #expect(try bob.workouts(matching: WorkoutQuery()).isEmpty)
         #expect(try bob.samples(matching: SampleQuery(type: .heartRate)).isEmpty)
         #expect(throws: StoreError.workoutNotFound(result.workout.id)) { try bob.delete(workout: result.workout.id) }

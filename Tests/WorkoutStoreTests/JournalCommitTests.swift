@@ -360,6 +360,7 @@ final class AnswerLosingBackend: StoreBackend {
         try backend.updateWorkout(workout, replacing: replacing, where: isReplaced, update)
     }
     func workout(id: UUID) throws(StoreError) -> Workout? { try backend.workout(id: id) }
+    func containsWorkout(id: UUID) throws(StoreError) -> Bool { try backend.containsWorkout(id: id) }
     func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
         try backend.workouts(matching: query)
     }

@@ -23,12 +23,14 @@ struct RecordingInProgressTests {
         #expect(try store.samples(matching: SampleQuery(workout: recording.id)) == ride.samples(0..<100))
         // …but the workout is not, for any workout query, until it is finished.
         #expect(try store.workout(id: recording.id) == nil)
+        #expect(try !store.containsWorkout(id: recording.id))
         #expect(try store.workouts(matching: WorkoutQuery()).isEmpty)
         #expect(try store.anchoredWorkouts().added.isEmpty)
         #expect(throws: StoreError.workoutNotFound(recording.id)) { try store.delete(workout: recording.id) }
         try recording.session.stop(at: ride.date(20))
         let workout = try recording.finish()
         #expect(try store.workout(id: workout.id) == workout)
+        #expect(try store.containsWorkout(id: workout.id) && !store.containsWorkout(id: UUID()))
         #expect(try store.samples(workout: workout.id) == ride.samples(0..<100))
 
         let abandoned = try store.beginRecording(

@@ -127,6 +127,14 @@ extension SQLiteBackend {
         }
     }
 
+    package func containsWorkout(id: UUID) throws(StoreError) -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ? AND recording = 0"), arguments: [id.uuidString]
+            ) == true
+        }
+    }
+
     package func workouts(matching query: WorkoutQuery) throws(StoreError) -> [Workout] {
         if query.isActivityOnly {
             let ids = try workoutIDs(matching: query)
