@@ -350,9 +350,11 @@ struct AppleHealthReadingTests {
     @Test func recordsOfSourcesBeyondTheLimitAreLeftOutAndCounted() throws {
         var body = Self.workout("2020-01-01 10:00:00 +0000", "2020-01-01 10:30:00 +0000", minutes: 30)
         for minute in 0..<6 {
-            // Sources S0…S5, one record each, then S0 again.
-            body += Self.heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute), String(100 + minute))
-                .replacingOccurrences(of: "sourceName=\"W\"", with: "sourceName=\"S\(minute)\"")
+            // Sources S0…S5, one record each (S5 two in a row: a source left out stays left out), then S0 again.
+            for _ in 0..<(minute == 5 ? 2 : 1) {
+                body += Self.heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute), String(100 + minute))
+                    .replacingOccurrences(of: "sourceName=\"W\"", with: "sourceName=\"S\(minute)\"")
+            }
         }
         body += Self.heartRate("2020-01-01 10:10:00 +0000", "150").replacingOccurrences(
             of: "sourceName=\"W\"", with: "sourceName=\"S0\"")
@@ -364,11 +366,11 @@ struct AppleHealthReadingTests {
             each: { outcome in if case .success = outcome { taken += 1 } }, counted: { counts = $0 })
         let final = try #require(counts)
         #expect(taken == 1)
-        #expect(final.records == 7)
-        #expect(final.recordsOfExcessSources == 2)
+        #expect(final.records == 8)
+        #expect(final.recordsOfExcessSources == 3)
         // S4 and S5 are left out with the records outside every window; S0's second record still counts.
         #expect(final.recordsInWorkouts == 5)
-        #expect(final.recordsLeftOut == 2)
+        #expect(final.recordsLeftOut == 3)
         #expect(HealthExportReading.sourceLimit == 10_000)
     }
 
