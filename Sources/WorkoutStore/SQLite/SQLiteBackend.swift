@@ -202,7 +202,7 @@ package final class SQLiteBackend: StoreBackend {
         ).execute(
             arguments: [
                 id.uuidString, configuration.activityType.rawValue, start.timeIntervalSinceReferenceDate,
-                start.timeIntervalSinceReferenceDate, try JSON.encode(configuration),
+                start.timeIntervalSinceReferenceDate, JSON.encode(configuration),
             ])
         return db.lastInsertedRowID
     }
@@ -226,8 +226,8 @@ package final class SQLiteBackend: StoreBackend {
         let values: [(any DatabaseValueConvertible)?] = [
             workout.id.uuidString, workout.activityType.rawValue, workout.start.timeIntervalSinceReferenceDate,
             workout.end.timeIntervalSinceReferenceDate, workout.duration, workout.elapsed,
-            try JSON.encode(workout.configuration), try JSON.encode(workout.metadata),
-            try JSON.encode(workout.counters), anchor,
+            JSON.encode(workout.configuration), JSON.encode(workout.metadata), JSON.encode(workout.counters),
+            anchor,
         ]
         let workoutRow: Int64
         if let recordingRow {
@@ -274,7 +274,7 @@ package final class SQLiteBackend: StoreBackend {
                     activity.id.uuidString, workoutRow, position, implicit,
                     activity.configuration.activityType.rawValue,
                     activity.start.timeIntervalSinceReferenceDate, activity.end?.timeIntervalSinceReferenceDate,
-                    activity.duration, try JSON.encode(activity.configuration), try JSON.encode(activity.metadata),
+                    activity.duration, JSON.encode(activity.configuration), JSON.encode(activity.metadata),
                 ])
             try insertStatistics(
                 db, owner, activity: db.lastInsertedRowID, type: activity.configuration.activityType,
@@ -286,7 +286,7 @@ package final class SQLiteBackend: StoreBackend {
             try insertEvent.execute(
                 arguments: [
                     workoutRow, position, event.type.rawValue, event.start.timeIntervalSinceReferenceDate,
-                    event.duration, try JSON.encode(event.metadata),
+                    event.duration, JSON.encode(event.metadata),
                 ])
         }
         return workoutRow
