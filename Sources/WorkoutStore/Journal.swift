@@ -506,7 +506,7 @@ extension WorkoutStore {
         let record: JournalSessionRecord
         do {
             record = JournalSessionRecord(
-                id: id, configuration: try JSON.encode(configuration), options: try JSON.encode(JournalOptions(options)),
+                id: id, configuration: JSON.encode(configuration), options: try JSON.encode(JournalOptions(options)),
                 created: now)
         } catch {
             throw .database(path: path, detail: "cannot encode the session's settings: \(error)")

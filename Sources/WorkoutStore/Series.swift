@@ -146,7 +146,7 @@ enum Series {
                     metadataIndex = metadataEntries.count
                     metadataTable[ExactMetadata(sample.metadata)] = metadataIndex
                     // Through its Codable form (JSON), so that every form Metadata decodes stays readable.
-                    metadataEntries.append(Array(((try? JSON.encode(sample.metadata)) ?? "{}").utf8))
+                    metadataEntries.append(Array(JSON.encode(sample.metadata).utf8))
                 }
                 metadataIndexes.append(metadataIndex)
             }

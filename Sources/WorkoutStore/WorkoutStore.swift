@@ -146,7 +146,14 @@ public final class WorkoutStore: Sendable {
 /// a commit fail. Every backend writes its JSON columns with it, so equal values store equal text in
 /// SQLite and PostgreSQL alike.
 package enum JSON {
+    /// Any other value, through JSONEncoder. Metadata, configurations and counters take the hand-written
+    /// overloads (JSONText.swift), which write the same text.
     package static func encode<T: Encodable>(_ value: T) throws -> String {
+        try encodeWithJSONEncoder(value)
+    }
+
+    /// JSONEncoder's text for `value` (what the hand-written overloads are checked against).
+    package static func encodeWithJSONEncoder<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Metadata keeps its kind: an integral double stays a double, a date a date.

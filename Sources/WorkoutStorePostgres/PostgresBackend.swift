@@ -113,8 +113,8 @@ final class PostgresBackend: StoreBackend {
             sql.bind(.uuid(workout.id)), sql.bind(.text(workout.activityType.rawValue)),
             sql.bind(.double(workout.start.timeIntervalSinceReferenceDate)),
             sql.bind(.double(workout.end.timeIntervalSinceReferenceDate)), sql.bind(.double(workout.duration)),
-            sql.bind(.double(workout.elapsed)), sql.bind(.text(try JSON.encode(workout.configuration))),
-            sql.bind(.text(try JSON.encode(workout.metadata))), sql.bind(.text(try JSON.encode(workout.counters))),
+            sql.bind(.double(workout.elapsed)), sql.bind(.text(JSON.encode(workout.configuration))),
+            sql.bind(.text(JSON.encode(workout.metadata))), sql.bind(.text(JSON.encode(workout.counters))),
             sql.bind(.int(anchor)),
         ]
         if let recordingRow {
@@ -158,8 +158,8 @@ final class PostgresBackend: StoreBackend {
                         \(insert.bind(.double(activity.start.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(activity.end?.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(activity.duration))),
-                        \(insert.bind(.text(try JSON.encode(activity.configuration)))),
-                        \(insert.bind(.text(try JSON.encode(activity.metadata)))))
+                        \(insert.bind(.text(JSON.encode(activity.configuration)))),
+                        \(insert.bind(.text(JSON.encode(activity.metadata)))))
                 RETURNING row_id
                 """
             let activityRow = try t.run(insert).first?.int(0)
@@ -168,11 +168,11 @@ final class PostgresBackend: StoreBackend {
         }
         try insertRows(
             t, "event(athlete, workout_row, position, type, start, duration, metadata)",
-            try workout.events.enumerated().map { position, event in
+            workout.events.enumerated().map { position, event in
                 [
                     (.int(row), ""), (.int(Int64(position)), "::integer"), (.text(event.type.rawValue), ""),
                     (.double(event.start.timeIntervalSinceReferenceDate), ""), (.double(event.duration), ""),
-                    (.text(try JSON.encode(event.metadata)), ""),
+                    (.text(JSON.encode(event.metadata)), ""),
                 ]
             })
         return row
@@ -354,7 +354,7 @@ final class PostgresBackend: StoreBackend {
             for chunk in chunks { try writeChunk(t, chunk, workout: row) }
             var store = scoped()
             store.text =
-                "UPDATE workout SET metadata = \(store.bind(.text(try JSON.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
+                "UPDATE workout SET metadata = \(store.bind(.text(JSON.encode(newMetadata)))), anchor = \(store.bind(.int(try nextAnchor(t)))) WHERE athlete = $1 AND row_id = \(store.bind(.int(row)))"
             try t.run(store)
             try notify(t, .added([id]))
         }
@@ -664,7 +664,7 @@ final class PostgresBackend: StoreBackend {
                 VALUES ($1, \(insert.bind(.uuid(session.id))), \(insert.bind(.text(configuration.activityType.rawValue))),
                         \(insert.bind(.double(start.timeIntervalSinceReferenceDate))),
                         \(insert.bind(.double(start.timeIntervalSinceReferenceDate))), 0, 0,
-                        \(insert.bind(.text(try JSON.encode(configuration)))), '{}', '{}', 0, true)
+                        \(insert.bind(.text(JSON.encode(configuration)))), '{}', '{}', 0, true)
                 RETURNING row_id
                 """
             guard let row = try t.run(insert).first?.int(0) else {

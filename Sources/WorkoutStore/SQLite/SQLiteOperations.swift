@@ -110,7 +110,7 @@ extension SQLiteBackend {
             for chunk in chunks { try writer.write(chunk, workout: rowID) }
             try db.execute(
                 sql: "UPDATE workout SET metadata = ?, anchor = ? WHERE id = ?",
-                arguments: [try JSON.encode(newMetadata), try nextAnchor(db), rowID])
+                arguments: [JSON.encode(newMetadata), try nextAnchor(db), rowID])
         }
     }
 
