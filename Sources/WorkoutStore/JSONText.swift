@@ -6,7 +6,8 @@ import WorkoutModel
 // the text `JSON.encode` wrote through JSONEncoder (pinned by JSONTextTests against JSONEncoder): keys in UTF-8
 // byte order (`.sortedKeys` off Apple platforms), numbers as `description` without a trailing ".0", "/" and control
 // characters escaped, other characters as UTF-8, non-finite numbers and dates as the strings "+inf", "-inf", "nan",
-// dates as seconds since 2001 (`.deferredToDate`), metadata values in their typed form (`{"int":28}`).
+// dates as seconds since 2001 (`.deferredToDate`), metadata values in their typed form (`{"int":28}`). A property
+// added to WorkoutConfiguration or IngestCounters must be written here too (JSONTextTests fails until it is listed).
 extension JSON {
     /// `metadata` as JSONEncoder writes it in the typed form (`MetadataValue.typedCoding`).
     package static func encode(_ metadata: Metadata) -> String {

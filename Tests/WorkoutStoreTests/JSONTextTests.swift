@@ -141,4 +141,13 @@ struct JSONTextTests {
             #expect(JSON.encode(counters) == expected, "\(counters)")
         }
     }
+
+    /// The hand-written text knows each stored property of the configuration and the counters: a property added to
+    /// either type must be written by `JSONText` too (and set in the tests above), or it would be left out of the
+    /// store's text silently. Fails, naming the properties, when the types change.
+    @Test func theHandWrittenTypesHaveThePropertiesJSONTextWrites() {
+        let configuration = Mirror(reflecting: WorkoutConfiguration(activityType: .running)).children.compactMap(\.label)
+        #expect(configuration == ["activityType", "locationType", "swimmingLocationType", "lapLength"])
+        #expect(Mirror(reflecting: IngestCounters()).children.compactMap(\.label) == ["accepted", "dropped"])
+    }
 }
