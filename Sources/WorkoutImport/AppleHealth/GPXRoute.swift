@@ -154,40 +154,31 @@ enum HealthGPX {
         return withUnsafeTemporaryAllocation(of: (from: Int, count: Int).self, capacity: most + deepest) {
             scratch -> (length: Int, value: ScannedPoint)? in
             let names = UnsafeMutableBufferPointer(rebasing: scratch[0..<most])
-            guard let tag = XMLPullParser.skippedTagLength(bytes, from: open + 6, to: count, names: names),
-                !tag.selfClosing
-            else { return nil }
             var point = ScannedPoint()
-            // lat and lon, from the tag checked above: a value with an entity or a line end (which the parser
-            // decodes or reads as a space) is left to the parser.
-            var at = open + 6
-            let tagEnd = open + 6 + tag.length - 1
-            while at < tagEnd {
-                while at < tagEnd, XMLPullParser.isSpace(bytes[at]) { at += 1 }
-                let nameFrom = at
-                while at < tagEnd, XMLPullParser.isNameByte(bytes[at]) { at += 1 }
-                let nameCount = at - nameFrom
-                guard nameCount > 0 else { break }
-                while at < tagEnd, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "'") { at += 1 }
-                guard at < tagEnd else { return nil }
-                let quote = bytes[at]
-                at += 1
-                let valueFrom = at
-                while at < tagEnd, bytes[at] != quote {
-                    guard bytes[at] != UInt8(ascii: "&"), bytes[at] >= 0x20 else { return nil }
-                    at += 1
-                }
-                guard at < tagEnd else { return nil }
-                let valueTo = at
-                at += 1
-                if nameCount == 3, bytes[nameFrom] == UInt8(ascii: "l") {
-                    if bytes[nameFrom + 1] == UInt8(ascii: "a"), bytes[nameFrom + 2] == UInt8(ascii: "t") {
-                        point.latitude = number(bytes, valueFrom, valueTo)
-                    } else if bytes[nameFrom + 1] == UInt8(ascii: "o"), bytes[nameFrom + 2] == UInt8(ascii: "n") {
-                        point.longitude = number(bytes, valueFrom, valueTo)
+            // lat and lon, from the tag checked: a tag with a value holding an entity or a line end (which the
+            // parser decodes or reads as a space) is left to the parser.
+            let checked = withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: most) {
+                values -> (length: Int, selfClosing: Bool, attributes: Int)? in
+                guard
+                    let tag = XMLPullParser.skippedTagLength(
+                        bytes, from: open + 6, to: count, names: names, values: values),
+                    !tag.selfClosing
+                else { return nil }
+                for index in 0..<tag.attributes {
+                    let range = values[index]
+                    guard XMLPullParser.isLiteralValue(bytes, range) else { return nil }
+                    let name = names[index]
+                    if name.count == 3, bytes[name.from] == UInt8(ascii: "l") {
+                        if bytes[name.from + 1] == UInt8(ascii: "a"), bytes[name.from + 2] == UInt8(ascii: "t") {
+                            point.latitude = number(bytes, range.lowerBound, range.upperBound)
+                        } else if bytes[name.from + 1] == UInt8(ascii: "o"), bytes[name.from + 2] == UInt8(ascii: "n") {
+                            point.longitude = number(bytes, range.lowerBound, range.upperBound)
+                        }
                     }
                 }
+                return tag
             }
+            guard let tag = checked else { return nil }
             let reads = point.latitude != nil && point.longitude != nil
             index = open + 6 + tag.length
             let stack = UnsafeMutableBufferPointer(rebasing: scratch[most..<(most + deepest)])

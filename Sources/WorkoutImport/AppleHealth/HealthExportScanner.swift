@@ -414,50 +414,37 @@ extension HealthExportScanner {
         return withUnsafeTemporaryAllocation(of: (from: Int, count: Int).self, capacity: most + deepest) {
             scratch -> (length: Int, value: ScannedRecord)? in
             let names = UnsafeMutableBufferPointer(rebasing: scratch[0..<most])
-            guard let tag = XMLPullParser.skippedTagLength(bytes, from: open + 7, to: count, names: names) else {
-                return nil
-            }
-            // The attributes read, from the tag checked above: one with an entity or a control character (which
-            // the parser decodes, or reads as a space) is left to the parser.
+            // The attributes read, from the tag checked: one with an entity or a control character (which the
+            // parser decodes, or reads as a space) is left to the parser.
             var type: Range<Int>?
             var value: Range<Int>?
             var unit: Range<Int>?
             var startDate: Range<Int>?
             var endDate: Range<Int>?
             var sourceName: Range<Int>?
-            var at = open + 7
-            let tagEnd = open + 7 + tag.length - 1
-            while at < tagEnd {
-                while at < tagEnd, XMLPullParser.isSpace(bytes[at]) { at += 1 }
-                let nameFrom = at
-                while at < tagEnd, XMLPullParser.isNameByte(bytes[at]) { at += 1 }
-                let nameCount = at - nameFrom
-                guard nameCount > 0 else { break }
-                while at < tagEnd, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "'") { at += 1 }
-                guard at < tagEnd else { return nil }
-                let quote = bytes[at]
-                at += 1
-                let valueFrom = at
-                var plain = true
-                while at < tagEnd, bytes[at] != quote {
-                    if bytes[at] == UInt8(ascii: "&") || bytes[at] < 0x20 { plain = false }
-                    at += 1
+            let checked = withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: most) {
+                values -> (length: Int, selfClosing: Bool, attributes: Int)? in
+                guard
+                    let tag = XMLPullParser.skippedTagLength(
+                        bytes, from: open + 7, to: count, names: names, values: values)
+                else { return nil }
+                for index in 0..<tag.attributes {
+                    let range = values[index]
+                    let attribute = Self.recordAttribute(bytes, names[index].from, names[index].count)
+                    guard attribute == 0 || XMLPullParser.isLiteralValue(bytes, range) else { return nil }
+                    switch attribute {
+                    case 1: type = range
+                    case 2: value = range
+                    case 3: unit = range
+                    case 4: startDate = range
+                    case 5: endDate = range
+                    case 6: sourceName = range
+                    default: break
+                    }
                 }
-                guard at < tagEnd else { return nil }
-                let range = valueFrom..<at
-                at += 1
-                let attribute = Self.recordAttribute(bytes, nameFrom, nameCount)
-                guard attribute == 0 || plain else { return nil }
-                switch attribute {
-                case 1: type = range
-                case 2: value = range
-                case 3: unit = range
-                case 4: startDate = range
-                case 5: endDate = range
-                case 6: sourceName = range
-                default: break
-                }
+                return tag
             }
+            guard let tag = checked else { return nil }
             var length = open + 7 + tag.length
             if !tag.selfClosing {
                 let stack = UnsafeMutableBufferPointer(rebasing: scratch[most..<(most + deepest)])

@@ -487,15 +487,19 @@ public final class XMLPullParser {
         // with more attributes than this is read by the loop.
         let most = 32
         return withUnsafeTemporaryAllocation(of: (from: Int, count: Int).self, capacity: most) { names in
-            buffer.withUnsafeBufferPointer { pointer in Self.skippedTagLength(pointer, from: from, to: to, names: names) }
+            buffer.withUnsafeBufferPointer { pointer in
+                Self.skippedTagLength(pointer, from: from, to: to, names: names).map { ($0.length, $0.selfClosing) }
+            }
         }
     }
 
     /// `skippedTagLength()` over the bytes `from..<to` of the buffer, `names` holding the attribute names read (a
-    /// dedicated reader of one element, `scanElement`, checks its tags with it too).
+    /// dedicated reader of one element, `scanElement`, checks its tags with it too, and reads the attributes it needs
+    /// from what it is given: `attributes` names, in `names`, and with `values` each one's value, between its quotes).
     static func skippedTagLength(
-        _ pointer: UnsafeBufferPointer<UInt8>, from: Int, to: Int, names: UnsafeMutableBufferPointer<(from: Int, count: Int)>
-    ) -> (length: Int, selfClosing: Bool)? {
+        _ pointer: UnsafeBufferPointer<UInt8>, from: Int, to: Int, names: UnsafeMutableBufferPointer<(from: Int, count: Int)>,
+        values: UnsafeMutableBufferPointer<Range<Int>>? = nil
+    ) -> (length: Int, selfClosing: Bool, attributes: Int)? {
         var named = 0
         var index = from
         while true {
@@ -506,10 +510,10 @@ public final class XMLPullParser {
             }
             guard index < to else { return nil }
             let byte = pointer[index]
-            if byte == UInt8(ascii: ">") { return (index + 1 - from, false) }
+            if byte == UInt8(ascii: ">") { return (index + 1 - from, false, named) }
             if byte == UInt8(ascii: "/") {
                 guard index + 1 < to, pointer[index + 1] == UInt8(ascii: ">") else { return nil }
-                return (index + 2 - from, true)
+                return (index + 2 - from, true, named)
             }
             guard hadSpace else { return nil }
             // The attribute's name: name bytes, ASCII, not starting with a digit, '-' or '.'.
@@ -532,6 +536,7 @@ public final class XMLPullParser {
             let quote = pointer[index]
             guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
             index += 1
+            let valueFrom = index
             while index < to {
                 let byte = pointer[index]
                 if byte == quote { break }
@@ -555,10 +560,18 @@ public final class XMLPullParser {
                 }
                 if same { return nil }
             }
-            guard named < names.count else { return nil }
+            guard named < names.count, named < values?.count ?? names.count else { return nil }
             names[named] = (nameFrom, nameCount)
+            values?[named] = valueFrom..<(index - 1)
             named += 1
         }
+    }
+
+    /// Whether `bytes[range]`, an attribute value of a tag `skippedTagLength` checked, is the text the parser's events
+    /// give for it: no entity (which they decode), no tab, line feed or carriage return (which they read as a space).
+    static func isLiteralValue(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        for index in range where bytes[index] == UInt8(ascii: "&") || bytes[index] < 0x20 { return false }
+        return true
     }
 
     /// Where the element whose start tag (not self-closing) ends just before `from` ends: the index after its end
