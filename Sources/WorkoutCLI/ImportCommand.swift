@@ -86,6 +86,8 @@ struct ImportCommand: ParsableCommand {
         var fidelity = FidelitySummary()
         var failures = 0
         var skipped = 0
+        // The files of a folder are one bulk load (each file's import is one too, inside it).
+        let bulk = database.beginBulkImport()
         for (index, file) in files.enumerated() {
             let name = (file as NSString).lastPathComponent
             func record(_ outcome: Outcome) {
@@ -157,6 +159,8 @@ struct ImportCommand: ParsableCommand {
             if let handled { throw handled }
             if let waiting = first { try handle(waiting, alone: files.count == 1 && count == 1) }
         }
+        // The store's indexes, if the folder's import dropped them, are made again before the summary.
+        try bulk.finish()
         // A folder, or one file holding several workouts (an Apple Health export), answers as a list.
         let several = isDirectory.boolValue || total > 1
         if output.json {

@@ -237,6 +237,9 @@ public enum FileImport {
             pending.removeAll()
             pendingBytes = 0
         }
+        // A file of many workouts (an Apple Health export) is a bulk load: the store may keep its query indexes once,
+        // at the end (`WorkoutStore.beginBulkImport`).
+        let bulk = store.beginBulkImport()
         do {
             try reader.read(path: path, options: options) { read in
                 switch read {
@@ -258,6 +261,11 @@ public enum FileImport {
             throw error
         }
         flush()
+        do throws(StoreError) {
+            try bulk.finish()
+        } catch {
+            throw .store(path: path, error)
+        }
     }
 
     /// A store error as the import of one workout reports it.

@@ -241,6 +241,16 @@ package protocol StoreBackend: Sendable {
     /// transaction of its own.
     func saveEach(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?]
 
+    /// Begins a bulk load: many workouts are about to be saved through `saveEach`, until `endBulkLoad()`. A backend
+    /// may then keep its query indexes up to date once, at the end, rather than row by row; what `saveEach` saves
+    /// and what queries answer stay the same (queries may be slower until the load ends). Loads may overlap: the
+    /// indexes come back when the last one ends. `threshold`: the workouts a load saves before the backend may
+    /// decide to. The default does nothing.
+    func beginBulkLoad(threshold: Int)
+    /// Ends a load begun by `beginBulkLoad(threshold:)`. Throws when the indexes cannot be made again (a full disk):
+    /// the workouts saved are kept, and the store makes the indexes when it is next opened.
+    func endBulkLoad() throws(StoreError)
+
     /// Deletes a finished workout and its chunks; records the deletion for anchored queries.
     /// Throws `.workoutNotFound`.
     func delete(workout: UUID) throws(StoreError)
@@ -312,6 +322,9 @@ extension StoreBackend {
     package func observeOtherWriters(_ deliver: @escaping @Sendable (StoreChange) -> Void) -> (any AnyObject & Sendable)? {
         nil
     }
+
+    package func beginBulkLoad(threshold: Int) {}
+    package func endBulkLoad() throws(StoreError) {}
 }
 
 /// A compact binary form of a commit's journal entries, for backends that store one row per commit

@@ -220,6 +220,20 @@ extension WorkoutStore {
     /// out whole and the others are kept. Returns each workout's error, nil for a saved one, in order.
     ///
     /// - Throws: when the transaction as a whole fails (a locked or full file): nothing of it was saved.
+    /// Tells the store that an import of many workouts begins: until the returned load is finished, the store may
+    /// keep its query indexes up to date once at the end instead of workout by workout (SQLite: the statistics' four
+    /// value indexes are dropped once the import has saved `threshold` workouts and they are at least a fifth of the
+    /// store's, and made again by `BulkImport.finish()`, in seconds where keeping them cost minutes on a 2 GB Apple
+    /// Health export). What is saved and what queries answer do not change; queries by activity statistics are
+    /// slower meanwhile. An import cut short leaves the indexes to be made when the store is next opened.
+    public func beginBulkImport() -> BulkImport { beginBulkImport(threshold: BulkImport.defaultThreshold) }
+
+    /// `beginBulkImport()` with the number of saved workouts after which the store may drop its indexes.
+    package func beginBulkImport(threshold: Int) -> BulkImport {
+        backend.beginBulkLoad(threshold: threshold)
+        return BulkImport(backend: backend)
+    }
+
     public func saveImported(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
         guard !workouts.isEmpty else { return [] }
         let errors = try backend.saveEach(workouts)
@@ -227,4 +241,28 @@ extension WorkoutStore {
         if !saved.isEmpty { broadcaster.publish(.added(saved)) }
         return errors
     }
+}
+
+/// An import of many workouts in progress (`WorkoutStore.beginBulkImport()`); `finish()` ends it. Dropped unfinished,
+/// it finishes itself and forgets any error (the store makes its indexes again when next opened).
+public final class BulkImport: Sendable {
+    /// Workouts an import saves before the store may drop its indexes: below this, keeping them costs less than
+    /// making them again.
+    package static let defaultThreshold = 1_024
+    let backend: any StoreBackend
+    let finished = Mutex(false)
+
+    init(backend: any StoreBackend) { self.backend = backend }
+
+    /// Ends the import: the store makes again the indexes it dropped (once the last of overlapping imports ends).
+    /// Calling it again does nothing.
+    ///
+    /// - Throws: when the indexes cannot be made (a full disk): every workout saved is kept, and the store makes
+    ///   the indexes when it is next opened.
+    public func finish() throws(StoreError) {
+        guard !finished.withLock({ finished in defer { finished = true }; return finished }) else { return }
+        try backend.endBulkLoad()
+    }
+
+    deinit { try? finish() }
 }

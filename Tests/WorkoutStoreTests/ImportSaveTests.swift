@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import WorkoutEngine
 import WorkoutFormats
@@ -147,5 +148,115 @@ struct ImportSaveTests {
         let again = try replayed(store, offset: 0, count: 10, id: id)
         #expect(try store.saveImported([again]) == [nil])
         #expect(try store.samples(workout: id).count == 20)
+    }
+
+    // MARK: bulk imports
+
+    /// The statistics' value indexes of the SQLite file at `path`: name → statement, white space folded.
+    private func valueIndexes(_ path: String) throws -> [String: String] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let rows = try queue.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'statistic'
+                    AND name IN ('statistic_average', 'statistic_minimum', 'statistic_maximum', 'statistic_sum')
+                    """)
+        }
+        return Dictionary(
+            uniqueKeysWithValues: rows.map { row in
+                let sql: String = row["sql"]
+                return (row["name"] as String, sql.split(whereSeparator: \.isWhitespace).joined(separator: " "))
+            })
+    }
+
+    /// Workouts `range` of a set, the same ids in any store: workout i a run (a ride every third) of 20 s whose
+    /// heart rate averages 110 + 7 × i mod 70 bpm.
+    private func batch(_ store: WorkoutStore, _ range: Range<Int>) throws -> [ImportedWorkout] {
+        try range.map { i in
+            let recording = try store.beginImport(
+                configuration: WorkoutConfiguration(activityType: i % 3 == 0 ? .cycling : .running),
+                clock: ManualClock(t(Double(i) * 10_000)),
+                options: BuilderOptions(workoutID: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", i))))
+            let start = Double(i) * 10_000
+            try recording.session.start(at: t(start))
+            try recording.builder.add((0..<20).map { pulse(Double(110 + (7 * i) % 70) + Double($0 % 3) - 1, at: start + Double($0)) })
+            try recording.session.end(at: t(start + 20))
+            return try recording.complete()
+        }
+    }
+
+    /// What the activity queries answer: ids by average, maximum, minimum (and type) of heart rate.
+    private func answers(_ store: WorkoutStore) throws -> [[UUID]] {
+        let bpm = QuantityUnit.countPerMinute
+        return try [
+            (nil, StatisticCondition(.heartRate, .average, .greaterThan, Quantity(150, bpm))),
+            (.cycling, StatisticCondition(.heartRate, .maximum, .lessThan, Quantity(140, bpm))),
+            (.running, StatisticCondition(.heartRate, .minimum, .greaterThan, Quantity(120, bpm))),
+        ].map { (type: WorkoutActivityType?, condition) in
+            try store.workoutIDs(
+                matching: WorkoutQuery(activities: [ActivityPredicate(activityType: type, conditions: [condition])]))
+        }
+    }
+
+    @Test func aLargeImportDropsTheValueIndexesAndMakesThemAgainWhenItEnds() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (reference, referenceFolder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: referenceFolder) }
+        let made = try valueIndexes(store.path)
+        #expect(made.count == 4)
+
+        let bulk = store.beginBulkImport(threshold: 3)
+        var saved = 0
+        for (index, range) in [0..<2, 2..<4, 4..<10, 10..<16].enumerated() {
+            let workouts = try batch(store, range)
+            #expect(try store.saveImported(workouts).allSatisfy { $0 == nil })
+            #expect(try reference.saveImported(try batch(reference, range)).allSatisfy { $0 == nil })
+            saved += range.count
+            // Dropped by the first save once 3 were saved (the third batch), the store holding only the import's.
+            #expect(try valueIndexes(store.path).isEmpty == (index >= 2), "after \(saved) workouts")
+        }
+        // Queries answer the same meanwhile, without the indexes.
+        let expected = try answers(reference)
+        #expect(expected.allSatisfy { !$0.isEmpty })
+        #expect(try answers(store) == expected)
+        try bulk.finish()
+        // Made again, the statements the schema made.
+        #expect(try valueIndexes(store.path) == made)
+        #expect(try answers(store) == expected)
+        try bulk.finish()
+    }
+
+    @Test func anImportSmallBesideTheStoreKeepsTheValueIndexes() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try store.saveImported(try batch(store, 0..<30)).allSatisfy { $0 == nil })
+        let bulk = store.beginBulkImport(threshold: 2)
+        for range in [30..<32, 32..<34, 34..<36] {
+            #expect(try store.saveImported(try batch(store, range)).allSatisfy { $0 == nil })
+            // 30 workouts before it, more than four times the import's 4 when the threshold is passed: kept.
+            #expect(try valueIndexes(store.path).count == 4)
+        }
+        try bulk.finish()
+        #expect(try valueIndexes(store.path).count == 4)
+    }
+
+    @Test func valueIndexesAnImportCutShortLeftDroppedAreMadeWhenTheStoreIsOpened() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try valueIndexes(store.path)
+        let bulk = store.beginBulkImport(threshold: 0)
+        #expect(try store.saveImported(try batch(store, 0..<3)).allSatisfy { $0 == nil })
+        #expect(try valueIndexes(store.path).isEmpty)
+        // Another opening of the file (the next command after an import killed) makes them.
+        let opened = try WorkoutStore(path: store.path)
+        #expect(try valueIndexes(store.path) == made)
+        #expect(try answers(opened) == answers(store))
+        try bulk.finish()
+        #expect(try valueIndexes(store.path) == made)
     }
 }

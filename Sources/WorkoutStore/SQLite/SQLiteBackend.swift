@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 import WorkoutEngine
 import WorkoutModel
 
@@ -12,6 +13,8 @@ package final class SQLiteBackend: StoreBackend {
     package let path: String
     package var location: String { path }
     let pool: DatabasePool
+    /// The bulk loads under way (`beginBulkLoad`).
+    let bulk = Mutex(BulkLoadState())
 
     /// Opens (creating when missing, migrating an older schema in place) the store at `path`.
     ///
@@ -88,6 +91,8 @@ package final class SQLiteBackend: StoreBackend {
                 if try Int.fetchOne(db, sql: "PRAGMA user_version") != Schema.version {
                     try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
                 }
+                // A bulk load cut short (the process killed) left its indexes dropped.
+                try Self.makeMissingIndexes(db)
             }
             self.pool = pool
         } catch {

@@ -23,6 +23,7 @@ extension SQLiteBackend {
     /// transaction itself (SQLite rolls back on a full disk or an I/O error) fails them all, nothing saved.
     package func saveEach(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
         try write { db in
+            try deferIndexesIfWorthIt(db)
             var writer = try ChunkWriter(db)
             var errors: [StoreError?] = []
             errors.reserveCapacity(workouts.count)
@@ -43,6 +44,7 @@ extension SQLiteBackend {
                     errors.append(StoreError.from(error, path: path))
                 }
             }
+            noteBulkSaves(errors.count { $0 == nil })
             return errors
         }
     }

@@ -109,6 +109,20 @@ enum Schema {
         return migrator
     }
 
+    /// The statistics' four value indexes of schema v1 (the activity queries' covering indexes), by name, each
+    /// statement as v1 made it but with `IF NOT EXISTS`: a bulk load (`SQLiteBackend.beginBulkLoad`) drops them and
+    /// makes them again at its end, and opening a store makes any that are missing (a bulk load cut short).
+    static let statisticValueIndexes: [(name: String, sql: String)] = ["average", "minimum", "maximum", "sum"].map {
+        (
+            "statistic_\($0)",
+            """
+            CREATE INDEX IF NOT EXISTS statistic_\($0) ON statistic(
+                quantity_type, activity_type, \($0), workout_start, workout_uuid, workout_id, activity_id)
+                WHERE activity_id IS NOT NULL
+            """
+        )
+    }
+
     /// The chunk tables of schema v2. A chunk's key is (workout_id, first_ordinal): writing a chunk
     /// again with the same key replaces it (the open tail of a recording's stream).
     static let chunkTables = """
