@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import WorkoutEngine
 import WorkoutFormats
 import WorkoutModel
@@ -208,23 +209,21 @@ public enum FileImport {
         // What an import held goes back to the system once it is done (glibc keeps freed memory otherwise).
         defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
         // The replayed workouts are saved a batch at a time, in one transaction (a savepoint each: one that cannot be
-        // saved is left out whole, the others kept), and their results handed over in file order once saved.
+        // saved is left out whole, the others kept), and their results handed over in file order once saved. While a
+        // full batch is saved on a thread of its own, the next one is read and replayed (`BatchSave`): at most two
+        // batches are held, and the results are handed over on the calling thread, in order.
         var pending: [Pending] = []
         var pendingBytes = 0
-        func flush() {
-            let replayed = pending.compactMap { if case .replayed(let item) = $0 { item } else { nil } }
-            var saved: [StoreError?] = []
-            do throws(StoreError) {
-                saved = try store.saveImported(replayed.map(\.imported))
-            } catch {
-                saved = Array(repeating: error, count: replayed.count)
-            }
+        var saving: (entries: [Pending], save: BatchSave)?
+        func handOver(_ entries: [Pending], _ saved: [StoreError?]) {
             var next = 0
-            for entry in pending {
+            for entry in entries {
                 switch entry {
                 case .result(let result): each(result)
                 case .replayed(let item):
-                    let error = saved[next]
+                    let error =
+                        next < saved.count
+                        ? saved[next] : StoreError.database(path: store.path, detail: "no answer from the store's save")
                     next += 1
                     do throws(StoreError) {
                         if let error { throw error }
@@ -234,8 +233,23 @@ public enum FileImport {
                     }
                 }
             }
+        }
+        /// Saves the pending batch: on a thread of its own (`inBackground`, after the batch before is handed over)
+        /// or here, the batch before first.
+        func flush(inBackground: Bool) {
+            if let (entries, save) = saving {
+                handOver(entries, save.wait())
+                saving = nil
+            }
+            let entries = pending
             pending.removeAll()
             pendingBytes = 0
+            let replayed = entries.compactMap { if case .replayed(let item) = $0 { item.imported } else { nil } }
+            if inBackground, !replayed.isEmpty {
+                saving = (entries, BatchSave(replayed, into: store))
+            } else {
+                handOver(entries, BatchSave.save(replayed, into: store))
+            }
         }
         // A file of many workouts (an Apple Health export) is a bulk load: the store may keep its query indexes once,
         // at the end (`WorkoutStore.beginBulkImport`).
@@ -254,13 +268,13 @@ public enum FileImport {
                         pending.append(.result(.failure(Self.failure(error, path: path))))
                     }
                 }
-                if pending.count >= batchWorkouts || pendingBytes >= batchBytes { flush() }
+                if pending.count >= batchWorkouts || pendingBytes >= batchBytes { flush(inBackground: true) }
             }
         } catch {
-            flush()
+            flush(inBackground: false)
             throw error
         }
-        flush()
+        flush(inBackground: false)
         do throws(StoreError) {
             try bulk.finish()
         } catch {
@@ -272,6 +286,40 @@ public enum FileImport {
     static func failure(_ error: StoreError, path: String) -> FileImportError {
         if case .workoutExists(let id) = error { return .alreadyImported(path: path, workout: id) }
         return .store(path: path, error)
+    }
+
+    /// A batch of replayed workouts being saved on a thread of its own (`WorkoutStore.saveImported(_:)`, under the
+    /// caller's `StoreCancellation` if any), while the caller reads and replays the next batch.
+    final class BatchSave: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let outcome = Mutex<[StoreError?]>([])
+
+        init(_ workouts: [ImportedWorkout], into store: WorkoutStore) {
+            let cancellation = StoreCancellation.current
+            let thread = Thread { [self] in
+                let saved = cancellation.map { $0.run { Self.save(workouts, into: store) } }
+                    ?? Self.save(workouts, into: store)
+                outcome.withLock { $0 = saved }
+                done.signal()
+            }
+            thread.name = "workout import save"
+            thread.start()
+        }
+
+        /// Each workout's error (nil: saved), once the save is done.
+        func wait() -> [StoreError?] {
+            done.wait()
+            return outcome.withLock { $0 }
+        }
+
+        /// Saves `workouts` here: each one's error, the transaction's for all when it failed as a whole.
+        static func save(_ workouts: [ImportedWorkout], into store: WorkoutStore) -> [StoreError?] {
+            do throws(StoreError) {
+                return try store.saveImported(workouts)
+            } catch {
+                return Array(repeating: error, count: workouts.count)
+            }
+        }
     }
 
     /// A workout of a file, replayed and waiting to be saved with the others of its batch; or a result to hand over

@@ -276,6 +276,59 @@ struct AppleHealthImportTests {
         #expect(run.sampleCount == 1)
     }
 
+    /// An export of more workouts than a batch holds: while one batch is saved on a thread of its own the next is
+    /// replayed, and every workout's result still comes once, in the file's order, the copy of a workout of an
+    /// earlier batch (saved or still being saved) refused as already imported.
+    @Test func anExportOfSeveralBatchesIsHandedOverInFileOrderEachWorkoutOnce() throws {
+        let folder = try temporaryFolder("health-batches")
+        let xml = folder.appendingPathComponent("export.xml")
+        let count = 300  // two batches of 128 and some
+        let copied = 5
+        let copy = count - 50
+        func day(_ i: Int) -> Int { i == copy ? copied : i }
+        func time(_ i: Int, _ minute: Int) -> String {
+            let base = Date(timeIntervalSince1970: 1_577_865_600 + Double(day(i)) * 86_400 + Double(minute) * 60)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            return formatter.string(from: base) + " +0000"
+        }
+        var body = ""
+        for i in 0..<count where i != copy {
+            for minute in [2, 6] {
+                body += "<Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\"W\" unit=\"count/min\" "
+                    + "value=\"\(100 + i % 50 + minute)\" startDate=\"\(time(i, minute))\" "
+                    + "endDate=\"\(time(i, minute))\"/>\n"
+            }
+        }
+        for i in 0..<count {
+            body += "<Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"10\" "
+                + "durationUnit=\"min\" sourceName=\"W\" startDate=\"\(time(i, 0))\" endDate=\"\(time(i, 10))\"/>\n"
+        }
+        try Data("<HealthData locale=\"en_US\">\n\(body)</HealthData>\n".utf8).write(to: xml)
+        let store = try temporaryStore()
+        var results: [Result<FileImportResult, FileImportError>] = []
+        try FileImport.runEach(path: xml.path, into: store) { results.append($0) }
+        #expect(results.count == count)
+        let first = try results[copied].get().workout
+        for (i, result) in results.enumerated() {
+            if i == copy {
+                guard case .failure(.alreadyImported(_, let id)) = result else {
+                    Issue.record("the copy of workout \(copied): \(result)")
+                    continue
+                }
+                #expect(id == first.id)
+                continue
+            }
+            let workout = try result.get().workout
+            #expect(workout.start == Date(timeIntervalSince1970: 1_577_865_600 + Double(i) * 86_400), "workout \(i)")
+            #expect(workout.statistics[.heartRate]?.sampleCount == 2, "workout \(i)")
+            #expect(workout.statistics[.heartRate]?.maximum?.value == Double(106 + i % 50), "workout \(i)")
+        }
+        #expect(try store.workoutIDs(matching: WorkoutQuery()).count == count - 1)
+    }
+
     /// Issue 24: a phone's records cover minutes, so one can straddle a pause or an activity's end. The
     /// generated 200 MB export refused 122 workouts ("cannot pause at …", "cannot move an activity's end
     /// at …"): a record that followed the straddling one in the same replay step settled it into the

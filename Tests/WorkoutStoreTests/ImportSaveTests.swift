@@ -177,13 +177,14 @@ struct ImportSaveTests {
     /// heart rate averages 110 + 7 × i mod 70 bpm.
     private func batch(_ store: WorkoutStore, _ range: Range<Int>) throws -> [ImportedWorkout] {
         try range.map { i in
+            let id = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", i))
             let recording = try store.beginImport(
                 configuration: WorkoutConfiguration(activityType: i % 3 == 0 ? .cycling : .running),
-                clock: ManualClock(t(Double(i) * 10_000)),
-                options: BuilderOptions(workoutID: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", i))))
+                clock: ManualClock(t(Double(i) * 10_000)), options: BuilderOptions(workoutID: id))
             let start = Double(i) * 10_000
             try recording.session.start(at: t(start))
-            try recording.builder.add((0..<20).map { pulse(Double(110 + (7 * i) % 70) + Double($0 % 3) - 1, at: start + Double($0)) })
+            let average = Double(110 + (7 * i) % 70)
+            try recording.builder.add((0..<20).map { pulse(average + Double($0 % 3) - 1, at: start + Double($0)) })
             try recording.session.end(at: t(start + 20))
             return try recording.complete()
         }
