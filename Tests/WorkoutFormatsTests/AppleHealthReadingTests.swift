@@ -255,6 +255,33 @@ struct AppleHealthReadingTests {
         #expect(HealthDate.parse("2000-02-29 10:00:00 +0000") == (try Self.utc(2000, 2, 29, 10)))
     }
 
+    /// A workout's local start is written as Foundation's ISO 8601 formatter writes it (the formatter is the oracle):
+    /// every zone Foundation knows, at seeded times from 1900 to 2100 and around each zone's changes of offset.
+    @Test func aWorkoutsLocalStartIsWrittenAsTheISO8601FormatterWritesIt() throws {
+        var random = SeededGenerator(seed: 24)
+        var checked = 0
+        for identifier in TimeZone.knownTimeZoneIdentifiers + ["UTC", "GMT"] {
+            let zone = try #require(TimeZone(identifier: identifier))
+            var dates = (0..<40).map { _ in
+                Date(timeIntervalSince1970: Double(random.next() % 6_311_390_400) - 2_208_988_800 + 0.75)
+            }
+            var change = Date(timeIntervalSince1970: 1_300_000_000)
+            for _ in 0..<4 {
+                guard let next = zone.nextDaylightSavingTimeTransition(after: change) else { break }
+                dates += [-1, 0, 1, 3_599, 3_600].map { next.addingTimeInterval($0) }
+                change = next
+            }
+            dates.append(Date(timeIntervalSince1970: -0.25))
+            for date in dates {
+                #expect(
+                    HealthDate.internetDateTime(date, in: zone) == HealthDate.formatted(date, in: zone),
+                    "\(identifier) \(date.timeIntervalSince1970)")
+                checked += 1
+            }
+        }
+        #expect(checked > 10_000)
+    }
+
     @Test func gpxPointsWithAnImpossibleTimeAreLeftOut() throws {
         let gpx = """
             <?xml version="1.0" encoding="UTF-8"?>

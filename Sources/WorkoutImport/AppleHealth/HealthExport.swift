@@ -66,6 +66,46 @@ enum HealthDate {
         return make((y, mo, d, h, mi, s, 0), offset: 0)
     }
 
+    /// `date` as local time in `zone`, as `ISO8601DateFormatter` with `.withInternetDateTime` writes it
+    /// (`2017-06-30T07:30:13+02:00`, `Z` at offset 0, the seconds' fraction dropped), without making a formatter for
+    /// each workout (which cost an import more than the rest of its metadata). An offset with seconds (a zone's
+    /// local mean time before standard time) or a year outside 1000-9999 goes to the formatter.
+    static func internetDateTime(_ date: Date, in zone: TimeZone) -> String {
+        let offset = zone.secondsFromGMT(for: date)
+        let whole = date.timeIntervalSince1970.rounded(.down)
+        guard offset % 60 == 0, abs(whole) < 1e12 else { return formatted(date, in: zone) }
+        let local = Int(whole) + offset
+        let days = local >= 0 ? local / 86400 : (local - 86399) / 86400
+        let second = local - days * 86400
+        // The civil date of a day count (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        guard (1000...9999).contains(year) else { return formatted(date, in: zone) }
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        var text = "\(year)-\(two(month))-\(two(day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
+        if offset == 0 {
+            text += "Z"
+        } else {
+            text += (offset < 0 ? "-" : "+") + two(abs(offset) / 3600) + ":" + two(abs(offset) / 60 % 60)
+        }
+        return text
+    }
+
+    /// `internetDateTime` by `ISO8601DateFormatter` itself.
+    static func formatted(_ date: Date, in zone: TimeZone) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
     private static func make(_ f: (Int, Int, Int, Int, Int, Int, Int), offset: Int) -> Date? {
         let (year, month, day, hour, minute, second, _) = f
         // A day past its month's end (2025-02-31) or a 60th second is no date: refused, never rolled over.

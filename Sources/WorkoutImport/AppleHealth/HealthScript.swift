@@ -198,10 +198,7 @@ struct HealthScriptBuilder {
         if let duration = workout.duration { metadata[HealthMetadataKey.duration] = .double(duration) }
         if let zone = workout.metadata["HKTimeZone"], let timeZone = TimeZone(identifier: zone) {
             metadata[HealthMetadataKey.timeZone] = .string(zone)
-            let formatter = ISO8601DateFormatter()
-            formatter.timeZone = timeZone
-            formatter.formatOptions = [.withInternetDateTime]
-            metadata[HealthMetadataKey.localStart] = .string(formatter.string(from: workout.start))
+            metadata[HealthMetadataKey.localStart] = .string(HealthDate.internetDateTime(workout.start, in: timeZone))
         }
         for (key, value) in workout.metadata where key.hasPrefix("HK") && key != "HKTimeZone" {
             metadata["Health." + key] = .string(value)

@@ -191,6 +191,20 @@ package final class SQLiteBackend: StoreBackend {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
     }
 
+    /// Runs `body`, one statement, on a reader without a transaction around it (SQLite reads a single statement
+    /// from one snapshot by itself); `StoreError.timedOut`, nothing run, when the caller's work is cancelled.
+    func readStatement<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try Self.checkCancellation()
+        do {
+            return try pool.unsafeRead { db in
+                try Self.checkCancellation()
+                return try body(db)
+            }
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
     /// Runs `body` in a read transaction; `StoreError.timedOut`, nothing run, when the caller's work is cancelled.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         try Self.checkCancellation()
