@@ -159,8 +159,6 @@ struct ImportCommand: ParsableCommand {
             if let handled { throw handled }
             if let waiting = first { try handle(waiting, alone: files.count == 1 && count == 1) }
         }
-        // The store's indexes, if the folder's import dropped them, are made again before the summary.
-        try bulk.finish()
         // A folder, or one file holding several workouts (an Apple Health export), answers as a list.
         let several = isDirectory.boolValue || total > 1
         if output.json {
@@ -180,6 +178,16 @@ struct ImportCommand: ParsableCommand {
             let imported = total - failures - skipped
             let of = total == files.count ? "\(files.count) files" : "\(total) workouts in \(files.count) files"
             emitLine("\(imported) imported, \(skipped) already there, \(failures) failed, of \(of), into \(database.path)")
+        }
+        // The store's indexes, if the import dropped them, are made again (seconds on a large store). Everything is
+        // saved whatever comes of it: a failure is a warning, and the store makes them when it is next opened.
+        do {
+            try bulk.finish()
+        } catch {
+            FileHandle.standardError.write(
+                Data(
+                    ("warning: the store's activity indexes could not be made again (\(error)); every workout is "
+                        + "saved, and the next command that opens the store makes them\n").utf8))
         }
         if failures > 0 { throw ExitCode.failure }
     }

@@ -245,15 +245,17 @@ public enum FileImport {
             pending.removeAll()
             pendingBytes = 0
             let replayed = entries.compactMap { if case .replayed(let item) = $0 { item.imported } else { nil } }
-            if inBackground, !replayed.isEmpty {
+            // Under a caller's cancellation (a server request) every batch is saved here: the caller's share of the
+            // store's connections is counted per cancellation, and two threads would take two connections under it.
+            if inBackground, !replayed.isEmpty, StoreCancellation.current == nil {
                 saving = (entries, BatchSave(replayed, into: store))
             } else {
                 handOver(entries, BatchSave.save(replayed, into: store))
             }
         }
         // A file of many workouts (an Apple Health export) is a bulk load: the store may keep its query indexes once,
-        // at the end (`WorkoutStore.beginBulkImport`).
-        let bulk = store.beginBulkImport()
+        // at the end (`WorkoutStore.beginBulkImport`). A FIT file's one workout is not (a server's uploads would add up).
+        let bulk = reader.format != FITFileReader.format ? store.beginBulkImport() : nil
         do {
             try reader.read(path: path, options: options) { read in
                 switch read {
@@ -275,11 +277,9 @@ public enum FileImport {
             throw error
         }
         flush(inBackground: false)
-        do throws(StoreError) {
-            try bulk.finish()
-        } catch {
-            throw .store(path: path, error)
-        }
+        // Every result is handed over: the indexes not made again now (a locked or full file) are made when the
+        // store is next opened or the next import ends (`BulkImport.finish()`), nothing saved is lost.
+        try? bulk?.finish()
     }
 
     /// A store error as the import of one workout reports it.
@@ -288,17 +288,15 @@ public enum FileImport {
         return .store(path: path, error)
     }
 
-    /// A batch of replayed workouts being saved on a thread of its own (`WorkoutStore.saveImported(_:)`, under the
-    /// caller's `StoreCancellation` if any), while the caller reads and replays the next batch.
+    /// A batch of replayed workouts being saved on a thread of its own (`WorkoutStore.saveImported(_:)`), while the
+    /// caller reads and replays the next batch (only without a caller's `StoreCancellation`: `runEach`).
     final class BatchSave: Sendable {
         private let done = DispatchSemaphore(value: 0)
         private let outcome = Mutex<[StoreError?]>([])
 
         init(_ workouts: [ImportedWorkout], into store: WorkoutStore) {
-            let cancellation = StoreCancellation.current
             let thread = Thread { [self] in
-                let saved = cancellation.map { $0.run { Self.save(workouts, into: store) } }
-                    ?? Self.save(workouts, into: store)
+                let saved = Self.save(workouts, into: store)
                 outcome.withLock { $0 = saved }
                 done.signal()
             }

@@ -247,8 +247,9 @@ package protocol StoreBackend: Sendable {
     /// indexes come back when the last one ends. `threshold`: the workouts a load saves before the backend may
     /// decide to. The default does nothing.
     func beginBulkLoad(threshold: Int)
-    /// Ends a load begun by `beginBulkLoad(threshold:)`. Throws when the indexes cannot be made again (a full disk):
-    /// the workouts saved are kept, and the store makes the indexes when it is next opened.
+    /// Ends a load begun by `beginBulkLoad(threshold:)`. Throws when the indexes cannot be made again (a locked or
+    /// full file): the workouts saved are kept, and the store makes the indexes when the next load ends or the
+    /// store is next opened.
     func endBulkLoad() throws(StoreError)
 
     /// Deletes a finished workout and its chunks; records the deletion for anchored queries.

@@ -215,17 +215,14 @@ extension WorkoutStore {
         return ImportRecording(session: session, store: self, writer: writer)
     }
 
-    /// Saves finished workouts of an import (`ImportRecording.complete(completing:)`) in one transaction, each
-    /// workout in a savepoint of its own: a workout that cannot be saved (its id taken: `.workoutExists`) is left
-    /// out whole and the others are kept. Returns each workout's error, nil for a saved one, in order.
-    ///
-    /// - Throws: when the transaction as a whole fails (a locked or full file): nothing of it was saved.
     /// Tells the store that an import of many workouts begins: until the returned load is finished, the store may
     /// keep its query indexes up to date once at the end instead of workout by workout (SQLite: the statistics' four
-    /// value indexes are dropped once the import has saved `threshold` workouts and they are at least a fifth of the
-    /// store's, and made again by `BulkImport.finish()`, in seconds where keeping them cost minutes on a 2 GB Apple
-    /// Health export). What is saved and what queries answer do not change; queries by activity statistics are
-    /// slower meanwhile. An import cut short leaves the indexes to be made when the store is next opened.
+    /// value indexes are dropped once the imports under way have saved `threshold` workouts and those are at least a
+    /// fifth of the store's, asked again as the import doubles, and made again when the last load under way in this
+    /// store instance finishes: seconds on a large store, where keeping them cost about 25 s on a 2 GB Apple Health
+    /// export; PostgreSQL does nothing). What is saved and what queries answer do not change; queries by activity
+    /// statistics are slower meanwhile, in this process and others. An import cut short leaves the indexes to be
+    /// made when the store is next opened (by a process other than a running import's).
     public func beginBulkImport() -> BulkImport { beginBulkImport(threshold: BulkImport.defaultThreshold) }
 
     /// `beginBulkImport()` with the number of saved workouts after which the store may drop its indexes.
@@ -234,6 +231,11 @@ extension WorkoutStore {
         return BulkImport(backend: backend)
     }
 
+    /// Saves finished workouts of an import (`ImportRecording.complete(completing:)`) in one transaction, each
+    /// workout in a savepoint of its own: a workout that cannot be saved (its id taken: `.workoutExists`) is left
+    /// out whole and the others are kept. Returns each workout's error, nil for a saved one, in order.
+    ///
+    /// - Throws: when the transaction as a whole fails (a locked or full file): nothing of it was saved.
     public func saveImported(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
         guard !workouts.isEmpty else { return [] }
         let errors = try backend.saveEach(workouts)
@@ -244,7 +246,8 @@ extension WorkoutStore {
 }
 
 /// An import of many workouts in progress (`WorkoutStore.beginBulkImport()`); `finish()` ends it. Dropped unfinished,
-/// it finishes itself and forgets any error (the store makes its indexes again when next opened).
+/// it finishes itself on the thread that drops it (which may then wait seconds for the indexes) and forgets any error
+/// (the store makes its indexes again when the next import ends or the store is next opened).
 public final class BulkImport: Sendable {
     /// Workouts an import saves before the store may drop its indexes: below this, keeping them costs less than
     /// making them again.
@@ -254,11 +257,12 @@ public final class BulkImport: Sendable {
 
     init(backend: any StoreBackend) { self.backend = backend }
 
-    /// Ends the import: the store makes again the indexes it dropped (once the last of overlapping imports ends).
+    /// Ends the import: the store makes again the indexes it dropped, once the last of the imports under way in this
+    /// store instance ends (it blocks for that: seconds on a large store), whatever the caller's cancellation.
     /// Calling it again does nothing.
     ///
-    /// - Throws: when the indexes cannot be made (a full disk): every workout saved is kept, and the store makes
-    ///   the indexes when it is next opened.
+    /// - Throws: when the indexes cannot be made (a locked or full file): every workout saved is kept, and the store
+    ///   makes the indexes when the next import ends or it is next opened.
     public func finish() throws(StoreError) {
         guard !finished.withLock({ finished in defer { finished = true }; return finished }) else { return }
         try backend.endBulkLoad()

@@ -256,14 +256,22 @@ struct AppleHealthReadingTests {
     }
 
     /// A workout's local start is written as Foundation's ISO 8601 formatter writes it (the formatter is the oracle):
-    /// every zone Foundation knows, at seeded times from 1900 to 2100 and around each zone's changes of offset.
+    /// every zone Foundation knows, at seeded times from 1900 to 2100 (whole seconds, as exports give them, and some
+    /// with fractions), around each zone's changes of offset, and at the edges (years 1000-1582, 2100-2200, before
+    /// 1970 by a fraction, just short of a whole second).
     @Test func aWorkoutsLocalStartIsWrittenAsTheISO8601FormatterWritesIt() throws {
         var random = SeededGenerator(seed: 24)
         var checked = 0
         for identifier in TimeZone.knownTimeZoneIdentifiers + ["UTC", "GMT"] {
             let zone = try #require(TimeZone(identifier: identifier))
-            var dates = (0..<40).map { _ in
-                Date(timeIntervalSince1970: Double(random.next() % 6_311_390_400) - 2_208_988_800 + 0.75)
+            let fractions = [0, 0, 0, 0.75, 0.9996, 0.000_001]
+            var dates = (0..<40).map { index in
+                Date(
+                    timeIntervalSince1970: Double(random.next() % 6_311_390_400) - 2_208_988_800
+                        + fractions[index % fractions.count])
+            }
+            dates += [-30_610_224_000, -12_219_292_800, 4_102_444_800, 7_258_118_399, -1e-6, 1_500_000_000.9999].map {
+                Date(timeIntervalSince1970: $0)
             }
             var change = Date(timeIntervalSince1970: 1_300_000_000)
             for _ in 0..<4 {

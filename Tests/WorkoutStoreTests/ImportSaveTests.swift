@@ -260,4 +260,90 @@ struct ImportSaveTests {
         try bulk.finish()
         #expect(try valueIndexes(store.path) == made)
     }
+
+    @Test func anImportThatOutgrowsTheStoreDropsTheValueIndexesWhenItHas() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try store.saveImported(try batch(store, 0..<10)).allSatisfy { $0 == nil })
+        let bulk = store.beginBulkImport(threshold: 2)
+        // At 2 saved the store's 10 are more than four times as many: kept, asked again at 4 (10 ≤ 16: dropped).
+        for (index, range) in [10..<12, 12..<14, 14..<16].enumerated() {
+            #expect(try store.saveImported(try batch(store, range)).allSatisfy { $0 == nil })
+            #expect(try valueIndexes(store.path).isEmpty == (index == 2), "batch \(index)")
+        }
+        try bulk.finish()
+        #expect(try valueIndexes(store.path).count == 4)
+    }
+
+    @Test func overlappingImportsMakeTheValueIndexesAgainWhenTheLastEnds() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try valueIndexes(store.path)
+        let first = store.beginBulkImport(threshold: 0)
+        let second = store.beginBulkImport(threshold: 0)
+        #expect(try store.saveImported(try batch(store, 0..<3)).allSatisfy { $0 == nil })
+        #expect(try valueIndexes(store.path).isEmpty)
+        try first.finish()
+        #expect(try valueIndexes(store.path).isEmpty, "made again while another import was saving")
+        try second.finish()
+        #expect(try valueIndexes(store.path) == made)
+    }
+
+    /// Opening a store whose indexes another process's import dropped leaves them to that import (making them would
+    /// hold the writer's lock for seconds under its next batch); once that process is gone, opening makes them.
+    @Test func openingAStoreMakesTheValueIndexesOnlyWhenTheImportThatDroppedThemIsGone() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try valueIndexes(store.path)
+        #expect(try store.saveImported(try batch(store, 0..<3)).allSatisfy { $0 == nil })
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        for (owner, running) in [(Int32(1), true), (gone.processIdentifier, false)] {
+            let queue = try DatabaseQueue(path: store.path)
+            try queue.write { db in
+                for name in made.keys { try db.execute(sql: "DROP INDEX IF EXISTS \(name)") }
+                try db.execute(sql: "INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk_load_pid', ?)", arguments: [owner])
+            }
+            try queue.close()
+            _ = try WorkoutStore(path: store.path)
+            #expect(try valueIndexes(store.path) == (running ? [:] : made), "owner \(owner)")
+        }
+    }
+
+    /// An Apple Health export of more workouts than the threshold is a bulk load: its import drops the value indexes
+    /// once 1,024 workouts are saved (results handed over after that find them gone) and makes them again at its end.
+    @Test func anAppleHealthImportOfManyWorkoutsIsABulkLoad() throws {
+        let (store, folder) = try freshStore(.sqlite)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try valueIndexes(store.path)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        func time(_ i: Int, _ minute: Int) -> String {
+            formatter.string(from: Date(timeIntervalSince1970: 1_577_865_600 + Double(i) * 86_400 + Double(minute) * 60))
+                + " +0000"
+        }
+        let count = 1_200
+        var body = ""
+        for i in 0..<count {
+            body += "<Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"10\" "
+                + "durationUnit=\"min\" sourceName=\"W\" startDate=\"\(time(i, 0))\" endDate=\"\(time(i, 10))\"/>\n"
+        }
+        let xml = folder.appendingPathComponent("export.xml")
+        try Data("<HealthData locale=\"en_US\">\n\(body)</HealthData>\n".utf8).write(to: xml)
+        var handed = 0
+        var droppedSeen = false
+        try FileImport.runEach(path: xml.path, into: store) { result in
+            handed += 1
+            if handed == 1_160 { droppedSeen = (try? valueIndexes(store.path).isEmpty) ?? false }
+            if case .failure(let error) = result { Issue.record("\(error)") }
+        }
+        #expect(handed == count)
+        #expect(droppedSeen)
+        #expect(try valueIndexes(store.path) == made)
+        #expect(try store.workoutIDs(matching: WorkoutQuery()).count == count)
+    }
 }

@@ -67,13 +67,17 @@ enum HealthDate {
     }
 
     /// `date` as local time in `zone`, as `ISO8601DateFormatter` with `.withInternetDateTime` writes it
-    /// (`2017-06-30T07:30:13+02:00`, `Z` at offset 0, the seconds' fraction dropped), without making a formatter for
-    /// each workout (which cost an import more than the rest of its metadata). An offset with seconds (a zone's
-    /// local mean time before standard time) or a year outside 1000-9999 goes to the formatter.
+    /// (`2017-06-30T07:30:13+02:00`, `Z` at offset 0), without making a formatter for each workout (which cost an
+    /// import more than the rest of its metadata). Written here: a whole second (every date an export's text gives)
+    /// of the years 1900-9999 in a zone whose offset is whole minutes; anything else (a fraction, which the formatter
+    /// rounds to the millisecond; a year before 1583, which it writes in the Julian calendar; an offset with seconds)
+    /// is the formatter's.
     static func internetDateTime(_ date: Date, in zone: TimeZone) -> String {
         let offset = zone.secondsFromGMT(for: date)
         let whole = date.timeIntervalSince1970.rounded(.down)
-        guard offset % 60 == 0, abs(whole) < 1e12 else { return formatted(date, in: zone) }
+        guard offset % 60 == 0, whole == date.timeIntervalSince1970, abs(whole) < 1e12 else {
+            return formatted(date, in: zone)
+        }
         let local = Int(whole) + offset
         let days = local >= 0 ? local / 86400 : (local - 86399) / 86400
         let second = local - days * 86400
@@ -87,7 +91,7 @@ enum HealthDate {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        guard (1000...9999).contains(year) else { return formatted(date, in: zone) }
+        guard (1900...9999).contains(year) else { return formatted(date, in: zone) }
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         var text = "\(year)-\(two(month))-\(two(day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
         if offset == 0 {

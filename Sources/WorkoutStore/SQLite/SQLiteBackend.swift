@@ -92,7 +92,7 @@ package final class SQLiteBackend: StoreBackend {
                     try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
                 }
                 // A bulk load cut short (the process killed) left its indexes dropped.
-                try Self.makeMissingIndexes(db)
+                try Self.repairIndexesAtOpen(db)
             }
             self.pool = pool
         } catch {
