@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutModel
 
 /// Parses the RFC 3339 dates clients send (`2026-05-01T07:30:00Z`, `…:00.250Z`, `…:00+02:00`) without a
 /// formatter: the only parser of client dates (query parameters and JSON bodies), total and bounded.
@@ -76,7 +77,7 @@ enum FastISODate {
             return nil
         }
         guard index == count else { return nil }
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+        let seconds = CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
             - offset
         // As ICU computes it: milliseconds since 1970 as a double, then seconds since 2001.
         let unixMilliseconds = Double(seconds) * 1_000 + Double(milliseconds)
@@ -89,15 +90,5 @@ enum FastISODate {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutModel
 
 extension FastISODate {
     /// `date` as `yyyy-MM-ddTHH:mm:ss.SSSZ` (UTC, the nearest millisecond), the text Foundation's `ISO8601DateFormatter`
@@ -17,7 +18,7 @@ extension FastISODate {
         let seconds = (total - millisecond) / 1_000
         let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400
         let days = (seconds - secondOfDay) / 86_400
-        let (year, month, day) = civil(days: days)
+        let (year, month, day) = CivilDays.date(days: days)
         var bytes = [UInt8](repeating: 0, count: 24)
         func put(_ value: Int, at index: Int, width: Int) {
             var value = value
@@ -41,18 +42,5 @@ extension FastISODate {
         put(millisecond, at: 20, width: 3)
         bytes[23] = 0x5A
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The date of the proleptic Gregorian calendar `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
-    private static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

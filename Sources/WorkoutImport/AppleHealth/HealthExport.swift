@@ -81,16 +81,7 @@ enum HealthDate {
         let local = Int(whole) + offset
         let days = local >= 0 ? local / 86400 : (local - 86399) / 86400
         let second = local - days * 86400
-        // The civil date of a day count (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilDays.date(days: days)
         guard (1900...9999).contains(year) else { return formatted(date, in: zone) }
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         var text = "\(year)-\(two(month))-\(two(day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
@@ -123,15 +114,7 @@ enum HealthDate {
         guard (1...12).contains(month), (1...monthDays).contains(day), hour < 24, minute < 60, second < 60,
             (1900...2200).contains(year), abs(offset) <= 18 * 3600
         else { return nil }
-        // Days from the civil date (Howard Hinnant's algorithm).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+        let seconds = CivilDays.days(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 }

@@ -191,28 +191,17 @@ package final class SQLiteBackend: StoreBackend {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
     }
 
-    /// Runs `body`, one statement, on a reader without a transaction around it (SQLite reads a single statement
-    /// from one snapshot by itself); `StoreError.timedOut`, nothing run, when the caller's work is cancelled.
-    func readStatement<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        try Self.checkCancellation()
-        do {
-            return try pool.unsafeRead { db in
-                try Self.checkCancellation()
-                return try body(db)
-            }
-        } catch {
-            throw StoreError.from(error, path: path)
-        }
-    }
-
     /// Runs `body` in a read transaction; `StoreError.timedOut`, nothing run, when the caller's work is cancelled.
-    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// With `transaction` false, `body` (one statement, which SQLite reads from one snapshot by itself) runs without
+    /// BEGIN and COMMIT around it.
+    func read<T>(transaction: Bool = true, _ body: (Database) throws -> T) throws(StoreError) -> T {
         try Self.checkCancellation()
         do {
-            return try pool.read { db in
+            let work = { (db: Database) throws -> T in
                 try Self.checkCancellation()
                 return try body(db)
             }
+            return try transaction ? pool.read(work) : pool.unsafeRead(work)
         } catch {
             throw StoreError.from(error, path: path)
         }

@@ -132,7 +132,7 @@ extension SQLiteBackend {
     package func containsWorkout(id: UUID) throws(StoreError) -> Bool {
         // One statement, which SQLite runs in a read transaction of its own: no BEGIN and COMMIT around it (an
         // import asks this before each workout; with them, the transaction cost more than the lookup).
-        try readStatement { db in
+        try read(transaction: false) { db in
             try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM workout WHERE uuid = ? AND recording = 0"), arguments: [id.uuidString]
             ) == true
