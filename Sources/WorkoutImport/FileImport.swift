@@ -210,11 +210,19 @@ public enum FileImport {
         defer { MemoryRelease.afterLargeWork(bytes: fileSize(path)) }
         // The replayed workouts are saved a batch at a time, in one transaction (a savepoint each: one that cannot be
         // saved is left out whole, the others kept), and their results handed over in file order once saved. While a
-        // full batch is saved on a thread of its own, the next one is read and replayed (`BatchSave`): at most two
-        // batches are held, and the results are handed over on the calling thread, in order.
+        // full batch is saved on a thread of its own, the next ones are read and replayed (`BatchSave`): up to
+        // `batchesAhead` batches wait for their save or are saved meanwhile (a save slower than usual, a checkpoint of
+        // the store's log, does not hold the reading up), and the results are handed over on the calling thread, in
+        // order.
         var pending: [Pending] = []
         var pendingBytes = 0
-        var saving: (entries: [Pending], save: BatchSave)?
+        // What the pending batch saves, and what it holds that nothing needs after the replay (each workout's script):
+        // both go to the thread that saves, which lays the workouts out in chunks and frees them there.
+        var toSave: [ImportedWorkout] = []
+        var scripts: [SessionScript] = []
+        var saving: [(entries: [Pending], save: BatchSave)] = []
+        // One after the other, in file order: a workout's first copy in the file is the one saved.
+        let saver = DispatchQueue(label: "workout import save")
         func handOver(_ entries: [Pending], _ saved: [StoreError?]) {
             var next = 0
             for entry in entries {
@@ -234,23 +242,25 @@ public enum FileImport {
                 }
             }
         }
-        /// Saves the pending batch: on a thread of its own (`inBackground`, after the batch before is handed over)
-        /// or here, the batch before first.
+        /// Saves the pending batch: on the saver's thread (`inBackground`, once fewer than `batchesAhead` batches are
+        /// under way there, the oldest handed over first) or here, once every batch before is handed over.
         func flush(inBackground: Bool) {
-            if let (entries, save) = saving {
+            while !saving.isEmpty, saving.count >= (inBackground ? batchesAhead : 1) {
+                let (entries, save) = saving.removeFirst()
                 handOver(entries, save.wait())
-                saving = nil
             }
             let entries = pending
+            let batch = BatchSave.Batch(workouts: toSave, releasing: scripts)
             pending.removeAll()
+            toSave.removeAll()
+            scripts.removeAll()
             pendingBytes = 0
-            let replayed = entries.compactMap { if case .replayed(let item) = $0 { item.imported } else { nil } }
             // Under a caller's cancellation (a server request) every batch is saved here: the caller's share of the
             // store's connections is counted per cancellation, and two threads would take two connections under it.
-            if inBackground, !replayed.isEmpty, StoreCancellation.current == nil {
-                saving = (entries, BatchSave(replayed, into: store))
+            if inBackground, !batch.workouts.isEmpty, StoreCancellation.current == nil {
+                saving.append((entries, BatchSave(batch, into: store, on: saver)))
             } else {
-                handOver(entries, BatchSave.save(replayed, into: store))
+                handOver(entries, BatchSave.save(batch, into: store))
             }
         }
         // A file of many workouts (an Apple Health export) is a bulk load: the store may keep its query indexes once,
@@ -263,9 +273,11 @@ public enum FileImport {
                     pending.append(.result(.failure(error)))
                 case .success(let read):
                     do throws(StoreError) {
-                        let item = try replay(read, format: reader.format, into: store, progress: progress)
+                        let (item, imported) = try replay(read, format: reader.format, into: store, progress: progress)
                         pending.append(.replayed(item))
-                        pendingBytes += item.heldBytes
+                        toSave.append(imported)
+                        scripts.append(read.script)
+                        pendingBytes += Self.heldBytes(imported, read.script)
                     } catch {
                         pending.append(.result(.failure(Self.failure(error, path: path))))
                     }
@@ -288,20 +300,28 @@ public enum FileImport {
         return .store(path: path, error)
     }
 
-    /// A batch of replayed workouts being saved on a thread of its own (`WorkoutStore.saveImported(_:)`), while the
-    /// caller reads and replays the next batch (only without a caller's `StoreCancellation`: `runEach`).
+    /// A batch of replayed workouts being saved on a thread of its own (`WorkoutStore.saveImported(_:)`, which lays
+    /// them out in chunks there), while the caller reads and replays the next batch (only without a caller's
+    /// `StoreCancellation`: `runEach`). What the batch holds is freed on that thread too.
     final class BatchSave: Sendable {
+        /// The workouts to save, and what is freed with them once saved (their scripts).
+        struct Batch: Sendable {
+            var workouts: [ImportedWorkout]
+            var releasing: [SessionScript] = []
+        }
+
         private let done = DispatchSemaphore(value: 0)
         private let outcome = Mutex<[StoreError?]>([])
 
-        init(_ workouts: [ImportedWorkout], into store: WorkoutStore) {
-            let thread = Thread { [self] in
-                let saved = Self.save(workouts, into: store)
+        /// Saves `batch` on `queue` (a serial queue: batches are saved in the order given).
+        init(_ batch: consuming Batch, into store: WorkoutStore, on queue: DispatchQueue) {
+            // The queue holds the only reference: the batch is freed there, after its save.
+            let box = BatchBox(batch)
+            queue.async { [self] in
+                let saved = Self.save(box.take(), into: store)
                 outcome.withLock { $0 = saved }
                 done.signal()
             }
-            thread.name = "workout import save"
-            thread.start()
         }
 
         /// Each workout's error (nil: saved), once the save is done.
@@ -310,13 +330,20 @@ public enum FileImport {
             return outcome.withLock { $0 }
         }
 
-        /// Saves `workouts` here: each one's error, the transaction's for all when it failed as a whole.
-        static func save(_ workouts: [ImportedWorkout], into store: WorkoutStore) -> [StoreError?] {
+        /// Saves the batch here: each workout's error, the transaction's for all when it failed as a whole.
+        static func save(_ batch: consuming Batch, into store: WorkoutStore) -> [StoreError?] {
             do throws(StoreError) {
-                return try store.saveImported(workouts)
+                return try store.saveImported(batch.workouts)
             } catch {
-                return Array(repeating: error, count: workouts.count)
+                return Array(repeating: error, count: batch.workouts.count)
             }
+        }
+
+        /// A batch handed to the saving thread and taken out there, so that no other reference to it is left.
+        private final class BatchBox: Sendable {
+            private let batch: Mutex<Batch?>
+            init(_ batch: consuming Batch) { self.batch = Mutex(batch) }
+            func take() -> Batch { batch.withLock { $0.take() } ?? Batch(workouts: []) }
         }
     }
 
@@ -327,33 +354,32 @@ public enum FileImport {
         case replayed(Replayed)
     }
 
-    /// A workout replayed, not yet saved.
+    /// A workout replayed, not yet saved: what its result needs once it is (its samples and script are the save's:
+    /// `ImportedWorkout`).
     struct Replayed {
-        var read: ReadWorkout
         var format: String
-        var imported: ImportedWorkout
+        var workout: Workout
         var recovery: HeartRateRecoveryResult?
-
-        /// What this workout holds while it waits (`FileImport.heldBytes`).
-        var heldBytes: Int {
-            FileImport.heldBytes(
-                chunkBytes: imported.chunkBytes, inputs: read.script.sampleCount + read.script.routePointCount)
-        }
+        var anomalies: [ImportAnomaly]
+        var damageDetail: String?
+        var details: any Sendable
+        var compare: @Sendable (Workout, [QuantitySample]) -> (rows: [ComparisonRow], details: any Sendable)
+        var samplesSent: Int
+        var routePointsSent: Int
 
         /// Once saved (with its heart-rate recovery: `ImportedWorkout.attaching(_:)`): the comparison made.
         func result(path: String, into store: WorkoutStore, compare: Bool) throws(StoreError) -> FileImportResult {
-            let workout = imported.workout
             var rows: [ComparisonRow]?
-            var details = read.details
+            var details = self.details
             if compare {
-                let compared = read.compare(workout, try store.samples(workout: workout.id))
+                let compared = self.compare(workout, try store.samples(workout: workout.id))
                 rows = compared.rows
                 details = compared.details
             }
             return FileImportResult(
-                path: path, format: format, workout: workout, anomalies: read.anomalies, damageDetail: read.damageDetail,
-                comparisonRows: rows, heartRateRecovery: recovery, samplesSent: read.script.sampleCount,
-                routePointsSent: read.script.routePointCount, details: details)
+                path: path, format: format, workout: workout, anomalies: anomalies, damageDetail: damageDetail,
+                comparisonRows: rows, heartRateRecovery: recovery, samplesSent: samplesSent,
+                routePointsSent: routePointsSent, details: details)
         }
     }
 
@@ -399,16 +425,16 @@ public enum FileImport {
         _ read: ReadWorkout, format: String, path: String, into store: WorkoutStore, compare: Bool,
         progress: ((Double) -> Void)?
     ) throws(StoreError) -> FileImportResult {
-        let item = try replay(read, format: format, into: store, progress: progress)
-        if let error = try store.saveImported([item.imported]).first ?? nil { throw error }
+        let (item, imported) = try replay(read, format: format, into: store, progress: progress)
+        if let error = try store.saveImported([imported]).first ?? nil { throw error }
         return try item.result(path: path, into: store, compare: compare)
     }
 
-    /// Replays one read workout through a session and its builder: the workout, finished and laid out in chunks,
-    /// nothing saved yet.
+    /// Replays one read workout through a session and its builder: the workout, finished, with its samples and route
+    /// (laid out in chunks when saved), nothing saved yet; and what its result needs.
     static func replay(
         _ read: ReadWorkout, format: String, into store: WorkoutStore, progress: ((Double) -> Void)?
-    ) throws(StoreError) -> Replayed {
+    ) throws(StoreError) -> (Replayed, ImportedWorkout) {
         let plan = read.script
         // The same file gives the same ids: refuse to import it twice (also under the ids it had before
         // `ImportOptions.idSalt` salted them).
@@ -453,7 +479,11 @@ public enum FileImport {
         }
         // The recovery is saved with the workout, in its savepoint: never a saved workout without it.
         let saved = recovery.map { imported.attaching($0) } ?? imported
-        return Replayed(read: read, format: format, imported: saved, recovery: recovery)
+        let item = Replayed(
+            format: format, workout: saved.workout, recovery: recovery, anomalies: read.anomalies,
+            damageDetail: read.damageDetail, details: read.details, compare: read.compare,
+            samplesSent: plan.sampleCount, routePointsSent: plan.routePointCount)
+        return (item, saved)
     }
 }
 
@@ -469,6 +499,8 @@ extension FileImport {
     /// Bytes held for a batch, at most (`Replayed.heldBytes`: the encoded chunks and the decoded inputs kept until the
     /// batch is saved): a batch of large workouts is saved sooner.
     static let batchBytes = 16 << 20
+    /// Batches saved or waiting for their save while the next is read and replayed, at most (`runEach`).
+    static let batchesAhead = 2
     /// Bytes a decoded sample or route point of a waiting workout holds, about (a `QuantitySample` with its type,
     /// dates, value and source is about 110): what a pending workout keeps besides its encoded chunks.
     static let heldBytesPerInput = 128
@@ -479,6 +511,12 @@ extension FileImport {
     /// such workouts hold 250 MB.
     static func heldBytes(chunkBytes: Int, inputs: Int) -> Int {
         chunkBytes + inputs * heldBytesPerInput
+    }
+
+    /// What a replayed workout waiting for its batch's save holds with its script (`heldBytes(chunkBytes:inputs:)`;
+    /// `ImportedWorkout.chunkBytes` counts its samples not yet laid out in chunks).
+    static func heldBytes(_ imported: ImportedWorkout, _ script: SessionScript) -> Int {
+        heldBytes(chunkBytes: imported.chunkBytes, inputs: script.sampleCount + script.routePointCount)
     }
 
     /// The size of the file at `path` (0 when it cannot be read).

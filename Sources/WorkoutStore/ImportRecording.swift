@@ -44,9 +44,10 @@ public final class ImportRecording: Sendable {
         return completed.workout
     }
 
-    /// Finishes the builder and hands the workout over with its samples and route laid out in chunks, nothing
-    /// written: `WorkoutStore.saveImported(_:)` saves it, with other workouts of the same file in one transaction.
-    /// The session must have ended.
+    /// Finishes the builder and hands the workout over with its samples and route, nothing written:
+    /// `WorkoutStore.saveImported(_:)` lays them out in chunks and saves them, with other workouts of the same file in
+    /// one transaction (on the thread that saves: an import's batch saved on a thread of its own lays its workouts
+    /// out there). The session must have ended.
     ///
     /// - Parameter completing: an import's last word on the workout before it is handed over.
     public func complete(completing: ((inout Workout) -> Void)? = nil) throws(StoreError) -> ImportedWorkout {
@@ -54,13 +55,13 @@ public final class ImportRecording: Sendable {
         // What finishWorkout() returns: the builder's state at its end, every sample folded in.
         var workout = session.builder.snapshot()
         completing?(&workout)
-        let (sampleChunks, routeChunks) = writer.takeChunks()
+        let accepted = writer.take()
         do {
             _ = try session.builder.finishWorkout()
         } catch {
             throw .engine(error)
         }
-        return ImportedWorkout(workout: workout, sampleChunks: sampleChunks, routeChunks: routeChunks)
+        return ImportedWorkout(workout: workout, accepted: accepted)
     }
 
     /// Drops the recording: nothing of it was written.
@@ -72,16 +73,39 @@ public final class ImportRecording: Sendable {
     }
 }
 
-/// A finished workout of an import with its samples and route laid out in chunks, not yet saved
-/// (`ImportRecording.complete(completing:)`, `WorkoutStore.saveImported(_:)`).
+/// A finished workout of an import with its samples and route, not yet saved (`ImportRecording.complete(completing:)`,
+/// `WorkoutStore.saveImported(_:)`, which lays them out in chunks where it runs).
 public struct ImportedWorkout: Sendable {
     public let workout: Workout
+    /// The samples and route points the session accepted, with the chunks already closed (`laidOut()` makes the
+    /// rest), nil once laid out.
+    let accepted: AcceptedChanges?
+    /// Every chunk, once laid out (`laidOut()`); before, the chunks that follow the accepted ones (a heart-rate
+    /// recovery's: `attaching(_:)`).
     package let sampleChunks: [SampleChunk]
     package let routeChunks: [RouteChunk]
 
-    /// The bytes of its encoded samples and route (what holding it costs, roughly).
+    init(workout: Workout, accepted: AcceptedChanges?, sampleChunks: [SampleChunk] = [], routeChunks: [RouteChunk] = []) {
+        self.workout = workout
+        self.accepted = accepted
+        self.sampleChunks = sampleChunks
+        self.routeChunks = routeChunks
+    }
+
+    /// What holding it costs, roughly: its encoded chunks, and a sample or route point not yet laid out at
+    /// `AcceptedChanges.bytesPerSample` (it is held decoded).
     public var chunkBytes: Int {
         sampleChunks.reduce(0) { $0 + $1.payload.count } + routeChunks.reduce(0) { $0 + $1.payload.count }
+            + (accepted?.heldBytes ?? 0)
+    }
+
+    /// This workout with every sample and route point laid out in chunks (the journal's layout, a save's chunk size:
+    /// ordinals in the order accepted, then the chunks attached after them).
+    package func laidOut() -> ImportedWorkout {
+        guard let accepted else { return self }
+        let (samples, route) = accepted.chunks()
+        return ImportedWorkout(
+            workout: workout, accepted: nil, sampleChunks: samples + sampleChunks, routeChunks: route + routeChunks)
     }
 
     /// This workout with its heart-rate recovery in it, as `WorkoutStore.attachHeartRateRecovery(_:toWorkout:)` stores
@@ -92,10 +116,11 @@ public struct ImportedWorkout: Sendable {
     public func attaching(_ recovery: HeartRateRecoveryResult) -> ImportedWorkout {
         var workout = workout
         workout.metadata = recovery.replacingRecovery(in: workout.metadata)
-        let next = (sampleChunks.lazy.map(\.lastOrdinal).max() ?? -1) + 1
+        let next = max(
+            accepted?.nextOrdinal ?? 0, (sampleChunks.lazy.map(\.lastOrdinal).max() ?? -1) + 1)
         return ImportedWorkout(
-            workout: workout, sampleChunks: sampleChunks + recovery.storedChunks(firstOrdinal: next),
-            routeChunks: routeChunks)
+            workout: workout, accepted: accepted,
+            sampleChunks: sampleChunks + recovery.storedChunks(firstOrdinal: next), routeChunks: routeChunks)
     }
 }
 
@@ -127,71 +152,111 @@ extension HeartRateRecoveryResult {
     }
 }
 
-/// The sink of an `ImportRecording`: keeps the samples and route points the session accepts and lays them out in
-/// chunks (the journal's tails, with a save's chunk size); every other change is the builder's, and the workout
-/// it finishes with holds it.
+/// The sink of an `ImportRecording`: keeps the samples and route points the session accepts (laid out in chunks at
+/// `flush()`, or by the save: `AcceptedChanges`); every other change is the builder's, and the workout it finishes
+/// with holds it.
 final class ImportWriter: WorkoutRecordingSink {
     private struct State: Sendable {
-        var buffer: [RecordingChange] = []
-        var tails: JournalWriter.Tails
-        /// Set once the chunks were taken or the recording dropped: nothing more is kept.
+        var accepted: AcceptedChanges
+        /// Set once the changes were taken or the recording dropped: nothing more is kept.
         var closed = false
     }
 
-    private let state: Mutex<State>
-
-    init() {
-        var tails = JournalWriter.Tails()
-        tails.capacity = Series.capacity
-        state = Mutex(State(tails: tails))
-    }
+    private let state = Mutex(State(accepted: AcceptedChanges()))
 
     func record(_ change: RecordingChange) {
         switch change {
-        case .samples, .route:
+        case .samples(let samples):
             state.withLock { state in
-                if !state.closed { state.buffer.append(change) }
+                if !state.closed { state.accepted.append(change, samples: samples.count) }
+            }
+        case .route(let points):
+            state.withLock { state in
+                if !state.closed { state.accepted.append(change, samples: points.count) }
             }
         default: return
         }
     }
 
     func flush() {
-        state.withLock { state in Self.flush(&state) }
+        state.withLock { state in state.accepted.layOut() }
     }
 
-    private static func flush(_ state: inout State) {
-        guard !state.buffer.isEmpty else { return }
-        // The journal's layout: ordinals in the order accepted, a chunk per stream closed at `capacity`. The
-        // entries it notes are a journal's, not kept.
-        JournalWriter.prepare(state.buffer, from: 0, tails: &state.tails)
-        state.buffer.removeAll(keepingCapacity: true)
-        state.tails.pendingEntries.removeAll(keepingCapacity: true)
-        state.tails.pendingSamples = 0
-    }
-
-    /// Every chunk of the recording (closed ones, then each stream's open one), after which nothing more is kept.
-    func takeChunks() -> ([SampleChunk], [RouteChunk]) {
+    /// Every change kept, after which nothing more is kept.
+    func take() -> AcceptedChanges {
         state.withLock { state in
-            Self.flush(&state)
             state.closed = true
-            var samples = state.tails.pendingClosed
-            for tail in state.tails.samples.values where tail.count > 0 { samples.append(tail.chunk()) }
-            var route = state.tails.pendingRouteClosed
-            if !state.tails.route.isEmpty {
-                route.append(Series.routeChunk(state.tails.route[...], firstOrdinal: state.tails.routeFirst))
-            }
-            state.tails = JournalWriter.Tails()
-            return (samples, route)
+            defer { state.accepted = AcceptedChanges() }
+            return state.accepted
         }
     }
 
     func close() {
         state.withLock { state in
             state.closed = true
-            state.buffer = []
-            state.tails = JournalWriter.Tails()
+            state.accepted = AcceptedChanges()
         }
+    }
+}
+
+/// The samples and route points an import's session accepted, in the order accepted: those laid out so far in the
+/// journal's tails (chunks per stream, closed at a save's chunk size) and those not yet (`changes`).
+struct AcceptedChanges: Sendable {
+    /// What a sample or route point not yet encoded holds, about (the change's copy of a `QuantitySample`, or its
+    /// place in a stream's open chunk): `ImportedWorkout.chunkBytes`.
+    static let bytesPerSample = 128
+
+    var changes: [RecordingChange] = []
+    /// Samples and route points in `changes`.
+    var unprepared = 0
+    var tails: JournalWriter.Tails
+
+    init() {
+        tails = JournalWriter.Tails()
+        tails.capacity = Series.capacity
+    }
+
+    mutating func append(_ change: RecordingChange, samples: Int) {
+        changes.append(change)
+        unprepared += samples
+    }
+
+    /// The ordinal the next sample would take.
+    var nextOrdinal: Int64 {
+        var next = tails.nextOrdinal
+        for case .samples(let samples) in changes { next += Int64(samples.count) }
+        return next
+    }
+
+    /// Bytes held, about: the closed chunks' and `bytesPerSample` for every sample not encoded yet.
+    var heldBytes: Int {
+        let open = tails.samples.values.reduce(0) { $0 + $1.count } + tails.route.count
+        return tails.pendingClosed.reduce(0) { $0 + $1.payload.count }
+            + tails.pendingRouteClosed.reduce(0) { $0 + $1.payload.count } + (open + unprepared) * Self.bytesPerSample
+    }
+
+    /// Lays `changes` out in the tails (the journal's layout: ordinals in the order accepted, a chunk per stream closed
+    /// at `capacity`); the entries it notes are a journal's, not kept.
+    mutating func layOut() {
+        guard !changes.isEmpty else { return }
+        JournalWriter.prepare(changes, from: 0, tails: &tails)
+        changes.removeAll(keepingCapacity: true)
+        unprepared = 0
+        tails.pendingEntries.removeAll(keepingCapacity: true)
+        tails.pendingSamples = 0
+    }
+
+    /// Every chunk: closed ones, then each stream's open one.
+    func chunks() -> ([SampleChunk], [RouteChunk]) {
+        var laid = self
+        laid.layOut()
+        var samples = laid.tails.pendingClosed
+        for tail in laid.tails.samples.values where tail.count > 0 { samples.append(tail.chunk()) }
+        var route = laid.tails.pendingRouteClosed
+        if !laid.tails.route.isEmpty {
+            route.append(Series.routeChunk(laid.tails.route[...], firstOrdinal: laid.tails.routeFirst))
+        }
+        return (samples, route)
     }
 }
 
@@ -238,7 +303,7 @@ extension WorkoutStore {
     /// - Throws: when the transaction as a whole fails (a locked or full file): nothing of it was saved.
     public func saveImported(_ workouts: [ImportedWorkout]) throws(StoreError) -> [StoreError?] {
         guard !workouts.isEmpty else { return [] }
-        let errors = try backend.saveEach(workouts)
+        let errors = try backend.saveEach(workouts.map { $0.laidOut() })
         let saved = zip(workouts, errors).compactMap { $1 == nil ? $0.workout.id : nil }
         if !saved.isEmpty { broadcaster.publish(.added(saved)) }
         return errors

@@ -110,10 +110,13 @@ public enum AppleHealthReader: WorkoutFileReader {
                 case .failure(let error):
                     each(.failure(.format(path: label, error)))
                 case .success(let workout):
-                    var read = ReadWorkout(script: workout.script, anomalies: workout.anomalies, details: workout.details) {
+                    // The comparison keeps what the export states, not the script (whose samples are freed once saved).
+                    let stated = workout.script.metadata
+                    let details = workout.details
+                    var read = ReadWorkout(script: workout.script, anomalies: workout.anomalies, details: details) {
                         saved, _ in
-                        let rows = HealthComparison.rows(workout: saved, stated: workout.script.metadata)
-                        var compared = workout.details
+                        let rows = HealthComparison.rows(workout: saved, stated: stated)
+                        var compared = details
                         compared.comparison = rows
                         return (rows, compared)
                     }
