@@ -85,7 +85,9 @@ public struct ImportedWorkout: Sendable {
     package let sampleChunks: [SampleChunk]
     package let routeChunks: [RouteChunk]
 
-    init(workout: Workout, accepted: AcceptedChanges?, sampleChunks: [SampleChunk] = [], routeChunks: [RouteChunk] = []) {
+    init(
+        workout: Workout, accepted: AcceptedChanges?, sampleChunks: [SampleChunk] = [], routeChunks: [RouteChunk] = []
+    ) {
         self.workout = workout
         self.accepted = accepted
         self.sampleChunks = sampleChunks
@@ -116,8 +118,7 @@ public struct ImportedWorkout: Sendable {
     public func attaching(_ recovery: HeartRateRecoveryResult) -> ImportedWorkout {
         var workout = workout
         workout.metadata = recovery.replacingRecovery(in: workout.metadata)
-        let next = max(
-            accepted?.nextOrdinal ?? 0, (sampleChunks.lazy.map(\.lastOrdinal).max() ?? -1) + 1)
+        let next = max(accepted?.nextOrdinal ?? 0, (sampleChunks.lazy.map(\.lastOrdinal).max() ?? -1) + 1)
         return ImportedWorkout(
             workout: workout, accepted: accepted,
             sampleChunks: sampleChunks + recovery.storedChunks(firstOrdinal: next), routeChunks: routeChunks)
