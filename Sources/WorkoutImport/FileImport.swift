@@ -307,7 +307,7 @@ public enum FileImport {
         /// The workouts to save, and what is freed with them once saved (their scripts).
         struct Batch: Sendable {
             var workouts: [ImportedWorkout]
-            var releasing: [SessionScript] = []
+            var releasing: [SessionScript]
         }
 
         private let done = DispatchSemaphore(value: 0)
@@ -315,10 +315,9 @@ public enum FileImport {
 
         /// Saves `batch` on `queue` (a serial queue: batches are saved in the order given).
         init(_ batch: consuming Batch, into store: WorkoutStore, on queue: DispatchQueue) {
-            // The queue holds the only reference: the batch is freed there, after its save.
-            let box = BatchBox(batch)
-            queue.async { [self] in
-                let saved = Self.save(box.take(), into: store)
+            // The block holds the only reference: the batch is freed on the queue's thread, with the block.
+            queue.async { [self, batch] in
+                let saved = Self.save(batch, into: store)
                 outcome.withLock { $0 = saved }
                 done.signal()
             }
@@ -337,13 +336,6 @@ public enum FileImport {
             } catch {
                 return Array(repeating: error, count: batch.workouts.count)
             }
-        }
-
-        /// A batch handed to the saving thread and taken out there, so that no other reference to it is left.
-        private final class BatchBox: Sendable {
-            private let batch: Mutex<Batch?>
-            init(_ batch: consuming Batch) { self.batch = Mutex(batch) }
-            func take() -> Batch { batch.withLock { $0.take() } ?? Batch(workouts: []) }
         }
     }
 
@@ -496,7 +488,7 @@ extension FileImport {
     /// workout wrote the pages they share (the statistics' indexes, the anchor, the b-trees' last leaves) to
     /// SQLite's log again for each.
     static let batchWorkouts = 128
-    /// Bytes held for a batch, at most (`Replayed.heldBytes`: the encoded chunks and the decoded inputs kept until the
+    /// Bytes held for a batch, at most (`heldBytes(_:_:)`: the encoded chunks and the decoded inputs kept until the
     /// batch is saved): a batch of large workouts is saved sooner.
     static let batchBytes = 16 << 20
     /// Batches saved or waiting for their save while the next is read and replayed, at most (`runEach`).

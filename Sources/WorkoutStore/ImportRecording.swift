@@ -4,8 +4,8 @@ import WorkoutEngine
 import WorkoutModel
 
 /// A session replaying a file into one new workout (an import), without a journal: its samples and route points
-/// are laid out in chunks as a save writes them while the replay goes (`JournalChunking.whole`), and `finish()`
-/// writes the workout with every chunk in one transaction (`WorkoutStore.save`'s).
+/// are kept as accepted and laid out in chunks as a save writes them (`JournalChunking.whole`) at each `flush()` and
+/// by the save, and `finish()` writes the workout with every chunk in one transaction (`WorkoutStore.save`'s).
 ///
 /// A recording keeps a journal so that a crash loses at most a second of what a device sent; a file is still there
 /// after a crash, so an import cut short is simply imported again, and a journal would only cost: a transaction to
@@ -13,8 +13,8 @@ import WorkoutModel
 /// `finish()`: an import cut short, or a workout refused halfway (a damaged file), leaves nothing in the store, and
 /// its workout id is not held (before, an import cut short left a journal holding it).
 ///
-/// Memory: the samples of each stream's open chunk (up to 4,096) and the encoded chunks already closed (a few bytes
-/// a sample), not the samples themselves.
+/// Memory: the samples accepted since the last `flush()`, each stream's open chunk (up to 4,096 samples) and the
+/// encoded chunks already closed (a few bytes a sample).
 public final class ImportRecording: Sendable {
     public let session: WorkoutSession
     public let store: WorkoutStore
@@ -167,13 +167,9 @@ final class ImportWriter: WorkoutRecordingSink {
 
     func record(_ change: RecordingChange) {
         switch change {
-        case .samples(let samples):
+        case .samples, .route:
             state.withLock { state in
-                if !state.closed { state.accepted.append(change, samples: samples.count) }
-            }
-        case .route(let points):
-            state.withLock { state in
-                if !state.closed { state.accepted.append(change, samples: points.count) }
+                if !state.closed { state.accepted.append(change) }
             }
         default: return
         }
@@ -217,9 +213,14 @@ struct AcceptedChanges: Sendable {
         tails.capacity = Series.capacity
     }
 
-    mutating func append(_ change: RecordingChange, samples: Int) {
+    /// Keeps a change of samples or route points.
+    mutating func append(_ change: RecordingChange) {
         changes.append(change)
-        unprepared += samples
+        switch change {
+        case .samples(let samples): unprepared += samples.count
+        case .route(let points): unprepared += points.count
+        default: break
+        }
     }
 
     /// The ordinal the next sample would take.
