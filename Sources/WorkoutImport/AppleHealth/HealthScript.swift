@@ -418,21 +418,28 @@ enum SampleTiming {
     /// `samples` in batches of at most 64 spanning at most 30 s of their times, each with the time it
     /// is given at (never before any of its samples may be).
     static func batches(_ samples: [QuantitySample]) -> [(time: Date, samples: [QuantitySample])] {
-        struct Stream: Hashable {
-            var type: QuantityType
-            var source: SourceDevice
+        // The streams seen, with their latest end, searched in order: a workout has a few (its records keep one
+        // source per type), and comparing a type and an equal source is cheaper than hashing the source's text for
+        // each sample, which cost more than the rest of the timing.
+        var streams: [(type: QuantityType, source: SourceDevice, latestEnd: Date)] = []
+        func stream(of sample: QuantitySample) -> Int? {
+            streams.firstIndex { $0.type == sample.type && $0.source == sample.source }
         }
-        var latestEnd: [Stream: Date] = [:]
         // In start order (stable), each sample's earliest time: its start, or the latest end before it in its stream.
-        let ordered = samples.indices.sorted { (samples[$0].start, $0) < (samples[$1].start, $1) }
-        var timed: [(time: Date, order: Int, sample: QuantitySample)] = []
+        var ordered = samples.indices.map { (start: samples[$0].start, index: $0) }
+        ordered.sort { ($0.start, $0.index) < ($1.start, $1.index) }
+        var timed: [(time: Date, order: Int, index: Int)] = []
         timed.reserveCapacity(samples.count)
-        for (order, index) in ordered.enumerated() {
-            let sample = samples[index]
-            let stream = Stream(type: sample.type, source: sample.source)
-            let earlier = latestEnd[stream]
-            timed.append((max(sample.start, earlier ?? sample.start), order, sample))
-            if earlier.map({ sample.end > $0 }) ?? true { latestEnd[stream] = sample.end }
+        for (order, entry) in ordered.enumerated() {
+            let sample = samples[entry.index]
+            guard let known = stream(of: sample) else {
+                streams.append((sample.type, sample.source, sample.end))
+                timed.append((sample.start, order, entry.index))
+                continue
+            }
+            let earlier = streams[known].latestEnd
+            timed.append((max(sample.start, earlier), order, entry.index))
+            if sample.end > earlier { streams[known].latestEnd = sample.end }
         }
         // A stream's times never decrease in start order, so this keeps each stream in start order.
         timed.sort { ($0.time, $0.order) < ($1.time, $1.order) }
@@ -442,7 +449,7 @@ enum SampleTiming {
         var last = Date.distantPast
         for entry in timed {
             if batch.isEmpty { first = entry.time }
-            batch.append(entry.sample)
+            batch.append(samples[entry.index])
             last = entry.time
             if batch.count >= 64 || last.timeIntervalSince(first) > 30 {
                 batches.append((last, batch))

@@ -325,14 +325,29 @@ package final class SQLiteBackend: StoreBackend {
                                       workout_start, workout_uuid)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        // In the types' order (rows of one owner in a stable order), bound directly: an import writes hundreds of
+        // thousands of these rows (`DirectInsert`).
         for quantityType in QuantityType.allCases {
             guard let s = statistics[quantityType] else { continue }
-            try statement.execute(arguments: [
-                owner.workout, activity, type.rawValue, quantityType.rawValue, s.minimum?.value, s.maximum?.value,
-                s.average?.value, s.sum?.value, s.mostRecent?.value, s.mostRecentDate?.timeIntervalSinceReferenceDate,
-                s.start.timeIntervalSinceReferenceDate, s.end.timeIntervalSinceReferenceDate, s.duration, s.coveredTime,
-                s.sampleCount, owner.start, owner.uuid,
-            ])
+            var row = DirectInsert(statement)
+            row.bind(owner.workout)
+            row.bind(activity)
+            row.bind(type.rawValue)
+            row.bind(quantityType.rawValue)
+            row.bind(s.minimum?.value)
+            row.bind(s.maximum?.value)
+            row.bind(s.average?.value)
+            row.bind(s.sum?.value)
+            row.bind(s.mostRecent?.value)
+            row.bind(s.mostRecentDate?.timeIntervalSinceReferenceDate)
+            row.bind(s.start.timeIntervalSinceReferenceDate)
+            row.bind(s.end.timeIntervalSinceReferenceDate)
+            row.bind(s.duration)
+            row.bind(s.coveredTime)
+            row.bind(Int64(s.sampleCount))
+            row.bind(owner.start)
+            row.bind(owner.uuid)
+            try row.run()
         }
     }
 
