@@ -101,6 +101,9 @@ public enum AppleHealthReader: WorkoutFileReader {
                 entry: (xml as NSString).lastPathComponent,
                 xml: { whole.map { Self.part(of: $0, from: 0, to: Int.max) } },
                 xmlPart: { from, to in whole.map { Self.part(of: $0, from: from, to: to) } },
+                splittable: whole.flatMap { handle in
+                    identity.map { HealthSplittableFile(descriptor: handle.fileDescriptor, size: Int($0.size)) }
+                },
                 changed: { () -> String? in
                     guard let identity, let whole else { return nil }
                     return identity.change(descriptor: whole.fileDescriptor, path: xml)
@@ -132,18 +135,7 @@ public enum AppleHealthReader: WorkoutFileReader {
     /// A reader of the bytes `from..<to` of the open file `handle` (POSIX reads at their offsets; `to` may be
     /// `Int.max`: to the end).
     static func part(of handle: FileHandle, from: Int, to: Int) -> XMLPullParser.Read {
-        var next = from
-        return { buffer in
-            let wanted = min(buffer.count, max(0, to - next))
-            guard wanted > 0 else { return 0 }
-            while true {
-                let got = pread(handle.fileDescriptor, buffer.baseAddress, wanted, off_t(next))
-                if got < 0, errno == EINTR { continue }
-                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                next += got
-                return got
-            }
-        }
+        HealthExportReading.part(descriptor: handle.fileDescriptor, from: from, to: to)
     }
 
     /// A reader of the file at `path` (POSIX reads into the parser's buffer), nil when it cannot be opened.

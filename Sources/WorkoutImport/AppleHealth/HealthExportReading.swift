@@ -164,6 +164,23 @@ enum HealthExportReading {
     /// cannot be opened.
     typealias OpenPart = (_ from: Int, _ to: Int) -> XMLPullParser.Read?
 
+    /// A reader of the bytes `from..<to` of the open file `descriptor` (POSIX reads at their offsets; `to` may be
+    /// `Int.max`: to the end).
+    static func part(descriptor: Int32, from: Int, to: Int) -> XMLPullParser.Read {
+        var next = from
+        return { buffer in
+            let wanted = min(buffer.count, max(0, to - next))
+            guard wanted > 0 else { return 0 }
+            while true {
+                let got = pread(descriptor, buffer.baseAddress, wanted, off_t(next))
+                if got < 0, errno == EINTR { continue }
+                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                next += got
+                return got
+            }
+        }
+    }
+
     /// One pass over the XML with `scanner` (or over a part of it, from `startingAt`); the forbidden characters
     /// read as spaces. A plain top-level record is read straight from the parser's buffer
     /// (`HealthExportScanner.scanRecord`), any other element event by event; with `scansRecords` false every one
@@ -172,13 +189,27 @@ enum HealthExportReading {
         entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
         chunkSize: Int = 1 << 16, scansRecords: Bool = true
     ) throws(HealthImportError) -> Int {
+        try scan(entry: entry, open, scanner, startingAt: startingAt, chunkSize: chunkSize, scansRecords: scansRecords)
+            .forbidden
+    }
+
+    /// `scan(entry:_:_:startingAt:chunkSize:scansRecords:)`, also stopping at the offset `stopAt` when the parser is
+    /// there between two children of the root `HealthData` (`stopped` true; elsewhere the scan goes on past it), with
+    /// `inside` the elements open where the part begins, and `cancelled` asked before each element (true: the scan
+    /// ends there, as if at the end).
+    static func scan(
+        entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
+        inside: [String] = [], stopAt: Int? = nil, cancelled: (() -> Bool)? = nil, chunkSize: Int = 1 << 16,
+        scansRecords: Bool = true
+    ) throws(HealthImportError) -> (forbidden: Int, stopped: Bool) {
         guard let read = open() else {
             throw .notWellFormed(
                 entry: entry,
                 XMLStreamError(
                     detail: "the input cannot be opened", position: startingAt ?? XMLPosition(offset: 0, line: 1, column: 1)))
         }
-        let parser = XMLPullParser(chunkSize: chunkSize, allowsFragments: true, startingAt: startingAt, read: read)
+        let parser = XMLPullParser(
+            chunkSize: chunkSize, allowsFragments: true, startingAt: startingAt, inside: inside, read: read)
         parser.skipsAttributes = { [unowned scanner] element, parent in
             scanner.skipsAttributes(of: element, in: parent)
         }
@@ -188,6 +219,10 @@ enum HealthExportReading {
         let scanRecord = scanner.scanRecord
         do {
             while true {
+                if let stopAt, parser.position.offset == stopAt, parser.givenAll, parser.openElements == ["HealthData"] {
+                    return (parser.forbiddenCharacters, true)
+                }
+                if let cancelled, cancelled() { break }
                 if scansRecords, scanner.readsRecordsHere, let record = parser.scanElement(scanRecord) {
                     scanner.take(record)
                     continue
@@ -199,7 +234,7 @@ enum HealthExportReading {
         } catch {
             throw .notWellFormed(entry: entry, error)
         }
-        return parser.forbiddenCharacters
+        return (parser.forbiddenCharacters, false)
     }
 
     /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
@@ -218,6 +253,9 @@ enum HealthExportReading {
     ///    element ends and dropped once `each` returns.
     /// Every count is known before the first workout is handed over.
     ///
+    /// With `splittable` (the same file, open), pass 1 reads a large file's second half on another thread meanwhile
+    /// (`HealthExportSplit`); the result is the same.
+    ///
     /// With `xmlPart` (a file), pass 2 reads each workout's element by itself, where pass 1 found it, instead of the
     /// whole XML again: the records, the bulk of an export, are read once. `changed` (a file) says what changed in
     /// the file since pass 1 began (nil: nothing); it is asked before pass 2 and before each workout is read again,
@@ -228,7 +266,8 @@ enum HealthExportReading {
     /// whole (`HealthImportError.spoolUnreadable`, counted in `HealthExportCounts.workoutsNotReadBack`), as is every
     /// later one (the file failed): none is handed over with some of its records missing.
     static func read(
-        entry: String, xml: Open, xmlPart: OpenPart? = nil, changed: (() -> String?)? = nil, routes: [Open],
+        entry: String, xml: Open, xmlPart: OpenPart? = nil, splittable: HealthSplittableFile? = nil,
+        changed: (() -> String?)? = nil, routes: [Open],
         limits: ImportOptions = ImportOptions(), spoolLimit: Int = HealthRecordSpool.defaultLimit,
         sourceLimit: Int = sourceLimit, temporaryFolder: String = NSTemporaryDirectory(),
         each: (Result<HealthScriptedWorkout, HealthImportError>) -> Void,
@@ -236,53 +275,52 @@ enum HealthExportReading {
     ) throws(HealthImportError) {
         // Pass 1: the workouts' windows (the workouts themselves are read again in pass 2) and the records, logged
         // until the windows are known (an export puts its records before its workouts, but nothing promises it).
-        let first = HealthExportScanner(pass: .workoutsAndRecords)
-        var workouts: [HealthWorkoutWindow] = []
-        // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
-        // record, recovery or route point (those are counted as left out), and its window is never searched.
-        first.onWorkout = { workout in
-            workouts.append(
-                HealthWorkoutWindow(
-                    start: workout.start, end: workout.end, sourceName: workout.sourceName,
-                    refusal: refusal(of: workout, limits: limits), span: workout.span))
+        let whole = HealthPassOnePart(
+            limits: limits, spoolLimit: spoolLimit, sourceLimit: sourceLimit, folder: temporaryFolder)
+        let first = whole.scanner
+        // A large file: its second half read by another thread meanwhile (`HealthExportSplit`), joined after the
+        // first in document order.
+        let split = splittable.flatMap { file in
+            HealthExportSplit.start(
+                descriptor: file.descriptor, size: file.size, entry: entry, limits: limits, spoolLimit: spoolLimit,
+                sourceLimit: sourceLimit, folder: temporaryFolder, minimumSize: file.minimumSize)
         }
-        let log = HealthRecordLog(limit: spoolLimit, folder: temporaryFolder)
-        var sources: [String] = []
-        var sourceIndex: [String: Int32] = [:]
-        var excessSourceRecords = 0
-        // The last source's index: records come grouped by source, and the scan hands over its name's one text.
-        var lastSource: (name: String, index: Int32)?
-        first.onRecord = { record, source in
-            var record = record
-            if let last = lastSource, last.name == source {
-                record.source = last.index
-            } else if let index = sourceIndex[source] {
-                record.source = index
+        defer { split?.cancel() }
+        let scanned: (forbidden: Int, stopped: Bool)
+        do {
+            scanned = try scan(entry: entry, xml, first, stopAt: split?.cut)
+        } catch {
+            split?.cancel()
+            throw error
+        }
+        var forbidden = scanned.forbidden
+        var workouts = whole.windows
+        var excessSourceRecords = whole.excessSourceRecords
+        var secondHalf: (part: HealthPassOnePart, numbers: [Int32?])?
+        if let split {
+            if scanned.stopped {
+                let part = try split.wait()
+                secondHalf = (part, whole.numbers(for: part.sources, sourceLimit: sourceLimit))
+                forbidden += part.forbidden
+                excessSourceRecords += part.excessSourceRecords
+                // Its workouts after the first part's: the numbers records and recoveries are matched to go on.
+                workouts += part.windows
             } else {
-                // Every name is kept until the end: beyond the limit a new name's records are left out, so that an
-                // export naming a new source in each record cannot grow memory with its records.
-                guard sources.count < sourceLimit else {
-                    excessSourceRecords += 1
-                    return
-                }
-                record.source = Int32(sources.count)
-                sourceIndex[source] = record.source
-                sources.append(source)
+                split.cancel()
             }
-            lastSource = (source, record.source)
-            log.append(record)
         }
-        let forbidden = try scan(entry: entry, xml, first)
-        if let failure = log.failure { throw .temporaryStorage(detail: failure) }
+        let sources = whole.sources
+        let log = whole.log
+        if let failure = log.failure ?? secondHalf?.part.log.failure { throw .temporaryStorage(detail: failure) }
         guard first.sawExport else {
             throw .noExport(detail: "\(entry) holds no HealthData, Workout or Record")
         }
         var counts = HealthExportCounts()
         counts.forbiddenCharacters = forbidden
-        counts.records = first.records
-        counts.recordsOfExcessSources = excessSourceRecords
-        counts.correlations = first.correlations
-        counts.otherElements = first.otherElements
+        let secondScanner = secondHalf?.part.scanner
+        counts.records = first.records + (secondScanner?.records ?? 0)
+        counts.correlations = first.correlations + (secondScanner?.correlations ?? 0)
+        counts.otherElements = first.otherElements + (secondScanner?.otherElements ?? 0)
         counts.workouts = workouts.count
         counts.damagedWorkouts = workouts.filter { $0.refusal != nil }.count
         let order = workouts.indices.filter { workouts[$0].refusal == nil }.sorted { workouts[$0].start < workouts[$1].start }
@@ -293,7 +331,7 @@ enum HealthExportReading {
         let spool = HealthRecordSpool(limit: spoolLimit, folder: temporaryFolder)
         var perSource: [HealthSourceKey: (count: Int, first: Int)] = [:]
         var inWindows = 0
-        log.forEach { record in
+        func match(_ record: HealthRecord) {
             let owners = containing(record.start, record.end)
             guard !owners.isEmpty else { return }
             inWindows += 1
@@ -304,9 +342,27 @@ enum HealthExportReading {
                 perSource[key, default: (0, sequence)].count += 1
             }
         }
-        if let failure = log.failure ?? spool.failure { throw .temporaryStorage(detail: failure) }
+        log.forEach(match)
+        if let (part, numbers) = secondHalf {
+            // The second part's records after the first's, their sources numbered as the first part's.
+            part.log.forEach { record in
+                guard record.source >= 0, Int(record.source) < numbers.count, let number = numbers[Int(record.source)]
+                else {
+                    excessSourceRecords += 1
+                    return
+                }
+                var record = record
+                record.source = number
+                match(record)
+            }
+        }
+        if let failure = log.failure ?? secondHalf?.part.log.failure ?? spool.failure {
+            throw .temporaryStorage(detail: failure)
+        }
         log.close()
-        counts.unreadableRecords = first.unreadableRecords
+        secondHalf?.part.log.close()
+        counts.recordsOfExcessSources = excessSourceRecords
+        counts.unreadableRecords = first.unreadableRecords + (secondScanner?.unreadableRecords ?? 0)
         counts.recordsInWorkouts = inWindows
         counts.recordsLeftOut = counts.records - inWindows
         // The best-ranked source per workout and type: the fewest rank, then the most records, then the first seen.
@@ -342,7 +398,7 @@ enum HealthExportReading {
             }
             return low
         }
-        for recovery in first.recoveries {
+        for recovery in first.recoveries + (secondScanner?.recoveries ?? []) {
             var owner: Int?
             let after = firstEnding(after: recovery.date, orEqual: true)
             if after > 0, recovery.date.timeIntervalSince(workouts[byEnd[after - 1]].end) <= 3600 {

@@ -46,8 +46,11 @@ final class HealthExportScanner {
     private var lastUnit = LastRead<QuantityUnit?>(value: nil)
     private var lastSource = LastRead<String>(value: "")
 
-    init(pass: Pass) {
+    /// - Parameter inside: the elements open where the scanned part begins (`["HealthData"]`: a part read from
+    ///   between two of the root's children).
+    init(pass: Pass, inside: [String] = []) {
         self.pass = pass
+        stack = inside
     }
 
     /// Whether this pass needs nothing of the attributes of `element` (inside `parent`): a workouts pass

@@ -77,6 +77,9 @@ public final class XMLPullParser {
     public var openElements: [String] { stack }
     /// Where the parser is.
     public var position: XMLPosition { XMLPosition(offset: offset, line: line, column: column) }
+    /// Whether every event of the input read so far has been given (no end event of a self-closing tag is still
+    /// to come): `position` is then between two pieces of the document.
+    public var givenAll: Bool { pendingEnd == nil }
     /// Where the last start tag read began (its `<`): a parser made `startingAt` it reads the element again.
     @exclusivity(unchecked) public private(set) var tagStart = XMLPosition(offset: 0, line: 1, column: 1)
     /// Whether a fragment without a single root is allowed (several top-level elements).
@@ -96,8 +99,11 @@ public final class XMLPullParser {
     ///
     /// - Parameter startingAt: where the input's first byte is in a larger document (a part of it read again by
     ///   itself: its positions are then the document's).
+    /// - Parameter inside: the elements open where the input begins, outermost first (a part of a document read
+    ///   from between two children of its root: `["HealthData"]`); their end tags close them.
     public init(
-        chunkSize: Int = 1 << 16, allowsFragments: Bool = false, startingAt: XMLPosition? = nil, read: @escaping Read
+        chunkSize: Int = 1 << 16, allowsFragments: Bool = false, startingAt: XMLPosition? = nil, inside: [String] = [],
+        read: @escaping Read
     ) {
         self.read = read
         buffer = [UInt8](repeating: 0, count: max(chunkSize, 4096))
@@ -107,6 +113,8 @@ public final class XMLPullParser {
             line = startingAt.line
             column = startingAt.column
         }
+        stack = inside
+        sawRoot = !inside.isEmpty
     }
 
     /// A parser of `bytes` held in memory (tests, fuzzing).
