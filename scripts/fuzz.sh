@@ -70,7 +70,7 @@ for target in "${targets[@]}"; do
         # exports and fragments (nr_fragments, ds, od, js's export.xml) and the GPX routes in Fuzz/Seeds/AppleHealth.
         rm -rf "$out/health-src" && mkdir -p "$out/health-src"
         for file in $(find Sources/WorkoutModel Sources/WorkoutEngine Sources/WorkoutFormats -name '*.swift') \
-            Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/AppleHealth/{XMLStream,HealthExport,HealthExportScanner,HealthExportReading,HealthScript,GPXRoute}.swift; do
+            Sources/WorkoutImport/SessionReplay.swift Sources/WorkoutImport/AppleHealth/{XMLStream,HealthExport,HealthExportScanner,HealthExportReading,HealthExportSplit,HealthScript,GPXRoute}.swift; do
             name="$(echo "${file#Sources/}" | tr '/' '_')"
             sed -E '/^import Workout(Model|Engine|Formats)$/d' "$file" >"$out/health-src/$name"
         done

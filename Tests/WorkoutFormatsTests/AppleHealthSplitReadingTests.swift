@@ -19,7 +19,9 @@ struct AppleHealthSplitReadingTests {
     }
 
     /// Reads the export file at `path`, its second half meanwhile on another thread when `split` (any size).
-    static func read(_ path: String, split: Bool) throws -> Reading {
+    static func read(
+        _ path: String, split: Bool, sourceLimit: Int = HealthExportReading.sourceLimit
+    ) throws -> Reading {
         let handle = try #require(FileHandle(forReadingAtPath: path))
         defer { try? handle.close() }
         let descriptor = handle.fileDescriptor
@@ -30,7 +32,7 @@ struct AppleHealthSplitReadingTests {
                 entry: "export.xml", xml: { HealthExportReading.part(descriptor: descriptor, from: 0, to: .max) },
                 xmlPart: { from, to in HealthExportReading.part(descriptor: descriptor, from: from, to: to) },
                 splittable: split ? HealthSplittableFile(descriptor: descriptor, size: size, minimumSize: 0) : nil,
-                routes: [],
+                routes: [], sourceLimit: sourceLimit,
                 each: { outcome in
                     switch outcome {
                     case .success(let workout):
@@ -68,7 +70,7 @@ struct AppleHealthSplitReadingTests {
         return try HealthExportReading.scan(
             entry: "export.xml", { HealthExportReading.part(descriptor: descriptor, from: 0, to: .max) }, scanner,
             stopAt: cut
-        ).stopped
+        ).stopped != nil
     }
 
     static func write(_ text: String) throws -> String {
@@ -113,6 +115,22 @@ struct AppleHealthSplitReadingTests {
         let whole = try Self.read(path, split: false)
         #expect(whole.outcomes.count == 2)
         #expect(try Self.read(path, split: true) == whole)
+    }
+
+    @Test func aSecondHalfNamingMoreSourcesThanTheLimitIsReadOnFromTheCutAsOneParse() throws {
+        // Limit 3: the first half names S0; the second S1, S2, S3 (beyond the limit: left out) and S0 again, whose
+        // records one parse keeps. The second half alone cannot tell S0 from a fourth new source.
+        var body = Self.workout
+        for minute in 0..<30 { body += Self.heartRate(minute: minute, value: 100 + minute, source: "S0") }
+        for minute in 30..<60 { body += Self.heartRate(minute: minute, value: 100, source: "S\(1 + minute % 3)") }
+        for minute in 40..<50 { body += Self.heartRate(minute: minute, value: 90, source: "S0") }
+        let path = try Self.write("<HealthData locale=\"en_US\">\n\(body)</HealthData>\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try Self.stopsAtTheCut(path) == true)
+        let whole = try Self.read(path, split: false, sourceLimit: 3)
+        #expect(whole.counts?.recordsOfExcessSources == 10)
+        #expect(whole.counts?.recordsInWorkouts == 60)
+        #expect(try Self.read(path, split: true, sourceLimit: 3) == whole)
     }
 
     @Test func aCutInsideACommentIsNotTakenAndTheReadingIsOneParses() throws {

@@ -194,14 +194,14 @@ enum HealthExportReading {
     }
 
     /// `scan(entry:_:_:startingAt:chunkSize:scansRecords:)`, also stopping at the offset `stopAt` when the parser is
-    /// there between two children of the root `HealthData` (`stopped` true; elsewhere the scan goes on past it), with
-    /// `inside` the elements open where the part begins, and `cancelled` asked before each element (true: the scan
-    /// ends there, as if at the end).
+    /// there between two children of the root `HealthData` (`stopped`: where; elsewhere the scan goes on past it),
+    /// with `inside` the elements open where the part begins, and `cancelled` asked before each element (true: the
+    /// scan ends there, as if at the end).
     static func scan(
         entry: String, _ open: Open, _ scanner: HealthExportScanner, startingAt: XMLPosition? = nil,
         inside: [String] = [], stopAt: Int? = nil, cancelled: (() -> Bool)? = nil, chunkSize: Int = 1 << 16,
         scansRecords: Bool = true
-    ) throws(HealthImportError) -> (forbidden: Int, stopped: Bool) {
+    ) throws(HealthImportError) -> (forbidden: Int, stopped: XMLPosition?) {
         guard let read = open() else {
             throw .notWellFormed(
                 entry: entry,
@@ -219,8 +219,10 @@ enum HealthExportReading {
         let scanRecord = scanner.scanRecord
         do {
             while true {
-                if let stopAt, parser.position.offset == stopAt, parser.givenAll, parser.openElements == ["HealthData"] {
-                    return (parser.forbiddenCharacters, true)
+                if let stopAt, parser.position.offset == stopAt, parser.givenAll,
+                    parser.openElements == ["HealthData"]
+                {
+                    return (parser.forbiddenCharacters, parser.position)
                 }
                 if let cancelled, cancelled() { break }
                 if scansRecords, scanner.readsRecordsHere, let record = parser.scanElement(scanRecord) {
@@ -234,7 +236,7 @@ enum HealthExportReading {
         } catch {
             throw .notWellFormed(entry: entry, error)
         }
-        return (parser.forbiddenCharacters, false)
+        return (parser.forbiddenCharacters, nil)
     }
 
     /// Reads the export: each workout's script or why it is refused, in document order; `counted` is given
@@ -286,7 +288,7 @@ enum HealthExportReading {
                 sourceLimit: sourceLimit, folder: temporaryFolder, minimumSize: file.minimumSize)
         }
         defer { split?.cancel() }
-        let scanned: (forbidden: Int, stopped: Bool)
+        let scanned: (forbidden: Int, stopped: XMLPosition?)
         do {
             scanned = try scan(entry: entry, xml, first, stopAt: split?.cut)
         } catch {
@@ -294,21 +296,24 @@ enum HealthExportReading {
             throw error
         }
         var forbidden = scanned.forbidden
-        var workouts = whole.windows
-        var excessSourceRecords = whole.excessSourceRecords
         var secondHalf: (part: HealthPassOnePart, numbers: [Int32?])?
-        if let split {
-            if scanned.stopped {
-                let part = try split.wait()
-                secondHalf = (part, whole.numbers(for: part.sources, sourceLimit: sourceLimit))
-                forbidden += part.forbidden
-                excessSourceRecords += part.excessSourceRecords
-                // Its workouts after the first part's: the numbers records and recoveries are matched to go on.
-                workouts += part.windows
+        if let split, let splittable {
+            if let stop = scanned.stopped {
+                if let part = try split.wait() {
+                    secondHalf = (part, whole.numbers(for: part.sources, sourceLimit: sourceLimit))
+                    forbidden += part.forbidden
+                } else {
+                    // The second half cannot be joined: read on from the cut here, as one parse.
+                    let rest = { part(descriptor: splittable.descriptor, from: stop.offset, to: Int.max) }
+                    forbidden += try scan(entry: entry, rest, first, startingAt: stop, inside: ["HealthData"]).forbidden
+                }
             } else {
                 split.cancel()
             }
         }
+        // The second half's workouts after the first's: the numbers records and recoveries are matched to go on.
+        let workouts = whole.windows + (secondHalf?.part.windows ?? [])
+        var excessSourceRecords = whole.excessSourceRecords + (secondHalf?.part.excessSourceRecords ?? 0)
         let sources = whole.sources
         let log = whole.log
         if let failure = log.failure ?? secondHalf?.part.log.failure { throw .temporaryStorage(detail: failure) }

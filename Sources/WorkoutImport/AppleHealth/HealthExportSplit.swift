@@ -17,9 +17,16 @@ final class HealthPassOnePart {
     private var lastSource: (name: String, index: Int32)?
     /// Forbidden characters the part's parse read as spaces.
     var forbidden = 0
+    /// Whether the part met a source beyond `sourceLimit` and `stopsAtSourceLimit`: its reading is to end there.
+    private(set) var overflowed = false
 
     /// - Parameter inside: the elements open where the part begins (`HealthExportScanner.init(pass:inside:)`).
-    init(inside: [String] = [], limits: ImportOptions, spoolLimit: Int, sourceLimit: Int, folder: String) {
+    /// - Parameter stopsAtSourceLimit: a source beyond the limit sets `overflowed` instead of leaving its records
+    ///   out (a later part cannot tell which of its sources the parts before it named already).
+    init(
+        inside: [String] = [], stopsAtSourceLimit: Bool = false, limits: ImportOptions, spoolLimit: Int,
+        sourceLimit: Int, folder: String
+    ) {
         scanner = HealthExportScanner(pass: .workoutsAndRecords, inside: inside)
         log = HealthRecordLog(limit: spoolLimit, folder: folder)
         // Which workouts are refused is decided before anything is gathered for them: a refused workout takes no
@@ -40,6 +47,7 @@ final class HealthPassOnePart {
                 // Every name is kept until the end: beyond the limit a new name's records are left out, so that an
                 // export naming a new source in each record cannot grow memory with its records.
                 guard sources.count < sourceLimit else {
+                    if stopsAtSourceLimit { overflowed = true }
                     excessSourceRecords += 1
                     return
                 }
@@ -83,7 +91,9 @@ struct HealthSplittableFile: Sendable {
 /// the document's: the lines before the cut are counted first) while the caller parses the part before it, told to
 /// stop at the cut. The cut is only a guess until that parse reaches it between two children of `HealthData` (not in
 /// a comment or a text): then the two parts' results, joined in document order, are one parse's. Otherwise the
-/// caller's parse goes on past the cut to the end and this part's results are dropped (`cancel()`).
+/// caller's parse goes on past the cut to the end and this part's results are dropped (`cancel()`). A second part
+/// naming more sources than the limit cannot be joined (which of them the first part named is not known to it): it
+/// stops there, and the caller reads on from the cut itself (`wait()` gives nil).
 final class HealthExportSplit: @unchecked Sendable {
     /// Files smaller than this are read by one parse.
     static let minimumSize = 64 << 20
@@ -122,11 +132,12 @@ final class HealthExportSplit: @unchecked Sendable {
         return split
     }
 
-    /// Waits for the second part: its results, or the error it met (`notWellFormed` with the document's position).
-    func wait() throws(HealthImportError) -> HealthPassOnePart {
+    /// Waits for the second part: its results, or the error it met (`notWellFormed` with the document's position);
+    /// nil when they cannot be joined to the first part's (the caller reads the second part itself).
+    func wait() throws(HealthImportError) -> HealthPassOnePart? {
         join()
         if let failure { throw failure }
-        guard let part else { throw .temporaryStorage(detail: "the second half of the export was not read") }
+        guard let part, !part.overflowed else { return nil }
         return part
     }
 
@@ -149,12 +160,13 @@ final class HealthExportSplit: @unchecked Sendable {
         defer { finished.signal() }
         guard let lines = Self.lineEnds(descriptor: descriptor, through: cut, cancelled: isCancelled) else { return }
         let part = HealthPassOnePart(
-            inside: ["HealthData"], limits: limits, spoolLimit: spoolLimit, sourceLimit: sourceLimit, folder: folder)
+            inside: ["HealthData"], stopsAtSourceLimit: true, limits: limits, spoolLimit: spoolLimit,
+            sourceLimit: sourceLimit, folder: folder)
         do {
             part.forbidden = try HealthExportReading.scan(
                 entry: entry, { HealthExportReading.part(descriptor: descriptor, from: self.cut + 1, to: Int.max) },
                 part.scanner, startingAt: XMLPosition(offset: cut + 1, line: lines + 1, column: 1),
-                inside: ["HealthData"], cancelled: isCancelled
+                inside: ["HealthData"], cancelled: { [unowned part] in self.isCancelled() || part.overflowed }
             ).forbidden
             self.part = part
         } catch {
