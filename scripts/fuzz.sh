@@ -18,8 +18,8 @@
 # must give the same events and errors read whole or in pieces, with attributes made text or only checked;
 # the reader's passes, scripts and their replays must never trap; read as a GPX route, the scan of plain points
 # and the events give the same points or error; the first pass's scan of plain records and its events hand over
-# the same records, counts and recoveries or give the same error. Seeds: the shared exports and fragments,
-# Fuzz/Seeds/AppleHealth.
+# the same records, counts and recoveries or give the same error; read from a file, the first pass in two halves
+# at once gives what one parse gives. Seeds: the shared exports and fragments, Fuzz/Seeds/AppleHealth.
 #
 # The Chunks target (Fuzz/Chunks/main.swift) fuzzes the store's chunk decoder (Sources/WorkoutStore/Chunks,
 # compiled alone): arbitrary bytes never trap, decoded chunks re-encode to the same bits, columns made from

@@ -16,7 +16,9 @@
 //   with the scan of plain points (`HealthGPX.scanPoint`) and event by event, read whole or in pieces.
 // - the first pass's records (each handed over, bit for bit, with its source), counts and recoveries, or its
 //   error, are the same with the scan of plain records (`HealthExportScanner.scanRecord`) and event by event,
-//   read whole or in pieces.
+//   read whole or in pieces;
+// - read from a file, the first pass in two halves at once (`HealthExportSplit`) gives the same outcomes, counts
+//   or error as one parse.
 // Any crash, trap, sanitizer report, time-out or memory blow-up is a finding; thrown errors are the
 // expected outcome.
 import Foundation
@@ -74,6 +76,13 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     guard parted == again else {
         fatalError("reading each workout by itself changed the outcomes: \(parted) vs \(again)")
     }
+    // Pass 1 in two halves (the input as a file, its second half parsed on another thread from a cut near its
+    // middle): the same outcomes, counts or error as one parse.
+    let oneParse = fileReading(bytes, limits: limits, split: false)
+    let halves = fileReading(bytes, limits: limits, split: true)
+    guard oneParse == halves else {
+        fatalError("reading in two halves changed the reading: \(halves) vs \(oneParse)")
+    }
     for script in scripts where script.steps.count <= 600 {
         let clock = ManualClock(script.start)
         guard
@@ -84,6 +93,29 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         _ = try? session.builder.finishWorkout()
     }
     return 0
+}
+
+/// Each workout's outcome, the counts and the error of reading `bytes` from a temporary file, with pass 1 in two
+/// halves at once when `split` (any size: `HealthExportSplit` cuts where it finds a cut).
+func fileReading(_ bytes: [UInt8], limits: ImportOptions, split: Bool) -> [String] {
+    var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("fuzz-health-XXXXXX").utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+    guard descriptor >= 0 else { return ["no temporary file"] }
+    defer { close(descriptor) }
+    template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    guard written == bytes.count else { return ["not written"] }
+    var outcomes: [String] = []
+    do {
+        try HealthExportReading.read(
+            entry: "export.xml", xml: { HealthExportReading.part(descriptor: descriptor, from: 0, to: .max) },
+            xmlPart: { from, to in HealthExportReading.part(descriptor: descriptor, from: from, to: to) },
+            splittable: split ? HealthSplittableFile(descriptor: descriptor, size: bytes.count, minimumSize: 0) : nil,
+            routes: [], limits: limits, each: { outcomes.append(summary($0)) }, counted: { outcomes.append("\($0)") })
+    } catch {
+        outcomes.append("\(error)")
+    }
+    return outcomes
 }
 
 /// What the first pass makes of `bytes` as text: each record handed over (its values' bits and source), the counts

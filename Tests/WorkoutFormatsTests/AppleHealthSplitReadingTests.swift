@@ -65,7 +65,7 @@ struct AppleHealthSplitReadingTests {
         defer { try? handle.close() }
         let descriptor = handle.fileDescriptor
         let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber).intValue
-        guard let cut = HealthExportSplit.cut(descriptor: descriptor, near: size / 2) else { return nil }
+        guard let cut = HealthExportSplit.cut(descriptor: descriptor, near: size / 2, size: size) else { return nil }
         let scanner = HealthExportScanner(pass: .workoutsAndRecords)
         return try HealthExportReading.scan(
             entry: "export.xml", { HealthExportReading.part(descriptor: descriptor, from: 0, to: .max) }, scanner,

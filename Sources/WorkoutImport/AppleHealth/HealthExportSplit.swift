@@ -120,7 +120,8 @@ final class HealthExportSplit: @unchecked Sendable {
         descriptor: Int32, size: Int, entry: String, limits: ImportOptions, spoolLimit: Int, sourceLimit: Int,
         folder: String, minimumSize: Int = minimumSize
     ) -> HealthExportSplit? {
-        guard size >= max(minimumSize, 2), let cut = cut(descriptor: descriptor, near: size / 2) else { return nil }
+        guard size >= max(minimumSize, 2), let cut = cut(descriptor: descriptor, near: size / 2, size: size)
+        else { return nil }
         let split = HealthExportSplit(cut: cut)
         let thread = Thread {
             split.run(
@@ -176,10 +177,11 @@ final class HealthExportSplit: @unchecked Sendable {
 
     private func isCancelled() -> Bool { cancelled.load(ordering: .relaxed) }
 
-    /// A cut at or after `middle`: the offset of a line end right after a `>`, whose next line (after spaces or
-    /// tabs) begins with a `Record` start tag; nil when none is in the bytes searched.
-    static func cut(descriptor: Int32, near middle: Int) -> Int? {
-        var bytes = [UInt8](repeating: 0, count: searchedBytes)
+    /// A cut at or after `middle` of a file of `size` bytes: the offset of a line end right after a `>`, whose next
+    /// line (after spaces or tabs) begins with a `Record` start tag; nil when none is in the bytes searched.
+    static func cut(descriptor: Int32, near middle: Int, size: Int) -> Int? {
+        var bytes = [UInt8](repeating: 0, count: min(searchedBytes, max(0, size - middle)))
+        guard !bytes.isEmpty else { return nil }
         let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(middle)) }
         guard got > 0 else { return nil }
         let tag = Array("<Record".utf8)
@@ -200,7 +202,7 @@ final class HealthExportSplit: @unchecked Sendable {
 
     /// The line ends (`\n`) in the file's bytes `0...last`; nil when they cannot be read or the reading is cancelled.
     static func lineEnds(descriptor: Int32, through last: Int, cancelled: () -> Bool) -> Int? {
-        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var block = [UInt8](repeating: 0, count: min(1 << 20, max(1, last + 1)))
         var offset = 0
         var count = 0
         while offset <= last {
