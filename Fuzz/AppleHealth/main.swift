@@ -78,8 +78,11 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     }
     // Pass 1 in two halves (the input as a file, its second half parsed on another thread from a cut near its
     // middle): the same outcomes, counts or error as one parse.
-    let oneParse = fileReading(bytes, limits: limits, split: false)
-    let halves = fileReading(bytes, limits: limits, split: true)
+    // Small limits (1 to 3 sources, 2 records held before the temporary file) reach the second half's renumbering,
+    // its sources beyond the limit and the logs' files.
+    let sourceLimit = 1 + Int(bytes.first ?? 0) % 3
+    let oneParse = fileReading(bytes, limits: limits, sourceLimit: sourceLimit, split: false)
+    let halves = fileReading(bytes, limits: limits, sourceLimit: sourceLimit, split: true)
     guard oneParse == halves else {
         fatalError("reading in two halves changed the reading: \(halves) vs \(oneParse)")
     }
@@ -97,7 +100,7 @@ public func fuzzAppleHealth(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
 
 /// Each workout's outcome, the counts and the error of reading `bytes` from a temporary file, with pass 1 in two
 /// halves at once when `split` (any size: `HealthExportSplit` cuts where it finds a cut).
-func fileReading(_ bytes: [UInt8], limits: ImportOptions, split: Bool) -> [String] {
+func fileReading(_ bytes: [UInt8], limits: ImportOptions, sourceLimit: Int, split: Bool) -> [String] {
     var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("fuzz-health-XXXXXX").utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
     guard descriptor >= 0 else { return ["no temporary file"] }
@@ -111,7 +114,18 @@ func fileReading(_ bytes: [UInt8], limits: ImportOptions, split: Bool) -> [Strin
             entry: "export.xml", xml: { HealthExportReading.part(descriptor: descriptor, from: 0, to: .max) },
             xmlPart: { from, to in HealthExportReading.part(descriptor: descriptor, from: from, to: to) },
             splittable: split ? HealthSplittableFile(descriptor: descriptor, size: bytes.count, minimumSize: 0) : nil,
-            routes: [], limits: limits, each: { outcomes.append(summary($0)) }, counted: { outcomes.append("\($0)") })
+            routes: [], limits: limits, spoolLimit: 2, sourceLimit: sourceLimit,
+            each: { outcome in
+                // Which samples each workout got too: their sources and values' bits.
+                var samples = ""
+                if case .success(let workout) = outcome {
+                    for step in workout.script.steps {
+                        guard case .samples(let batch) = step.step else { continue }
+                        for sample in batch { samples += " \(sample.source.name):\(sample.quantity.value.bitPattern)" }
+                    }
+                }
+                outcomes.append(summary(outcome) + samples)
+            }, counted: { outcomes.append("\($0)") })
     } catch {
         outcomes.append("\(error)")
     }

@@ -303,7 +303,8 @@ enum HealthExportReading {
                     secondHalf = (part, whole.numbers(for: part.sources, sourceLimit: sourceLimit))
                     forbidden += part.forbidden
                 } else {
-                    // The second half cannot be joined: read on from the cut here, as one parse.
+                    // The second half cannot be joined: its results freed, read on from the cut here, as one parse.
+                    split.cancel()
                     let rest = { part(descriptor: splittable.descriptor, from: stop.offset, to: Int.max) }
                     forbidden += try scan(entry: entry, rest, first, startingAt: stop, inside: ["HealthData"]).forbidden
                 }

@@ -14,6 +14,8 @@ struct DirectInsert {
     private let statement: SQLiteStatement
     private let connection: SQLiteConnection?
     private var position: Int32 = 0
+    /// The first binding SQLite refused (its result code), thrown by `run()`.
+    private var refused: Int32?
 
     /// Begins a run of `statement` (a cached statement of the writer's connection, on its queue).
     init(_ statement: Statement) {
@@ -25,31 +27,42 @@ struct DirectInsert {
     /// Binds the next parameter: a number, or NULL for nil.
     mutating func bind(_ value: Double?) {
         position += 1
-        if let value { sqlite3_bind_double(statement, position, value) } else { sqlite3_bind_null(statement, position) }
+        note(value.map { sqlite3_bind_double(statement, position, $0) } ?? sqlite3_bind_null(statement, position))
     }
 
     /// Binds the next parameter: an integer, or NULL for nil.
     mutating func bind(_ value: Int64?) {
         position += 1
-        if let value { sqlite3_bind_int64(statement, position, value) } else { sqlite3_bind_null(statement, position) }
+        note(value.map { sqlite3_bind_int64(statement, position, $0) } ?? sqlite3_bind_null(statement, position))
     }
 
     /// Binds the next parameter: a text (copied by SQLite).
     mutating func bind(_ value: String) {
         position += 1
         var text = value
-        text.withUTF8 { bytes in
+        let code = text.withUTF8 { bytes in
             // SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
-            _ = sqlite3_bind_text(
+            sqlite3_bind_text(
                 statement, position, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                 Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
+        note(code)
     }
 
-    /// Runs the statement with the values bound (every parameter must have been): throws SQLite's error as a
-    /// `DatabaseError`. The statement is reset, its bindings kept until the next run binds its own.
+    private mutating func note(_ code: Int32) {
+        if code != SQLITE_OK, refused == nil { refused = code }
+    }
+
+    /// Runs the statement with the values bound: throws SQLite's error as a `DatabaseError`, also when a binding
+    /// was refused or not every parameter was bound (a value kept from the last run is never written). The
+    /// statement is reset, its bindings kept until the next run binds its own.
     func run() throws {
-        assert(position == sqlite3_bind_parameter_count(statement), "every parameter is bound")
+        if let refused { throw DatabaseError(resultCode: ResultCode(rawValue: refused), message: "a value not bound") }
+        let parameters = sqlite3_bind_parameter_count(statement)
+        guard position == parameters else {
+            throw DatabaseError(
+                resultCode: .SQLITE_RANGE, message: "\(position) values bound of the statement's \(parameters)")
+        }
         let code = sqlite3_step(statement)
         defer { sqlite3_reset(statement) }
         guard code == SQLITE_DONE else {
