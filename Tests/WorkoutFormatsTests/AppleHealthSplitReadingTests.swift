@@ -79,15 +79,15 @@ struct AppleHealthSplitReadingTests {
         return path
     }
 
+    /// A heart-rate record at 10:`minute` of 1 January 2020 from `source` (`AppleHealthReadingTests.heartRate`).
     static func heartRate(minute: Int, value: Int, source: String = "W") -> String {
-        let date = String(format: "2020-01-01 10:%02d:00 +0000", minute % 60)
-        return " <Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\"\(source)\" unit=\"count/min\" "
-            + "startDate=\"\(date)\" endDate=\"\(date)\" value=\"\(value)\"/>\n"
+        AppleHealthReadingTests.heartRate(String(format: "2020-01-01 10:%02d:00 +0000", minute % 60), String(value))
+            .replacingOccurrences(of: "sourceName=\"W\"", with: "sourceName=\"\(source)\"")
     }
 
-    static let workout =
-        " <Workout workoutActivityType=\"HKWorkoutActivityTypeRunning\" duration=\"60\" durationUnit=\"min\" "
-        + "sourceName=\"W\" startDate=\"2020-01-01 10:00:00 +0000\" endDate=\"2020-01-01 11:00:00 +0000\"/>\n"
+    /// A run from 10:00 to 11:00 on 1 January 2020 (`AppleHealthReadingTests.workout`).
+    static let workout = AppleHealthReadingTests.workout(
+        "2020-01-01 10:00:00 +0000", "2020-01-01 11:00:00 +0000", minutes: 60)
 
     @Test func aRealExportReadInTwoHalvesGivesWhatOneParseGives() throws {
         let path = SharedData.directory + "/applehealth/hk_export.xml"

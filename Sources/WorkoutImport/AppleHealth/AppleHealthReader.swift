@@ -99,8 +99,10 @@ public enum AppleHealthReader: WorkoutFileReader {
         do {
             try HealthExportReading.read(
                 entry: (xml as NSString).lastPathComponent,
-                xml: { whole.map { Self.part(of: $0, from: 0, to: Int.max) } },
-                xmlPart: { from, to in whole.map { Self.part(of: $0, from: from, to: to) } },
+                xml: { whole.map { HealthExportReading.part(descriptor: $0.fileDescriptor, from: 0, to: Int.max) } },
+                xmlPart: { from, to in
+                    whole.map { HealthExportReading.part(descriptor: $0.fileDescriptor, from: from, to: to) }
+                },
                 splittable: whole.flatMap { handle in
                     identity.map { HealthSplittableFile(descriptor: handle.fileDescriptor, size: Int($0.size)) }
                 },
@@ -130,12 +132,6 @@ public enum AppleHealthReader: WorkoutFileReader {
         } catch {
             throw .format(path: label, error)
         }
-    }
-
-    /// A reader of the bytes `from..<to` of the open file `handle` (POSIX reads at their offsets; `to` may be
-    /// `Int.max`: to the end).
-    static func part(of handle: FileHandle, from: Int, to: Int) -> XMLPullParser.Read {
-        HealthExportReading.part(descriptor: handle.fileDescriptor, from: from, to: to)
     }
 
     /// A reader of the file at `path` (POSIX reads into the parser's buffer), nil when it cannot be opened.

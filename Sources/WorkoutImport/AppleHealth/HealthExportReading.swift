@@ -284,20 +284,15 @@ enum HealthExportReading {
         // first in document order.
         let split = splittable.flatMap { file in
             HealthExportSplit.start(
-                descriptor: file.descriptor, size: file.size, entry: entry, limits: limits, spoolLimit: spoolLimit,
-                sourceLimit: sourceLimit, folder: temporaryFolder, minimumSize: file.minimumSize)
+                file, entry: entry, limits: limits, spoolLimit: spoolLimit, sourceLimit: sourceLimit,
+                folder: temporaryFolder)
         }
+        // Its thread joined however the reading ends (a throw included), before the caller closes the file.
         defer { split?.cancel() }
-        let scanned: (forbidden: Int, stopped: XMLPosition?)
-        do {
-            scanned = try scan(entry: entry, xml, first, stopAt: split?.cut)
-        } catch {
-            split?.cancel()
-            throw error
-        }
+        let scanned = try scan(entry: entry, xml, first, stopAt: split?.cut)
         var forbidden = scanned.forbidden
         var secondHalf: (part: HealthPassOnePart, numbers: [Int32?])?
-        if let split, let splittable {
+        if let split {
             if let stop = scanned.stopped {
                 if let part = try split.wait() {
                     secondHalf = (part, whole.numbers(for: part.sources, sourceLimit: sourceLimit))
@@ -305,10 +300,11 @@ enum HealthExportReading {
                 } else {
                     // The second half cannot be joined: its results freed, read on from the cut here, as one parse.
                     split.cancel()
-                    let rest = { part(descriptor: splittable.descriptor, from: stop.offset, to: Int.max) }
+                    let rest = { part(descriptor: split.file.descriptor, from: stop.offset, to: Int.max) }
                     forbidden += try scan(entry: entry, rest, first, startingAt: stop, inside: ["HealthData"]).forbidden
                 }
             } else {
+                // Not stopped at the cut: the second half's reading, no longer wanted, ends now.
                 split.cancel()
             }
         }

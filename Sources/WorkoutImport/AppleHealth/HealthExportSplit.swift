@@ -100,6 +100,8 @@ final class HealthExportSplit: @unchecked Sendable {
     /// Bytes after the middle searched for a cut.
     static let searchedBytes = 1 << 20
 
+    /// The file, open (the caller's descriptor).
+    let file: HealthSplittableFile
     /// The cut: the offset of the line end where the first part stops and after which this part begins.
     let cut: Int
     private let finished = DispatchSemaphore(value: 0)
@@ -110,23 +112,23 @@ final class HealthExportSplit: @unchecked Sendable {
     private var failure: HealthImportError?
     private var joined = false
 
-    private init(cut: Int) {
+    private init(file: HealthSplittableFile, cut: Int) {
+        self.file = file
         self.cut = cut
     }
 
-    /// Starts reading the second part of the file open as `descriptor` (`size` bytes) when it is large enough and a
-    /// cut is found; nil otherwise. The descriptor must stay open until `wait()` or `cancel()` has returned.
+    /// Starts reading the second part of `file` when it is at least its `minimumSize` and a cut is found; nil
+    /// otherwise. The file's descriptor must stay open until `wait()` or `cancel()` has returned.
     static func start(
-        descriptor: Int32, size: Int, entry: String, limits: ImportOptions, spoolLimit: Int, sourceLimit: Int,
-        folder: String, minimumSize: Int = minimumSize
+        _ file: HealthSplittableFile, entry: String, limits: ImportOptions, spoolLimit: Int, sourceLimit: Int,
+        folder: String
     ) -> HealthExportSplit? {
-        guard size >= max(minimumSize, 2), let cut = cut(descriptor: descriptor, near: size / 2, size: size)
+        guard file.size >= max(file.minimumSize, 2),
+            let cut = cut(descriptor: file.descriptor, near: file.size / 2, size: file.size)
         else { return nil }
-        let split = HealthExportSplit(cut: cut)
+        let split = HealthExportSplit(file: file, cut: cut)
         let thread = Thread {
-            split.run(
-                descriptor: descriptor, entry: entry, limits: limits, spoolLimit: spoolLimit, sourceLimit: sourceLimit,
-                folder: folder)
+            split.run(entry: entry, limits: limits, spoolLimit: spoolLimit, sourceLimit: sourceLimit, folder: folder)
         }
         thread.name = "workout-health-pass-1"
         thread.start()
@@ -155,10 +157,9 @@ final class HealthExportSplit: @unchecked Sendable {
         joined = true
     }
 
-    private func run(
-        descriptor: Int32, entry: String, limits: ImportOptions, spoolLimit: Int, sourceLimit: Int, folder: String
-    ) {
+    private func run(entry: String, limits: ImportOptions, spoolLimit: Int, sourceLimit: Int, folder: String) {
         defer { finished.signal() }
+        let descriptor = file.descriptor
         guard let lines = Self.lineEnds(descriptor: descriptor, through: cut, cancelled: isCancelled) else { return }
         let part = HealthPassOnePart(
             inside: ["HealthData"], stopsAtSourceLimit: true, limits: limits, spoolLimit: spoolLimit,
